@@ -1,0 +1,81 @@
+# tinyllm Part 7: the instructor's repository. `make test` installs what is
+# missing (tools/install-deps.sh), builds everything and runs every test.
+# Each area keeps its rules in mk/<area>.mk; this file holds what they share.
+
+CC       ?= gcc
+BUILD    := build
+OPT      ?= -O2 -g
+WARN     := -Wall -Wextra -Werror
+CSTD     := -std=c11
+CPPFLAGS += -Icontracts -D_GNU_SOURCE -DTL_SOURCE_ROOT='"$(CURDIR)"'
+CFLAGS   += $(CSTD) $(OPT) $(WARN) -fopenmp -fPIC $(SAN)
+LDFLAGS  += -fopenmp $(SAN)
+
+PKG_CFLAGS := $(shell pkg-config --cflags check libcjson libcurl libmicrohttpd openblas 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+CJSON_LIBS := -lcjson
+CURL_LIBS  := -lcurl -lcrypto
+MHD_LIBS   := -lmicrohttpd
+BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null)
+CPPFLAGS   += $(PKG_CFLAGS)
+
+# Libraries every runtime consumer links, in link order.
+CORE_LIB    := $(BUILD)/lib/libtinyllm_core.a
+TESTING_LIB := $(BUILD)/lib/libtinyllm_testing.a
+CORE_LINK   := $(CORE_LIB) $(CJSON_LIBS) $(BLAS_LIBS) -lm -lpthread
+TESTGEN     := $(BUILD)/bin/tl-testgen
+
+# Areas append to these.
+ALL_TARGETS  :=
+TEST_TARGETS :=
+BENCH_TARGETS :=
+
+.PHONY: all deps test demo bench asan valgrind clean fixtures dist
+all: build-all
+
+include $(sort $(wildcard mk/*.mk))
+
+build-all: $(ALL_TARGETS)
+
+deps:
+	@bash tools/install-deps.sh
+
+# Tests run one area after another so a failure is easy to read.
+test: deps
+	@$(MAKE) --no-print-directory build-all
+	@set -e; for t in $(TEST_TARGETS); do $(MAKE) --no-print-directory $$t; done
+	@echo "make test: every test passed"
+
+bench: deps
+	@$(MAKE) --no-print-directory build-all
+	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory $$t; done
+
+# AddressSanitizer and UBSan build in its own tree.
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  test-core
+
+clean:
+	rm -rf $(BUILD) build
+
+# Generic rule: objects mirror sources under $(BUILD)/obj.
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# tl-testgen: registers START_TEST blocks (see tools/ol/testgen.h).
+$(TESTGEN): $(BUILD)/obj/tools/ol/testgen.o $(BUILD)/obj/tools/ol/testgen_main.o
+	@mkdir -p $(dir $@)
+	$(CC) $^ -o $@ $(LDFLAGS)
+
+# $(call check_suite,OUT_BINARY,SUITE_NAME,TEST_SOURCES,EXTRA_LINK)
+# Builds a Check binary from files of START_TEST blocks.
+define check_suite
+$(1): $(3) $(TESTGEN) $(CORE_LIB) $(TESTING_LIB) $(4)
+	@rm -rf $(1).gen && mkdir -p $(1).gen
+	@$(TESTGEN) $(1).gen $(2) $(3)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-function $(1).gen/*.c -o $(1) $(LDFLAGS) $(4) $(TESTING_LIB) $(CORE_LINK) $(CHECK_LIBS)
+endef

@@ -1,0 +1,93 @@
+/* internal.h: what the runtime's own files share. Not a contract: students
+ * never include it. An op follows one pattern:
+ *
+ *   tl_tensor *tl_mul(tl_tensor *a, tl_tensor *b) {
+ *       if (!tl_inputs_ok("mul", 2, a, b)) return NULL;     // NULL in, NULL out
+ *       tl_tensor *af = tl_float_input("mul", a), ...;       // F32 view or copy
+ *       ... compute out (tl_new_f32) ...
+ *       tl_record(out, "mul", mul_backward, 2, (tl_tensor *[]){a, b});
+ *       return out;
+ *   }
+ *
+ * A backward receives the output's gradient and writes one gradient per input
+ * (NULL where the input needs none). It runs with recording off and may use
+ * any op. A gradient may have the broadcast shape; the engine sums it down to
+ * the input's shape (tl_sum_to_shape) before accumulating.
+ */
+#ifndef TINYLLM_CORE_INTERNAL_H
+#define TINYLLM_CORE_INTERNAL_H
+
+#include <stdarg.h>
+#include "tinyllm/autograd.h"
+#include "tinyllm/ops.h"
+#include "tinyllm/tensor.h"
+
+enum tl_storage_kind { TL_STORAGE_ARENA, TL_STORAGE_HEAP, TL_STORAGE_EXTERNAL };
+
+struct tl_storage {
+    void *data;
+    size_t nbytes;
+    enum tl_storage_kind kind;
+    bool readonly;                 /* external memory (an mmap) */
+};
+
+#define TL_NODE_MAX_INPUTS 4
+
+typedef int (*tl_backward_fn)(tl_node *node, tl_tensor *grad_out, tl_tensor **grad_in);
+
+struct tl_node {
+    const char *op;
+    tl_backward_fn backward;
+    int n_inputs;
+    tl_tensor *inputs[TL_NODE_MAX_INPUTS];
+    tl_tensor *out;                /* the tensor this node made */
+    tl_tensor *saved[4];           /* whatever the backward needs */
+    double f[4];
+    int64_t i[TL_MAX_DIMS + 2];
+};
+
+/* Allocation in the current scope (arena). Never fails silently: NULL + error. */
+void *tl_scope_alloc(size_t bytes);
+/* A new contiguous tensor in the current scope; data uninitialised. */
+tl_tensor *tl_new(tl_dtype dt, int ndim, const int64_t *shape);
+tl_tensor *tl_new_f32(int ndim, const int64_t *shape);
+/* A view struct sharing t's storage (in the current scope), shape/strides to fill. */
+tl_tensor *tl_view_of(const tl_tensor *t);
+
+/* NULL inputs: keeps the first error, or sets "<op>: input k is NULL". */
+bool tl_inputs_ok(const char *op, int n, ...);
+/* t as contiguous F32 (t itself when it already is); error unless float. */
+tl_tensor *tl_float_input(const char *op, tl_tensor *t);
+/* t as contiguous I64 (for ids); error unless I32 or I64. */
+tl_tensor *tl_index_input(const char *op, tl_tensor *t);
+
+/* The broadcast shape of a and b, or -1 with "<op>: shapes [..] and [..] do
+ * not broadcast at axis k". */
+int tl_broadcast_shape(const char *op, const tl_tensor *a, const tl_tensor *b,
+                       int *ndim, int64_t *shape);
+/* Strides that read t as if it had the broadcast shape (0 on stretched axes). */
+void tl_broadcast_strides(const tl_tensor *t, int ndim, const int64_t *shape, int64_t *strides);
+/* Sums g down to shape (undoing broadcasting). */
+tl_tensor *tl_sum_to_shape(tl_tensor *g, int ndim, const int64_t *shape);
+
+/* Records a node when recording is on and some input requires a gradient;
+ * marks out as requiring one. Returns the node (to fill saved/f/i) or NULL
+ * when nothing was recorded. */
+tl_node *tl_record(tl_tensor *out, const char *op, tl_backward_fn backward, int n,
+                   tl_tensor *const *inputs);
+
+/* Walks every element offset of a strided shape in C order. */
+typedef struct {
+    int ndim;
+    int64_t shape[TL_MAX_DIMS];
+    int64_t index[TL_MAX_DIMS];
+    int64_t offset;
+    const int64_t *strides;
+} tl_iter;
+void tl_iter_init(tl_iter *it, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
+void tl_iter_next(tl_iter *it);   /* advance offset to the next element */
+
+/* Reading any dtype as double, writing F32. */
+double tl_load_as_double(const void *base, tl_dtype dt, int64_t offset);
+
+#endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs, on a Debian machine and only where missing, every package the
+# project needs. Fast when everything is present (dpkg -s only).
+set -euo pipefail
+
+packages=(
+  gcc make pkg-config patch
+  check libsubunit-dev           # unit tests (Check) and its TAP output
+  libcjson-dev                   # config.json, fixture metadata, reports
+  libcurl4-openssl-dev libssl-dev  # downloader, sha256/sha1
+  libmicrohttpd-dev              # the fake Hub
+  libopenblas-dev                # f32 GEMM
+  lcov                           # coverage for NoCoverage mutants
+  valgrind
+  python3 python3-torch python3-numpy  # the oracle that makes fixtures
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: run as root (or install these with sudo apt-get install)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
