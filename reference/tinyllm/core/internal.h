@@ -89,5 +89,12 @@ void tl_iter_next(tl_iter *it);   /* advance offset to the next element */
 
 /* Reading any dtype as double, writing F32. */
 double tl_load_as_double(const void *base, tl_dtype dt, int64_t offset);
+/* Writing a double into any dtype (BF16 rounded to nearest even, BOOL as
+ * value != 0, integers truncated toward zero). */
+void tl_store_double(void *base, tl_dtype dt, int64_t offset, double value);
+
+/* A new zero-filled contiguous tensor that lives as long as home: owned when
+ * home is owned, else in home's scope (a leaf's gradient lives beside it). */
+tl_tensor *tl_new_beside(const tl_tensor *home, tl_dtype dt, int ndim, const int64_t *shape);
 
 #endif

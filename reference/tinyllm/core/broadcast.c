@@ -1,0 +1,98 @@
+/* broadcast.c: what every op checks first (L0.2): NULL inputs, dtypes, and
+ * NumPy broadcasting (align trailing axes; a size-1 axis stretches).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+bool tl_inputs_ok(const char *op, int n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    int missing = 0;
+    for (int k = 1; k <= n; k++) {
+        const tl_tensor *t = va_arg(ap, const tl_tensor *);
+        if (!t && !missing) missing = k;
+    }
+    va_end(ap);
+    if (missing) tl_fail("%s: input %d is NULL", op, missing);   /* keeps an earlier cause */
+    return missing == 0;
+}
+
+/* A contiguous copy in dtype dt, not recorded: the op records its own input. */
+static tl_tensor *dense_copy(tl_tensor *t, tl_dtype dt) {
+    tl_tensor *c = tl_new(dt, t->ndim, t->shape);
+    return c && tl_copy_into(c, t) == 0 ? c : NULL;
+}
+
+tl_tensor *tl_float_input(const char *op, tl_tensor *t) {
+    if (!tl_inputs_ok(op, 1, t)) return NULL;
+    if (!tl_dtype_is_float(t->dtype)) {
+        char s[96];
+        return tl_fail("%s: tensor %s is %s; arithmetic needs F32 or BF16 (convert with tl_cast)",
+                       op, tl_shape_str(t, s, sizeof s), tl_dtype_name(t->dtype));
+    }
+    return t->dtype == TL_F32 && tl_is_contiguous(t) ? t : dense_copy(t, TL_F32);
+}
+
+tl_tensor *tl_index_input(const char *op, tl_tensor *t) {
+    if (!tl_inputs_ok(op, 1, t)) return NULL;
+    if (t->dtype != TL_I32 && t->dtype != TL_I64) {
+        char s[96];
+        return tl_fail("%s: indices %s are %s; they must be I32 or I64", op,
+                       tl_shape_str(t, s, sizeof s), tl_dtype_name(t->dtype));
+    }
+    return t->dtype == TL_I64 && tl_is_contiguous(t) ? t : dense_copy(t, TL_I64);
+}
+
+int tl_broadcast_shape(const char *op, const tl_tensor *a, const tl_tensor *b, int *ndim,
+                       int64_t *shape) {
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int i = n - 1; i >= 0; i--) {
+        int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
+        int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            char x[96], y[96];
+            tl_fail("%s: shapes %s and %s do not broadcast at axis %d (%lld vs %lld); sizes "
+                    "must match or be 1", op, tl_shape_str(a, x, sizeof x),
+                    tl_shape_str(b, y, sizeof y), i, (long long)sa, (long long)sb);
+            return -1;
+        }
+        shape[i] = sa == 1 ? sb : sa;
+    }
+    *ndim = n;
+    return 0;
+}
+
+void tl_broadcast_strides(const tl_tensor *t, int ndim, const int64_t *shape, int64_t *strides) {
+    for (int i = ndim - 1; i >= 0; i--) {
+        int j = i - (ndim - t->ndim);
+        strides[i] = j < 0 || (t->shape[j] == 1 && shape[i] != 1) ? 0 : t->strides[j];
+    }
+}
+
+/* Adds every element of g into the slot it was broadcast from. */
+tl_tensor *tl_sum_to_shape(tl_tensor *g, int ndim, const int64_t *shape) {
+    if (!tl_inputs_ok("sum_to_shape", 1, g)) return NULL;
+    tl_tensor target = { .ndim = ndim };
+    memcpy(target.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (tl_same_shape(g, &target)) return g;
+    int n;
+    int64_t bshape[TL_MAX_DIMS];
+    if (ndim > g->ndim || tl_broadcast_shape("sum_to_shape", &target, g, &n, bshape) != 0 ||
+        n != g->ndim) {
+        char a[96], b[96];
+        return tl_fail("sum_to_shape: gradient %s cannot be summed down to %s",
+                       tl_shape_str(g, a, sizeof a), tl_shape_str(&target, b, sizeof b));
+    }
+    tl_tensor *out = tl_zeros(TL_F32, ndim, shape);
+    if (!out) return NULL;
+    int64_t out_strides[TL_MAX_DIMS];
+    tl_broadcast_strides(out, g->ndim, g->shape, out_strides);
+    float *o = out->storage->data;
+    tl_iter in, to;
+    tl_iter_init(&in, g->ndim, g->shape, g->strides, g->offset);
+    tl_iter_init(&to, g->ndim, g->shape, out_strides, 0);
+    for (int64_t i = 0, count = tl_numel(g); i < count; i++, tl_iter_next(&in), tl_iter_next(&to))
+        o[to.offset] += (float)tl_load_as_double(g->storage->data, g->dtype, in.offset);
+    return out;
+}

@@ -1,0 +1,142 @@
+/* ops_unary.c: elementwise functions of one tensor (L0.2).
+ *
+ * Each op is one line in two tables: its value (forward) and its derivative
+ * (backward, given the input x and the output y). The backward of every op
+ * is the same: grad_in = grad_out * f'(x).
+ */
+#include <math.h>
+
+#include "internal.h"
+
+typedef enum {
+    NEG, ADD_SCALAR, MUL_SCALAR, SQUARE, POW, SQRT, RSQRT, EXP, LOG, TANH, ERF,
+    SIGMOID, SILU, RELU, GELU, GELU_TANH, COS, SIN, CLAMP
+} unop;
+
+static const float SQRT_2_OVER_PI = 0.7978845608028654f;   /* gelu_tanh's constant */
+static const float GELU_CUBIC = 0.044715f;
+static const float INV_SQRT_2PI = 0.3989422804014327f;     /* the normal density at 0 */
+static const float TWO_OVER_SQRT_PI = 1.1283791670955126f;
+
+static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/* The loop sits inside each case so it stays a plain, vectorisable loop. */
+#define MAP(expr)                                           \
+    for (int64_t i = 0; i < n; i++) {                       \
+        float x = in[i];                                    \
+        out[i] = (expr);                                    \
+    }                                                       \
+    break
+
+static void forward(unop op, const float *in, float *out, int64_t n, float p, float q) {
+    switch (op) {
+    case NEG: MAP(-x);
+    case ADD_SCALAR: MAP(x + p);
+    case MUL_SCALAR: MAP(x * p);
+    case SQUARE: MAP(x * x);
+    case POW: MAP(powf(x, p));
+    case SQRT: MAP(sqrtf(x));
+    case RSQRT: MAP(1.0f / sqrtf(x));
+    case EXP: MAP(expf(x));
+    case LOG: MAP(logf(x));
+    case TANH: MAP(tanhf(x));
+    case ERF: MAP(erff(x));
+    case SIGMOID: MAP(sigmoid(x));
+    case SILU: MAP(x * sigmoid(x));
+    case RELU: MAP(x > 0.0f ? x : 0.0f);
+    case GELU: MAP(0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)));
+    case GELU_TANH:
+        MAP(0.5f * x * (1.0f + tanhf(SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x))));
+    case COS: MAP(cosf(x));
+    case SIN: MAP(sinf(x));
+    case CLAMP: MAP(x < p ? p : x > q ? q : x);   /* NaN passes through */
+    }
+}
+
+/* f'(x), given x and y = f(x). */
+static float derivative(unop op, float x, float y, float p, float q) {
+    switch (op) {
+    case NEG: return -1.0f;
+    case ADD_SCALAR: return 1.0f;
+    case MUL_SCALAR: return p;
+    case SQUARE: return 2.0f * x;
+    case POW: return p == 0.0f ? 0.0f : p * powf(x, p - 1.0f);
+    case SQRT: return 0.5f / y;
+    case RSQRT: return -0.5f * y * y * y;
+    case EXP: return y;
+    case LOG: return 1.0f / x;
+    case TANH: return 1.0f - y * y;
+    case ERF: return TWO_OVER_SQRT_PI * expf(-x * x);
+    case SIGMOID: return y * (1.0f - y);
+    case SILU: {
+        float s = sigmoid(x);
+        return s * (1.0f + x * (1.0f - s));
+    }
+    case RELU: return x > 0.0f ? 1.0f : 0.0f;
+    case GELU:   /* Phi(x) + x phi(x) */
+        return 0.5f * (1.0f + erff(x * (float)M_SQRT1_2)) + x * INV_SQRT_2PI * expf(-0.5f * x * x);
+    case GELU_TANH: {
+        float t = tanhf(SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x));
+        float du = SQRT_2_OVER_PI * (1.0f + 3.0f * GELU_CUBIC * x * x);
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+    }
+    case COS: return -sinf(x);
+    case SIN: return cosf(x);
+    case CLAMP: return x > p && x < q ? 1.0f : 0.0f;
+    }
+    return NAN;
+}
+
+static int unary_backward(tl_node *node, tl_tensor *g, tl_tensor **grad_in) {
+    tl_tensor *x = tl_float_input(node->op, node->inputs[0]);
+    tl_tensor *gc = tl_float_input(node->op, g);
+    tl_tensor *gin = x && gc ? tl_new_f32(x->ndim, x->shape) : NULL;
+    if (!gin) return -1;
+    const float *px = tl_data(x), *py = tl_data(node->out), *pg = tl_data(gc);
+    float *o = gin->storage->data;
+    unop op = (unop)node->i[0];
+    float p = (float)node->f[0], q = (float)node->f[1];
+    for (int64_t i = 0, n = tl_numel(x); i < n; i++)
+        o[i] = pg[i] * derivative(op, px[i], py[i], p, q);
+    grad_in[0] = gin;
+    return 0;
+}
+
+static tl_tensor *unary(const char *name, unop op, tl_tensor *t, double p, double q) {
+    tl_tensor *x = tl_float_input(name, t);
+    tl_tensor *out = x ? tl_new_f32(x->ndim, x->shape) : NULL;
+    if (!out) return NULL;
+    forward(op, tl_data(x), out->storage->data, tl_numel(x), (float)p, (float)q);
+    tl_node *node = tl_record(out, name, unary_backward, 1, &t);
+    if (node) {
+        node->i[0] = op;
+        node->f[0] = p;
+        node->f[1] = q;
+    }
+    return out;
+}
+
+tl_tensor *tl_neg(tl_tensor *t) { return unary("neg", NEG, t, 0, 0); }
+tl_tensor *tl_add_scalar(tl_tensor *t, double s) { return unary("add_scalar", ADD_SCALAR, t, s, 0); }
+tl_tensor *tl_mul_scalar(tl_tensor *t, double s) { return unary("mul_scalar", MUL_SCALAR, t, s, 0); }
+tl_tensor *tl_square(tl_tensor *t) { return unary("square", SQUARE, t, 0, 0); }
+tl_tensor *tl_pow(tl_tensor *t, double exponent) { return unary("pow", POW, t, exponent, 0); }
+tl_tensor *tl_sqrt(tl_tensor *t) { return unary("sqrt", SQRT, t, 0, 0); }
+tl_tensor *tl_rsqrt(tl_tensor *t) { return unary("rsqrt", RSQRT, t, 0, 0); }
+tl_tensor *tl_exp(tl_tensor *t) { return unary("exp", EXP, t, 0, 0); }
+tl_tensor *tl_log(tl_tensor *t) { return unary("log", LOG, t, 0, 0); }
+tl_tensor *tl_tanh(tl_tensor *t) { return unary("tanh", TANH, t, 0, 0); }
+tl_tensor *tl_erf(tl_tensor *t) { return unary("erf", ERF, t, 0, 0); }
+tl_tensor *tl_sigmoid(tl_tensor *t) { return unary("sigmoid", SIGMOID, t, 0, 0); }
+tl_tensor *tl_silu(tl_tensor *t) { return unary("silu", SILU, t, 0, 0); }
+tl_tensor *tl_relu(tl_tensor *t) { return unary("relu", RELU, t, 0, 0); }
+tl_tensor *tl_gelu(tl_tensor *t) { return unary("gelu", GELU, t, 0, 0); }
+tl_tensor *tl_gelu_tanh(tl_tensor *t) { return unary("gelu_tanh", GELU_TANH, t, 0, 0); }
+tl_tensor *tl_cos(tl_tensor *t) { return unary("cos", COS, t, 0, 0); }
+tl_tensor *tl_sin(tl_tensor *t) { return unary("sin", SIN, t, 0, 0); }
+
+tl_tensor *tl_clamp(tl_tensor *t, double lo, double hi) {
+    if (!tl_inputs_ok("clamp", 1, t)) return NULL;
+    if (!(lo <= hi)) return tl_fail("clamp: the bounds %g..%g are empty (lo must be <= hi)", lo, hi);
+    return unary("clamp", CLAMP, t, lo, hi);
+}

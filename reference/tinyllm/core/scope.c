@@ -1,0 +1,373 @@
+/* scope.c: where tensors live (L0.1).
+ *
+ * A scope is an arena. Storage and autograd nodes are carved out of big
+ * malloc'd blocks (a large request gets a block of its own), and
+ * tl_scope_pop frees every block at once: student code never frees a tensor.
+ * Tensor headers are malloc'd one by one and linked into their scope, so
+ * that tl_scope_keep can hand the very same tl_tensor to the enclosing scope.
+ *
+ * Owned tensors (parameters, caches) live outside every scope: one heap
+ * allocation holds their storage and data. Scopes are per thread; the bottom
+ * scope of the thread that exits is freed at exit, so leak checkers stay quiet.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum { ALIGN = 64, BLOCK_SIZE = 256 << 10 };
+
+/* Requests above this get their own block. Under AddressSanitizer every
+ * request does, so an overrun is caught at the tensor that made it. */
+#if defined(__SANITIZE_ADDRESS__)
+enum { BIG_REQUEST = 0 };
+#else
+enum { BIG_REQUEST = 64 << 10 };
+#endif
+
+typedef struct block {
+    struct block *next;
+    size_t size, used;             /* bytes of data after the header */
+} block;
+
+typedef struct box box;
+typedef struct scope {
+    block *blocks;                 /* the head block is the one being filled */
+    box *tensors;                  /* headers made here, newest first */
+    struct scope *parent;
+    int depth;
+} scope;
+
+/* A tensor header and where it lives (home is NULL for owned tensors). The
+ * tensor comes first, so a tl_tensor * is a box *. */
+struct box {
+    tl_tensor t;
+    box *prev, *next;
+    scope *home;
+};
+
+/* An arena storage and the scope whose blocks hold it. */
+typedef struct {
+    tl_storage s;
+    scope *home;
+} arena_storage;
+
+#define HEADER(type) (((sizeof(type) + ALIGN - 1) / ALIGN) * ALIGN)
+
+static _Thread_local scope bottom;
+static _Thread_local scope *top;
+
+static void register_exit_hook(void) { atexit(tl_shutdown); }
+
+static scope *current(void) {
+    if (!top) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, register_exit_hook);
+        top = &bottom;
+    }
+    return top;
+}
+
+/* ---- the arena --------------------------------------------------------- */
+
+static void *arena_alloc(scope *s, size_t bytes) {
+    size_t n = ((bytes ? bytes : 1) + ALIGN - 1) / ALIGN * ALIGN;
+    block *b = s->blocks;
+    if (!b || b->size - b->used < n) {
+        bool own = n > (size_t)BIG_REQUEST;
+        size_t size = own ? n : BLOCK_SIZE;
+        void *mem = NULL;
+        if (n < bytes || posix_memalign(&mem, ALIGN, HEADER(block) + size) != 0)
+            return tl_fail("out of memory: cannot allocate %zu bytes for a tensor", bytes);
+        block *fresh = mem;
+        fresh->size = size;
+        fresh->used = 0;
+        if (own && b) {            /* keep filling the current block */
+            fresh->next = b->next;
+            b->next = fresh;
+        } else {
+            fresh->next = b;
+            s->blocks = fresh;
+        }
+        b = fresh;
+    }
+    void *p = (char *)b + HEADER(block) + b->used;
+    b->used += n;
+    return p;
+}
+
+void *tl_scope_alloc(size_t bytes) { return arena_alloc(current(), bytes); }
+
+static void free_contents(scope *s) {
+    for (box *b = s->tensors, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    for (block *b = s->blocks, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    s->tensors = NULL;
+    s->blocks = NULL;
+}
+
+/* ---- headers and storage ----------------------------------------------- */
+
+static void link_box(box *b, scope *s) {
+    b->home = s;
+    b->prev = NULL;
+    b->next = s->tensors;
+    if (s->tensors) s->tensors->prev = b;
+    s->tensors = b;
+}
+
+static void unlink_box(box *b) {
+    scope *s = b->home;
+    if (b->prev) b->prev->next = b->next;
+    else s->tensors = b->next;
+    if (b->next) b->next->prev = b->prev;
+}
+
+/* A zeroed header in scope s (or owned when s is NULL). */
+static tl_tensor *new_header(scope *s) {
+    box *b = calloc(1, sizeof *b);
+    if (!b) return tl_fail("out of memory: cannot allocate a tensor header");
+    if (s) link_box(b, s);
+    else b->t.owned = true;
+    return &b->t;
+}
+
+static scope *home_of(const tl_tensor *t) { return ((const box *)t)->home; }
+
+static tl_storage *arena_storage_new(scope *s, size_t nbytes) {
+    arena_storage *st = arena_alloc(s, HEADER(arena_storage) + nbytes);
+    if (!st) return NULL;
+    st->s = (tl_storage){ (char *)st + HEADER(arena_storage), nbytes, TL_STORAGE_ARENA, false };
+    st->home = s;
+    return &st->s;
+}
+
+/* Storage and data in one heap allocation, zero-filled. */
+static tl_storage *heap_storage_new(size_t nbytes) {
+    void *mem = NULL;
+    if (posix_memalign(&mem, ALIGN, HEADER(tl_storage) + nbytes) != 0)
+        return tl_fail("out of memory: cannot allocate %zu bytes for an owned tensor", nbytes);
+    tl_storage *st = mem;
+    *st = (tl_storage){ (char *)mem + HEADER(tl_storage), nbytes, TL_STORAGE_HEAP, false };
+    memset(st->data, 0, nbytes);
+    return st;
+}
+
+static scope *storage_home(const tl_storage *st) {
+    return st->kind == TL_STORAGE_ARENA ? ((const arena_storage *)st)->home : NULL;
+}
+
+/* Checks a shape and sets t's shape and C-order strides; bytes gets the
+ * storage size. */
+static bool set_shape(tl_tensor *t, tl_dtype dt, int ndim, const int64_t *shape, size_t *bytes) {
+    if (tl_dtype_size(dt) == 0) return tl_fail("tensor: unknown dtype %d", (int)dt), false;
+    if (ndim < 0 || ndim > TL_MAX_DIMS)
+        return tl_fail("tensor: rank %d is out of range (0 to TL_MAX_DIMS = %d)", ndim,
+                       TL_MAX_DIMS), false;
+    if (ndim > 0 && !shape) return tl_fail("tensor: rank %d but the shape is NULL", ndim), false;
+    int64_t n = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        if (shape[i] < 0)
+            return tl_fail("tensor: size %lld at axis %d is negative", (long long)shape[i], i),
+                   false;
+        t->shape[i] = shape[i];
+        t->strides[i] = n;
+        if (shape[i] > 0 && n > INT64_MAX / 8 / shape[i])
+            return tl_fail("tensor: shape at axis %d makes the tensor too large", i), false;
+        n *= shape[i];
+    }
+    t->dtype = dt;
+    t->ndim = ndim;
+    t->offset = 0;
+    *bytes = (size_t)n * tl_dtype_size(dt);
+    return true;
+}
+
+static tl_tensor *new_in(scope *s, tl_dtype dt, int ndim, const int64_t *shape) {
+    tl_tensor probe = { 0 };
+    size_t bytes;
+    if (!set_shape(&probe, dt, ndim, shape, &bytes)) return NULL;
+    tl_storage *st = s ? arena_storage_new(s, bytes) : heap_storage_new(bytes);
+    if (!st) return NULL;
+    tl_tensor *t = new_header(s);
+    if (!t) {
+        if (!s) free(st);
+        return NULL;
+    }
+    bool owned = t->owned;
+    *t = probe;
+    t->owned = owned;
+    t->storage = st;
+    return t;
+}
+
+tl_tensor *tl_new(tl_dtype dt, int ndim, const int64_t *shape) {
+    return new_in(current(), dt, ndim, shape);
+}
+
+tl_tensor *tl_new_f32(int ndim, const int64_t *shape) { return tl_new(TL_F32, ndim, shape); }
+
+tl_tensor *tl_new_beside(const tl_tensor *home, tl_dtype dt, int ndim, const int64_t *shape) {
+    scope *s = home_of(home);
+    tl_tensor *t = new_in(s, dt, ndim, shape);
+    if (t && s) memset(t->storage->data, 0, t->storage->nbytes);
+    return t;
+}
+
+tl_tensor *tl_view_of(const tl_tensor *t) {
+    if (!t) return tl_fail("view: input is NULL");
+    tl_tensor *v = new_header(current());
+    if (!v) return NULL;
+    v->dtype = t->dtype;
+    v->ndim = t->ndim;
+    memcpy(v->shape, t->shape, sizeof v->shape);
+    memcpy(v->strides, t->strides, sizeof v->strides);
+    v->offset = t->offset;
+    v->storage = t->storage;
+    return v;
+}
+
+/* ---- owned tensors ------------------------------------------------------ */
+
+tl_tensor *tl_tensor_new_owned(tl_dtype dt, int ndim, const int64_t *shape) {
+    return new_in(NULL, dt, ndim, shape);
+}
+
+tl_tensor *tl_tensor_wrap_external(const void *data, tl_dtype dt, int ndim, const int64_t *shape) {
+    tl_tensor probe = { 0 };
+    size_t bytes;
+    if (!set_shape(&probe, dt, ndim, shape, &bytes)) return NULL;
+    if (!data && bytes > 0) return tl_fail("tl_tensor_wrap_external: data is NULL");
+    tl_storage *st = malloc(sizeof *st);
+    tl_tensor *t = st ? new_header(NULL) : NULL;
+    if (!t) {
+        free(st);
+        return tl_fail("out of memory: cannot wrap external data");
+    }
+    *st = (tl_storage){ (void *)data, bytes, TL_STORAGE_EXTERNAL, true };
+    *t = probe;
+    t->owned = true;
+    t->storage = st;
+    return t;
+}
+
+void tl_tensor_free(tl_tensor *t) {
+    if (!t) return;
+    if (!t->owned) {
+        tl_fail("tl_tensor_free: the tensor belongs to a scope (tl_scope_pop frees it); "
+                "only tensors from tl_tensor_new_owned are freed by hand");
+        return;
+    }
+    if (t->grad && t->grad->owned) tl_tensor_free(t->grad);
+    free(t->storage);   /* heap: storage and data; external: the struct only */
+    free(t);
+}
+
+/* ---- scopes ------------------------------------------------------------ */
+
+int tl_scope_push(void) {
+    scope *parent = current();
+    scope *s = calloc(1, sizeof *s);
+    if (!s) {
+        tl_fail("out of memory: cannot open a scope");
+        return -1;
+    }
+    s->parent = parent;
+    s->depth = parent->depth + 1;
+    top = s;
+    return s->depth;
+}
+
+int tl_scope_pop(void) {
+    scope *s = current();
+    if (!s->parent) {
+        tl_fail("tl_scope_pop: no scope is open (each tl_scope_pop needs a tl_scope_push)");
+        return -1;
+    }
+    free_contents(s);
+    top = s->parent;
+    free(s);
+    return 0;
+}
+
+void tl_shutdown(void) {
+    while (current()->parent) tl_scope_pop();
+    free_contents(&bottom);
+    top = NULL;
+}
+
+/* Copies t's elements into fresh contiguous storage in scope s. */
+static bool move_storage(tl_tensor *t, scope *s) {
+    size_t es = tl_dtype_size(t->dtype);
+    tl_storage *st = arena_storage_new(s, (size_t)tl_numel(t) * es);
+    if (!st) return false;
+    const char *src = t->storage->data;
+    char *dst = st->data;
+    tl_iter it;
+    tl_iter_init(&it, t->ndim, t->shape, t->strides, t->offset);
+    for (int64_t i = 0, n = tl_numel(t); i < n; i++, tl_iter_next(&it))
+        memcpy(dst + (size_t)i * es, src + (size_t)it.offset * es, es);
+    int64_t stride = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        t->strides[d] = stride;
+        stride *= t->shape[d];
+    }
+    t->offset = 0;
+    t->storage = st;
+    return true;
+}
+
+/* Moves t, and everything its autograd history needs that lives in `from`
+ * (tensors, their storage, the nodes), into `to`. Storage is copied, so a
+ * kept tensor no longer shares memory with views left behind. */
+static bool move_graph(tl_tensor *t, scope *from, scope *to) {
+    size_t cap = 64, n = 0;
+    tl_tensor **stack = malloc(cap * sizeof *stack);
+    if (!stack) return tl_fail("out of memory: tl_scope_keep"), false;
+    stack[n++] = t;
+    bool ok = true;
+    while (ok && n > 0) {
+        tl_tensor *x = stack[--n];
+        if (!x || x->owned || home_of(x) != from) continue;
+        unlink_box((box *)x);
+        link_box((box *)x, to);
+        if (storage_home(x->storage) == from && !move_storage(x, to)) ok = false;
+        tl_node *node = x->grad_fn;
+        tl_tensor *next[2 + 2 * TL_NODE_MAX_INPUTS];
+        int k = 0;
+        next[k++] = x->grad;
+        if (ok && node) {
+            tl_node *copy = arena_alloc(to, sizeof *copy);
+            if (!copy) { ok = false; break; }
+            *copy = *node;
+            x->grad_fn = copy;
+            for (int i = 0; i < node->n_inputs; i++) next[k++] = node->inputs[i];
+            for (int i = 0; i < 4; i++) next[k++] = node->saved[i];
+        }
+        if (n + (size_t)k > cap) {
+            tl_tensor **grown = realloc(stack, (cap = 2 * cap + (size_t)k) * sizeof *stack);
+            if (!grown) { ok = false; tl_fail("out of memory: tl_scope_keep"); break; }
+            stack = grown;
+        }
+        for (int i = 0; i < k; i++)
+            if (next[i]) stack[n++] = next[i];
+    }
+    free(stack);
+    return ok;
+}
+
+tl_tensor *tl_scope_keep(tl_tensor *t) {
+    if (!t) return tl_fail("tl_scope_keep: tensor is NULL");
+    scope *s = current();
+    if (!s->parent)
+        return tl_fail("tl_scope_keep: no enclosing scope to keep the tensor in "
+                       "(call it after tl_scope_push, before the matching tl_scope_pop)");
+    if (t->owned || home_of(t) != s) return t;   /* it already outlives this scope */
+    return move_graph(t, s, s->parent) ? t : NULL;
+}
