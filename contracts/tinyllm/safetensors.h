@@ -61,8 +61,14 @@ typedef struct {
 } tl_checkpoint;
 
 /* path: a .safetensors file, a model.safetensors.index.json, or a folder
- * holding either. want: the dtype tensors are returned in (F32 converts). */
+ * holding either (model.safetensors first, as transformers does). want: the
+ * dtype float tensors are returned in (F32 converts exactly; BF16 only
+ * shares BF16 data); integer and bool tensors keep their own dtype. meta:
+ * a single file's __metadata__, or the index's "metadata" then the shards'. */
 tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want);
+/* The same files and checks without making any tensor (dict is empty): for
+ * tools that list what a checkpoint holds. Free with tl_checkpoint_free. */
+tl_checkpoint *tl_checkpoint_open(const char *path);
 void tl_checkpoint_free(tl_checkpoint *c);
 tl_tensor *tl_checkpoint_get(const tl_checkpoint *c, const char *name);
 

@@ -1,0 +1,408 @@
+/* checkpoint.c: a model's weights as one dict, from a single .safetensors
+ * file or from the shards an index lists (L0.6).
+ *
+ * A sharded checkpoint is model.safetensors.index.json, {"metadata":
+ * {"total_size": bytes}, "weight_map": {tensor: shard file}}, next to the
+ * shards. Every shard is opened once and must hold exactly the tensors the
+ * map gives it: a tensor in the wrong shard, in no shard, or in two is an
+ * error, not a silent surprise at load time.
+ */
+#include "safetensors_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define INDEX_NAME "model.safetensors.index.json"
+#define SINGLE_NAME "model.safetensors"
+
+static bool is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static char *join(const char *dir, const char *name) {
+    size_t a = strlen(dir), b = strlen(name);
+    char *s = malloc(a + b + 2);
+    if (!s) return tl_fail("checkpoint: out of memory");
+    memcpy(s, dir, a);
+    s[a] = '/';
+    memcpy(s + a + 1, name, b + 1);
+    return s;
+}
+
+/* The folder part of a file path ("." when there is none). */
+static char *folder_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static int add_meta(tl_checkpoint *c, const char *key, const char *value) {
+    for (int i = 0; i < c->meta_count; i++)
+        if (strcmp(c->meta_keys[i], key) == 0) return 0;   /* the first source wins */
+    char **k = realloc(c->meta_keys, ((size_t)c->meta_count + 1) * sizeof *k);
+    if (k) c->meta_keys = k;
+    char **v = realloc(c->meta_values, ((size_t)c->meta_count + 1) * sizeof *v);
+    if (v) c->meta_values = v;
+    if (!k || !v) {
+        tl_fail("checkpoint: out of memory");
+        return -1;
+    }
+    k[c->meta_count] = strdup(key);
+    v[c->meta_count] = strdup(value);
+    c->meta_count++;
+    if (!k[c->meta_count - 1] || !v[c->meta_count - 1]) {
+        tl_fail("checkpoint: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int add_file(tl_checkpoint *c, const char *path) {
+    tl_st_file *f = tl_st_open(path);
+    if (!f) return -1;
+    tl_st_file **grown = realloc(c->files, ((size_t)c->file_count + 1) * sizeof *grown);
+    if (!grown) {
+        tl_st_close(f);
+        tl_fail("checkpoint: out of memory");
+        return -1;
+    }
+    c->files = grown;
+    c->files[c->file_count++] = f;
+    return 0;
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+/* The index's text, NUL-terminated; NULL with an error. */
+static char *read_text(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return tl_fail("checkpoint: cannot open %s: %s", path, strerror(errno));
+    char *text = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536 * 2;
+            char *grown = cap > TL_ST_MAX_HEADER + 65536 * 4 ? NULL : realloc(text, cap);
+            if (!grown) {
+                free(text);
+                fclose(fp);
+                return tl_fail("checkpoint: %s is larger than an index can be (%llu bytes at "
+                               "most) or memory ran out", path, TL_ST_MAX_HEADER);
+            }
+            text = grown;
+        }
+        size_t got = fread(text + n, 1, 65536, fp);
+        n += got;
+        if (got < 65536) break;
+    }
+    bool failed = ferror(fp);
+    fclose(fp);
+    if (failed || n > TL_ST_MAX_HEADER) {
+        free(text);
+        return tl_fail("checkpoint: cannot read %s%s", path,
+                       failed ? ": read error" : ": larger than 100000000 bytes");
+    }
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
+/* Shard names must stay inside the index's folder. */
+static bool plain_file_name(const char *s) {
+    return s[0] && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+typedef struct {
+    const char *tensor;
+    const char *file;
+    int shard;       /* index into the sorted distinct file names */
+    bool seen;
+} mapping;
+
+static int compare_mapping(const void *a, const void *b) {
+    return strcmp(((const mapping *)a)->tensor, ((const mapping *)b)->tensor);
+}
+
+static int compare_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Index metadata values as strings: numbers in full, strings as they are. */
+static int add_index_meta(tl_checkpoint *c, const char *path, const cJSON *meta) {
+    if (!meta || cJSON_IsNull(meta)) return 0;
+    if (!cJSON_IsObject(meta)) {
+        tl_fail("checkpoint: %s: \"metadata\" is not an object", path);
+        return -1;
+    }
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(meta, "total_size");
+    /* transformers does not check total_size against the shards, so neither
+     * do we; but it must be a byte count. */
+    if (total && (!cJSON_IsNumber(total) || !(total->valuedouble >= 0) ||
+                  total->valuedouble > 9007199254740992.0 ||
+                  total->valuedouble != floor(total->valuedouble))) {
+        tl_fail("checkpoint: %s: metadata.total_size is not a non-negative integer", path);
+        return -1;
+    }
+    for (const cJSON *m = meta->child; m; m = m->next) {
+        char num[32];
+        const char *value;
+        char *printed = NULL;
+        if (cJSON_IsString(m)) value = m->valuestring;
+        else if (cJSON_IsNumber(m) && fabs(m->valuedouble) <= 9007199254740992.0 &&
+                 m->valuedouble == floor(m->valuedouble)) {
+            snprintf(num, sizeof num, "%lld", (long long)m->valuedouble);
+            value = num;
+        } else if (cJSON_IsNumber(m)) {
+            snprintf(num, sizeof num, "%.17g", m->valuedouble);
+            value = num;
+        } else {
+            value = printed = cJSON_PrintUnformatted(m);
+            if (!value) {
+                tl_fail("checkpoint: out of memory");
+                return -1;
+            }
+        }
+        int rc = add_meta(c, m->string, value);
+        cJSON_free(printed);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* Opens every shard the index names, checking the map against the shards. */
+static int open_index(tl_checkpoint *c, const char *path) {
+    size_t len = 0, at = 0;
+    char *text = read_text(path, &len);
+    if (!text) return -1;
+    int rc = -1;
+    cJSON *root = NULL;
+    mapping *map = NULL;
+    const char **files = NULL;
+    char *dir = NULL;
+    char nb[128], fb[128];
+
+    const char *problem = tl_json_text_problem((const unsigned char *)text, len, &at);
+    if (problem) {
+        tl_fail("checkpoint: %s %s (at byte %zu)", path, problem, at);
+        goto done;
+    }
+    if (!(root = tl_json_parse(text, &at))) {
+        tl_fail("checkpoint: %s is not valid JSON (error at byte %zu)", path, at);
+        goto done;
+    }
+    const cJSON *wm = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
+    if (!cJSON_IsObject(root) || !cJSON_IsObject(wm)) {
+        tl_fail("checkpoint: %s has no \"weight_map\" object (is it a safetensors index?)", path);
+        goto done;
+    }
+    const char *dup;
+    int d = tl_json_duplicate_key(root, &dup);
+    if (d == 0) d = tl_json_duplicate_key(wm, &dup);
+    if (d != 0) {
+        if (d < 0) tl_fail("checkpoint: out of memory");
+        else tl_fail("checkpoint: %s: key \"%s\" appears twice", path, tl_st_shown(dup, nb, sizeof nb));
+        goto done;
+    }
+    if (add_index_meta(c, path, cJSON_GetObjectItemCaseSensitive(root, "metadata")) != 0)
+        goto done;
+
+    int n = cJSON_GetArraySize(wm), n_files = 0;
+    map = calloc((size_t)n + 1, sizeof *map);
+    files = calloc((size_t)n + 1, sizeof *files);
+    dir = folder_of(path);
+    if (!map || !files || !dir) {
+        tl_fail("checkpoint: out of memory");
+        goto done;
+    }
+    int i = 0;
+    for (const cJSON *e = wm->child; e; e = e->next, i++) {
+        if (!cJSON_IsString(e) || !plain_file_name(e->valuestring)) {
+            tl_fail("checkpoint: %s: weight_map[\"%s\"] must be the name of a shard file in the "
+                    "index's folder", path, tl_st_shown(e->string, nb, sizeof nb));
+            goto done;
+        }
+        map[i] = (mapping){e->string, e->valuestring, -1, false};
+        files[i] = e->valuestring;
+    }
+    /* Distinct shard names, sorted: model-00001-of-... first. */
+    qsort(files, (size_t)n, sizeof *files, compare_str);
+    for (i = 0; i < n; i++)
+        if (i == 0 || strcmp(files[i], files[n_files - 1]) != 0) files[n_files++] = files[i];
+    for (i = 0; i < n; i++) {
+        const char **hit = bsearch(&map[i].file, files, (size_t)n_files, sizeof *files, compare_str);
+        map[i].shard = (int)(hit - files);
+    }
+    qsort(map, (size_t)n, sizeof *map, compare_mapping);
+
+    for (int s = 0; s < n_files; s++) {
+        char *shard_path = join(dir, files[s]);
+        int bad = !shard_path || add_file(c, shard_path) != 0;
+        free(shard_path);
+        if (bad) goto done;
+        const tl_st_file *f = c->files[s];
+        for (int k = 0; k < f->count; k++) {
+            mapping key = {.tensor = f->entries[k].name};
+            mapping *m = bsearch(&key, map, (size_t)n, sizeof *map, compare_mapping);
+            if (!m) {
+                tl_fail("checkpoint: %s holds tensor \"%s\", which %s's weight_map does not list",
+                        f->path, tl_st_shown(key.tensor, nb, sizeof nb), path);
+                goto done;
+            }
+            if (m->shard != s) {
+                tl_fail("checkpoint: tensor \"%s\" is in %s but %s maps it to %s (a tensor "
+                        "must live in exactly the shard the index names)",
+                        tl_st_shown(key.tensor, nb, sizeof nb), f->path, path,
+                        tl_st_shown(m->file, fb, sizeof fb));
+                goto done;
+            }
+            m->seen = true;
+        }
+    }
+    for (i = 0; i < n; i++)
+        if (!map[i].seen) {
+            tl_fail("checkpoint: %s maps tensor \"%s\" to %s, but that shard does not hold it",
+                    path, tl_st_shown(map[i].tensor, nb, sizeof nb),
+                    tl_st_shown(map[i].file, fb, sizeof fb));
+            goto done;
+        }
+    /* The shards' own metadata (format) after the index's. */
+    for (int s = 0; s < c->file_count; s++)
+        for (int k = 0; k < c->files[s]->meta_count; k++)
+            if (add_meta(c, c->files[s]->meta_keys[k], c->files[s]->meta_values[k]) != 0)
+                goto done;
+    rc = 0;
+done:
+    free(dir);
+    free(files);
+    free(map);
+    cJSON_Delete(root);
+    free(text);
+    return rc;
+}
+
+/* ---- the public calls --------------------------------------------------- */
+
+tl_checkpoint *tl_checkpoint_open(const char *path) {
+    if (!path) return tl_fail("tl_checkpoint_open: path is NULL");
+    tl_checkpoint *c = calloc(1, sizeof *c);
+    if (!c) return tl_fail("checkpoint: out of memory");
+    char *resolved = NULL;
+    int rc = -1;
+    if (is_dir(path)) {
+        /* transformers' order: the single file wins over an index. */
+        resolved = join(path, SINGLE_NAME);
+        if (resolved && !exists(resolved)) {
+            free(resolved);
+            resolved = join(path, INDEX_NAME);
+            if (resolved && !exists(resolved)) {
+                tl_fail("checkpoint: the folder %s holds neither " SINGLE_NAME " nor " INDEX_NAME
+                        " (download the weights, or pass the .safetensors file itself)", path);
+                goto done;
+            }
+        }
+        if (!resolved) goto done;
+    } else if (!exists(path)) {
+        tl_fail("checkpoint: %s does not exist", path);
+        goto done;
+    }
+    const char *p = resolved ? resolved : path;
+    if (ends_with(p, ".json")) rc = open_index(c, p);
+    else if ((rc = add_file(c, p)) == 0)
+        for (int k = 0; k < c->files[0]->meta_count && rc == 0; k++)
+            rc = add_meta(c, c->files[0]->meta_keys[k], c->files[0]->meta_values[k]);
+done:
+    free(resolved);
+    if (rc != 0) {
+        tl_checkpoint_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The dtype an entry loads as: floats in want, integers and bools as they
+ * are (the narrow ones widened to I64, which the runtime has). */
+static tl_dtype load_dtype(tl_st_dtype stored, tl_dtype want) {
+    switch (stored) {
+    case TL_ST_BOOL: return TL_BOOL;
+    case TL_ST_I32: return TL_I32;
+    case TL_ST_I64: case TL_ST_U64: case TL_ST_U32: case TL_ST_I16: case TL_ST_U16:
+    case TL_ST_I8: case TL_ST_U8:
+        return TL_I64;
+    default: return want;
+    }
+}
+
+tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want) {
+    if (want != TL_F32 && want != TL_BF16)
+        return tl_fail("tl_checkpoint_load: want is %s; floats load as TL_F32 or TL_BF16",
+                       tl_dtype_name(want));
+    tl_checkpoint *c = tl_checkpoint_open(path);
+    if (!c) return NULL;
+    int total = 0;
+    for (int s = 0; s < c->file_count; s++) total += c->files[s]->count;
+    c->dict.items = calloc((size_t)total + 1, sizeof *c->dict.items);
+    if (!c->dict.items) {
+        tl_checkpoint_free(c);
+        return tl_fail("checkpoint: out of memory");
+    }
+    for (int s = 0; s < c->file_count; s++) {
+        const tl_st_file *f = c->files[s];
+        for (int k = 0; k < f->count; k++) {
+            const tl_st_entry *e = &f->entries[k];
+            tl_named_tensor *it = &c->dict.items[c->dict.count];
+            it->tensor = tl_st_tensor(f, e, load_dtype(e->dtype, want));
+            it->name = strdup(e->name);
+            if (it->tensor || it->name) c->dict.count++;   /* so free() sees it */
+            if (!it->tensor || !it->name) {
+                if (it->tensor) tl_fail("checkpoint: out of memory");
+                tl_checkpoint_free(c);
+                return NULL;
+            }
+        }
+    }
+    return c;
+}
+
+void tl_checkpoint_free(tl_checkpoint *c) {
+    if (!c) return;
+    for (int i = 0; i < c->dict.count; i++) {
+        free(c->dict.items[i].name);
+        tl_tensor_free(c->dict.items[i].tensor);   /* views first, then their maps */
+    }
+    free(c->dict.items);
+    for (int s = 0; s < c->file_count; s++) tl_st_close(c->files[s]);
+    free(c->files);
+    for (int i = 0; i < c->meta_count; i++) {
+        free(c->meta_keys[i]);
+        free(c->meta_values[i]);
+    }
+    free(c->meta_keys);
+    free(c->meta_values);
+    free(c);
+}
+
+tl_tensor *tl_checkpoint_get(const tl_checkpoint *c, const char *name) {
+    if (!c || !name) return tl_fail("tl_checkpoint_get: checkpoint or name is NULL");
+    for (int i = 0; i < c->dict.count; i++)
+        if (strcmp(c->dict.items[i].name, name) == 0) return c->dict.items[i].tensor;
+    char nb[128];
+    return tl_fail("checkpoint: no tensor named \"%s\" among its %d (from %s)",
+                   tl_st_shown(name, nb, sizeof nb), c->dict.count,
+                   c->file_count ? c->files[0]->path : "no file");
+}
