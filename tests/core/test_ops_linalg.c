@@ -1,0 +1,436 @@
+/* matmul and linear: hand values, a naive-loop cross-check over random
+ * shapes and layouts (broadcast batches, transposed and strided views,
+ * vectors), the BF16 weight paths of linear, error messages, gradients.
+ *
+ * Gradcheck tolerance: the forward runs in float32 and the numeric gradient
+ * takes central differences with eps = 1e-3, so rounding alone contributes
+ * about 1e-7 * |f| / eps ~ 1e-4 of relative error; GRAD_TOL = 1e-2 keeps a
+ * margin while a wrong gradient (off by a factor, a transpose, a missing
+ * term) is off by O(1).
+ */
+#include <check.h>
+#include <math.h>
+
+#include "tinyllm/testing.h"
+#include "tinyllm/autograd.h"
+#include "tinyllm/ops.h"
+
+#define GRAD_TOL 1e-2
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* The reference product a @ b (rank >= 2, batch axes broadcast) in double,
+ * element by element through tl_get: independent of layouts and BLAS. */
+static tl_tensor *naive_matmul(const tl_tensor *a, const tl_tensor *b) {
+    int nb = (a->ndim > b->ndim ? a->ndim : b->ndim) - 2;
+    int64_t shape[TL_MAX_DIMS];
+    for (int d = 0; d < nb; d++) {
+        int da = d - (nb - (a->ndim - 2)), db = d - (nb - (b->ndim - 2));
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
+        shape[d] = sa > sb ? sa : sb;
+    }
+    int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1], N = b->shape[b->ndim - 1];
+    shape[nb] = M;
+    shape[nb + 1] = N;
+    tl_tensor *out = tl_zeros(TL_F32, nb + 2, shape);
+    int64_t idx[TL_MAX_DIMS] = {0}, total = tl_numel(out);
+    for (int64_t p = 0; p < total; p++) {
+        int64_t ai[TL_MAX_DIMS], bi[TL_MAX_DIMS];
+        for (int d = 0; d < a->ndim - 2; d++) {
+            int64_t i = idx[d + nb - (a->ndim - 2)];
+            ai[d] = a->shape[d] == 1 ? 0 : i;
+        }
+        for (int d = 0; d < b->ndim - 2; d++) {
+            int64_t i = idx[d + nb - (b->ndim - 2)];
+            bi[d] = b->shape[d] == 1 ? 0 : i;
+        }
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) {
+            ai[a->ndim - 2] = idx[nb];
+            ai[a->ndim - 1] = k;
+            bi[b->ndim - 2] = k;
+            bi[b->ndim - 1] = idx[nb + 1];
+            s += tl_get(a, ai) * tl_get(b, bi);
+        }
+        tl_set(out, idx, s);
+        for (int d = nb + 1; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
+    }
+    return out;
+}
+
+/* A random [.., rows, cols] operand in one of three layouts: contiguous,
+ * a transposed view (BLAS reads it with Trans), or a stride-2 view of a
+ * larger tensor (no BLAS layout fits: matmul copies it). */
+static tl_tensor *random_operand(tl_pcg32 *rng, int ndim, const int64_t *shape, int layout) {
+    int64_t s[TL_MAX_DIMS];
+    memcpy(s, shape, sizeof(int64_t) * (size_t)ndim);
+    if (layout == 1) {
+        s[ndim - 2] = shape[ndim - 1];
+        s[ndim - 1] = shape[ndim - 2];
+        return tl_transpose(tl_randn(rng, ndim, s), -1, -2);
+    }
+    if (layout == 2) {
+        s[ndim] = 2;
+        tl_tensor *wide = tl_randn(rng, ndim + 1, s);
+        return tl_squeeze(tl_narrow(wide, ndim, 1, 1), ndim);
+    }
+    return tl_randn(rng, ndim, shape);
+}
+
+static tl_tensor *f_matmul(tl_tensor *const *in, void *ctx) {
+    (void)ctx;
+    return tl_matmul(in[0], in[1]);
+}
+
+static tl_tensor *f_matmul_transposed_b(tl_tensor *const *in, void *ctx) {
+    (void)ctx;
+    return tl_matmul(in[0], tl_transpose(in[1], -1, -2));
+}
+
+static tl_tensor *f_linear(tl_tensor *const *in, void *ctx) {
+    (void)ctx;
+    return tl_linear(in[0], in[1], in[2]);
+}
+
+static tl_tensor *f_linear_no_bias(tl_tensor *const *in, void *ctx) {
+    (void)ctx;
+    return tl_linear(in[0], in[1], NULL);
+}
+
+static tl_tensor *grad_leaf(tl_pcg32 *rng, int ndim, const int64_t *shape) {
+    return tl_requires_grad(tl_randn(rng, ndim, shape), true);
+}
+
+/* ---- matmul: values ---------------------------------------------------- */
+
+START_TEST(test_matmul_hand_2x3_by_3x2)
+{
+    tl_scope_push();
+    tl_tensor *a = tl_from_f32((const float[]){1, 2, 3, 4, 5, 6}, TL_SHAPE(2, 3));
+    tl_tensor *b = tl_from_f32((const float[]){7, 8, 9, 10, 11, 12}, TL_SHAPE(3, 2));
+    tl_tensor *c = tl_matmul(a, b);
+    tl_assert_ok(c);
+    /* [1 2 3; 4 5 6] @ [7 8; 9 10; 11 12] worked by hand. */
+    tl_tensor *want = tl_from_f32((const float[]){58, 64, 139, 154}, TL_SHAPE(2, 2));
+    tl_assert_close(c, want, 0, 0);
+    ck_assert_int_eq(c->dtype, TL_F32);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_matches_naive_loop_on_random_shapes_and_layouts)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(11);
+    for (int trial = 0; trial < 60; trial++) {
+        tl_scope_push();
+        int64_t M = 1 + tl_pcg32_bounded(&rng, 6), K = 1 + tl_pcg32_bounded(&rng, 7);
+        int64_t N = 1 + tl_pcg32_bounded(&rng, 6);
+        /* Batch axes: a common shape, each operand a suffix of it with
+         * some axes shrunk to 1 so they broadcast. */
+        int nb = (int)tl_pcg32_bounded(&rng, 3);
+        int64_t batch[2] = {1 + tl_pcg32_bounded(&rng, 3), 1 + tl_pcg32_bounded(&rng, 3)};
+        int na = (int)tl_pcg32_bounded(&rng, (uint32_t)nb + 1);
+        int nbb = (int)tl_pcg32_bounded(&rng, (uint32_t)nb + 1);
+        int64_t as[TL_MAX_DIMS], bs[TL_MAX_DIMS];
+        for (int d = 0; d < na; d++)
+            as[d] = tl_pcg32_bounded(&rng, 3) == 0 ? 1 : batch[nb - na + d];
+        for (int d = 0; d < nbb; d++)
+            bs[d] = tl_pcg32_bounded(&rng, 3) == 0 ? 1 : batch[nb - nbb + d];
+        as[na] = M;
+        as[na + 1] = K;
+        bs[nbb] = K;
+        bs[nbb + 1] = N;
+        tl_tensor *a = random_operand(&rng, na + 2, as, (int)tl_pcg32_bounded(&rng, 3));
+        tl_tensor *b = random_operand(&rng, nbb + 2, bs, (int)tl_pcg32_bounded(&rng, 3));
+        tl_tensor *c = tl_matmul(a, b);
+        tl_assert_ok(c);
+        tl_assert_close(c, naive_matmul(a, b), 1e-5, 1e-5);
+        tl_scope_pop();
+    }
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_broadcasts_batch_axes)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(2);
+    tl_tensor *a = tl_randn(&rng, TL_SHAPE(2, 1, 3, 4));
+    tl_tensor *b = tl_randn(&rng, TL_SHAPE(5, 4, 2));
+    tl_tensor *c = tl_matmul(a, b);
+    tl_assert_ok(c);
+    int64_t want_shape[] = {2, 5, 3, 2};
+    ck_assert_int_eq(c->ndim, 4);
+    for (int d = 0; d < 4; d++) ck_assert_int_eq(c->shape[d], want_shape[d]);
+    tl_assert_close(c, naive_matmul(a, b), 1e-5, 1e-5);
+    /* One shared matrix b against a batch of a (the folded path). */
+    tl_tensor *w = tl_randn(&rng, TL_SHAPE(4, 6));
+    tl_assert_close(tl_matmul(a, w), naive_matmul(a, w), 1e-5, 1e-5);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_transposed_view_equals_explicit_copy)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(3);
+    tl_tensor *q = tl_randn(&rng, TL_SHAPE(2, 5, 8));
+    tl_tensor *k = tl_randn(&rng, TL_SHAPE(2, 7, 8));
+    tl_tensor *kt = tl_transpose(k, -1, -2);          /* a view, read with Trans */
+    tl_tensor *kt_copy = tl_contiguous(kt);           /* the same values, laid out */
+    ck_assert(!tl_is_contiguous(kt));
+    tl_assert_close(tl_matmul(q, kt), tl_matmul(q, kt_copy), 1e-6, 1e-6);
+    /* Both operands transposed, and one row against K^T (decode's q @ K^T). */
+    tl_tensor *qt = tl_transpose(tl_randn(&rng, TL_SHAPE(2, 8, 5)), -1, -2);
+    tl_assert_close(tl_matmul(qt, kt), naive_matmul(qt, kt), 1e-5, 1e-5);
+    tl_tensor *row = tl_narrow(q, 1, 2, 1);
+    tl_assert_close(tl_matmul(row, kt), naive_matmul(row, kt), 1e-5, 1e-5);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_vector_operands_follow_numpy)
+{
+    tl_scope_push();
+    tl_tensor *m = tl_from_f32((const float[]){1, 2, 3, 4, 5, 6}, TL_SHAPE(2, 3));
+    tl_tensor *v3 = tl_from_f32((const float[]){1, 0, -1}, TL_SHAPE(3));
+    tl_tensor *v2 = tl_from_f32((const float[]){2, -1}, TL_SHAPE(2));
+
+    tl_tensor *dot = tl_matmul(v3, v3);               /* [3] @ [3] -> rank 0 */
+    tl_assert_ok(dot);
+    ck_assert_int_eq(dot->ndim, 0);
+    ck_assert_double_eq(tl_item(dot), 2.0);
+
+    tl_tensor *mv = tl_matmul(m, v3);                 /* [2, 3] @ [3] -> [2] */
+    tl_assert_close(mv, tl_from_f32((const float[]){-2, -2}, TL_SHAPE(2)), 0, 0);
+
+    tl_tensor *vm = tl_matmul(v2, m);                 /* [2] @ [2, 3] -> [3] */
+    tl_assert_close(vm, tl_from_f32((const float[]){-2, -1, 0}, TL_SHAPE(3)), 0, 0);
+
+    tl_tensor *batch = tl_reshape(tl_arange(0, 12), TL_SHAPE(2, 2, 3));
+    tl_tensor *bv = tl_matmul(tl_cast(batch, TL_F32), v3);   /* [2, 2, 3] @ [3] -> [2, 2] */
+    tl_assert_close(bv, tl_from_f32((const float[]){-2, -2, -2, -2}, TL_SHAPE(2, 2)), 0, 0);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_bf16_operand_is_widened_exactly)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(4);
+    tl_tensor *a = tl_randn(&rng, TL_SHAPE(3, 4));
+    tl_tensor *b16 = tl_cast(tl_randn(&rng, TL_SHAPE(4, 5)), TL_BF16);
+    tl_tensor *c = tl_matmul(a, b16);
+    tl_assert_ok(c);
+    ck_assert_int_eq(c->dtype, TL_F32);
+    tl_assert_close(c, naive_matmul(a, tl_cast(b16, TL_F32)), 1e-5, 1e-5);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_empty_inner_axis_gives_zeros)
+{
+    tl_scope_push();
+    tl_tensor *c = tl_matmul(tl_zeros(TL_F32, TL_SHAPE(2, 0)), tl_ones(TL_F32, TL_SHAPE(0, 3)));
+    tl_assert_ok(c);
+    tl_assert_close(c, tl_zeros(TL_F32, TL_SHAPE(2, 3)), 0, 0);
+    tl_scope_pop();
+}
+END_TEST
+
+/* ---- matmul: errors ---------------------------------------------------- */
+
+START_TEST(test_matmul_inner_mismatch_names_both_shapes)
+{
+    tl_scope_push();
+    tl_tensor *a = tl_zeros(TL_F32, TL_SHAPE(2, 3));
+    tl_tensor *b = tl_zeros(TL_F32, TL_SHAPE(4, 5));
+    tl_assert_error(tl_matmul(a, b), "a [2, 3] has K=3 on its last axis but b [4, 5] has K=4");
+    tl_assert_error(tl_matmul(a, tl_zeros(TL_F32, TL_SHAPE(2))), "K=2");
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_batch_mismatch_names_the_axis)
+{
+    tl_scope_push();
+    tl_tensor *a = tl_zeros(TL_F32, TL_SHAPE(2, 3, 4));
+    tl_tensor *b = tl_zeros(TL_F32, TL_SHAPE(3, 4, 5));
+    tl_assert_error(tl_matmul(a, b), "batch axis 0 has sizes 2 and 3");
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_rejects_scalars_and_null)
+{
+    tl_scope_push();
+    tl_assert_error(tl_matmul(tl_scalar(2), tl_zeros(TL_F32, TL_SHAPE(2))), "at least one axis");
+    tl_assert_error(tl_matmul(NULL, tl_zeros(TL_F32, TL_SHAPE(2))), "matmul");
+    tl_assert_error(tl_matmul(tl_zeros(TL_I64, TL_SHAPE(2, 2)), tl_zeros(TL_F32, TL_SHAPE(2, 2))),
+                    "matmul");
+    tl_scope_pop();
+}
+END_TEST
+
+/* ---- matmul: gradients ------------------------------------------------- */
+
+START_TEST(test_matmul_gradcheck_2d)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(5);
+    tl_tensor *in[] = {grad_leaf(&rng, TL_SHAPE(3, 4)), grad_leaf(&rng, TL_SHAPE(4, 2))};
+    tl_assert_gradcheck(f_matmul, NULL, in, 2, GRAD_TOL);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_gradcheck_broadcast_batches)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(6);
+    tl_tensor *in[] = {grad_leaf(&rng, TL_SHAPE(2, 1, 3, 4)), grad_leaf(&rng, TL_SHAPE(3, 4, 2))};
+    tl_assert_gradcheck(f_matmul, NULL, in, 2, GRAD_TOL);
+    tl_tensor *shared[] = {grad_leaf(&rng, TL_SHAPE(2, 3, 4)), grad_leaf(&rng, TL_SHAPE(4, 2))};
+    tl_assert_gradcheck(f_matmul, NULL, shared, 2, GRAD_TOL);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_matmul_gradcheck_vectors_and_transposed_view)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(7);
+    tl_tensor *vv[] = {grad_leaf(&rng, TL_SHAPE(4)), grad_leaf(&rng, TL_SHAPE(4))};
+    tl_assert_gradcheck(f_matmul, NULL, vv, 2, GRAD_TOL);
+    tl_tensor *vm[] = {grad_leaf(&rng, TL_SHAPE(4)), grad_leaf(&rng, TL_SHAPE(2, 4, 3))};
+    tl_assert_gradcheck(f_matmul, NULL, vm, 2, GRAD_TOL);
+    tl_tensor *mv[] = {grad_leaf(&rng, TL_SHAPE(2, 3, 4)), grad_leaf(&rng, TL_SHAPE(4))};
+    tl_assert_gradcheck(f_matmul, NULL, mv, 2, GRAD_TOL);
+    tl_tensor *qk[] = {grad_leaf(&rng, TL_SHAPE(2, 3, 4)), grad_leaf(&rng, TL_SHAPE(2, 5, 4))};
+    tl_assert_gradcheck(f_matmul_transposed_b, NULL, qk, 2, GRAD_TOL);
+    tl_scope_pop();
+}
+END_TEST
+
+/* ---- linear ------------------------------------------------------------ */
+
+START_TEST(test_linear_hand_with_bias)
+{
+    tl_scope_push();
+    tl_tensor *x = tl_from_f32((const float[]){1, 2, 3, 4, 5, 6}, TL_SHAPE(2, 3));
+    tl_tensor *w = tl_from_f32((const float[]){1, 0, -1, 2, 1, 0}, TL_SHAPE(2, 3));  /* [out=2, in=3] */
+    tl_tensor *bias = tl_from_f32((const float[]){10, -10}, TL_SHAPE(2));
+    /* Row 1: [1-3, 2+2] + b = [8, -6]; row 2: [4-6, 8+5] + b = [8, 3]. */
+    tl_assert_close(tl_linear(x, w, bias), tl_from_f32((const float[]){8, -6, 8, 3}, TL_SHAPE(2, 2)),
+                    0, 0);
+    tl_assert_close(tl_linear(x, w, NULL), tl_from_f32((const float[]){-2, 4, -2, 13}, TL_SHAPE(2, 2)),
+                    0, 0);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_linear_equals_matmul_with_transposed_weight)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(8);
+    tl_tensor *w = tl_randn(&rng, TL_SHAPE(6, 5));
+    tl_tensor *bias = tl_randn(&rng, TL_SHAPE(6));
+    tl_tensor *x = tl_randn(&rng, TL_SHAPE(2, 3, 5));
+    tl_tensor *want = tl_add(naive_matmul(x, tl_transpose(w, 0, 1)), bias);
+    tl_tensor *y = tl_linear(x, w, bias);
+    tl_assert_ok(y);
+    ck_assert_int_eq(y->ndim, 3);
+    ck_assert_int_eq(y->shape[2], 6);
+    tl_assert_close(y, want, 1e-5, 1e-5);
+    /* A weight given as a transposed view of [in, out] storage. */
+    tl_tensor *wt = tl_transpose(tl_contiguous(tl_transpose(w, 0, 1)), 0, 1);
+    ck_assert(!tl_is_contiguous(wt));
+    tl_assert_close(tl_linear(x, wt, bias), want, 1e-5, 1e-5);
+    /* A non-contiguous input (a transposed view). */
+    tl_tensor *xs = tl_transpose(tl_randn(&rng, TL_SHAPE(5, 4)), 0, 1);
+    tl_assert_close(tl_linear(xs, w, NULL), naive_matmul(xs, tl_transpose(w, 0, 1)), 1e-5, 1e-5);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_linear_single_row_f32_and_bf16_weights)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(9);
+    tl_tensor *w = tl_randn(&rng, TL_SHAPE(37, 19));
+    tl_tensor *x = tl_randn(&rng, TL_SHAPE(1, 19));      /* decode: one row */
+    tl_tensor *v = tl_randn(&rng, TL_SHAPE(19));          /* a plain vector */
+    tl_tensor *wt = tl_transpose(w, 0, 1);
+    tl_assert_close(tl_linear(x, w, NULL), naive_matmul(x, wt), 1e-5, 1e-5);
+    tl_tensor *yv = tl_linear(v, w, NULL);
+    tl_assert_ok(yv);
+    ck_assert_int_eq(yv->ndim, 1);
+    tl_assert_close(tl_reshape(yv, TL_SHAPE(1, 37)),
+                    naive_matmul(tl_reshape(v, TL_SHAPE(1, 19)), wt), 1e-5, 1e-5);
+    /* BF16: the result equals F32 math on the widened weight. */
+    tl_tensor *w16 = tl_cast(w, TL_BF16);
+    tl_tensor *w16_as_f32 = tl_cast(w16, TL_F32);
+    tl_assert_close(tl_linear(x, w16, NULL), naive_matmul(x, tl_transpose(w16_as_f32, 0, 1)),
+                    1e-5, 1e-5);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_linear_bf16_weight_many_rows_in_blocks)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(10);
+    /* 2100 x 1024 is more than two blocks of the 1M-float scratch. */
+    tl_tensor *w16 = tl_cast(tl_randn(&rng, TL_SHAPE(2100, 1024)), TL_BF16);
+    tl_tensor *x = tl_randn(&rng, TL_SHAPE(3, 1024));
+    tl_tensor *bias = tl_randn(&rng, TL_SHAPE(2100));
+    tl_tensor *y = tl_linear(x, w16, bias);
+    tl_assert_ok(y);
+    tl_tensor *want = tl_linear(x, tl_cast(w16, TL_F32), bias);
+    tl_assert_close(y, want, 1e-5, 1e-4);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_linear_shape_errors_name_the_shapes)
+{
+    tl_scope_push();
+    tl_tensor *x = tl_zeros(TL_F32, TL_SHAPE(2, 3));
+    tl_tensor *w = tl_zeros(TL_F32, TL_SHAPE(4, 5));
+    tl_assert_error(tl_linear(x, w, NULL), "input [2, 3] must end with in=5");
+    tl_tensor *w2 = tl_zeros(TL_F32, TL_SHAPE(4, 3));
+    tl_assert_error(tl_linear(x, w2, tl_zeros(TL_F32, TL_SHAPE(3))), "bias [3] must be [out] = [4]");
+    tl_assert_error(tl_linear(x, tl_zeros(TL_F32, TL_SHAPE(3)), NULL), "[out, in]");
+    tl_assert_error(tl_linear(x, tl_zeros(TL_I64, TL_SHAPE(4, 3)), NULL), "I64");
+    tl_assert_error(tl_linear(NULL, w2, NULL), "linear");
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_linear_gradcheck_input_weight_bias)
+{
+    tl_scope_push();
+    tl_pcg32 rng = tl_test_rng(12);
+    tl_tensor *in[] = {grad_leaf(&rng, TL_SHAPE(2, 3, 4)), grad_leaf(&rng, TL_SHAPE(5, 4)),
+                       grad_leaf(&rng, TL_SHAPE(5))};
+    tl_assert_gradcheck(f_linear, NULL, in, 3, GRAD_TOL);
+    tl_tensor *row[] = {grad_leaf(&rng, TL_SHAPE(4)), grad_leaf(&rng, TL_SHAPE(3, 4))};
+    tl_assert_gradcheck(f_linear_no_bias, NULL, row, 2, GRAD_TOL);
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(test_linear_backward_repeats_rows_into_weight_grad)
+{
+    tl_scope_push();
+    /* Two identical rows: dW = sum over rows of g^T x = 2 * x for g = 1. */
+    tl_tensor *x = tl_from_f32((const float[]){1, 2, 1, 2}, TL_SHAPE(2, 2));
+    tl_tensor *w = tl_requires_grad(tl_zeros(TL_F32, TL_SHAPE(1, 2)), true);
+    tl_tensor *loss = tl_sum_all(tl_linear(x, w, NULL));
+    ck_assert_int_eq(tl_backward(loss), 0);
+    tl_assert_ok(w->grad);
+    tl_assert_close(w->grad, tl_from_f32((const float[]){2, 4}, TL_SHAPE(1, 2)), 0, 0);
+    tl_scope_pop();
+}
+END_TEST
