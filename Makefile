@@ -33,6 +33,16 @@ BENCH_TARGETS :=
 .PHONY: all deps test demo bench asan valgrind clean fixtures dist
 all: build-all
 
+# $(call check_suite,OUT_BINARY,SUITE_NAME,TEST_SOURCES,EXTRA_LINK)
+# Builds a Check binary from files of START_TEST blocks.
+define check_suite
+$(1): $(3) $(TESTGEN) $(CORE_LIB) $(TESTING_LIB) $(4)
+	@rm -rf $(1).gen && mkdir -p $(1).gen
+	@$(TESTGEN) $(1).gen $(2) $(3)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-function $(1).gen/*.c -o $(1) $(LDFLAGS) $(4) $(TESTING_LIB) $(CORE_LINK) $(CHECK_LIBS)
+endef
+
+# Defined above: the area files $(call) check_suite as they are read.
 include $(sort $(wildcard mk/*.mk))
 
 build-all: $(ALL_TARGETS)
@@ -70,12 +80,3 @@ $(BUILD)/obj/%.o: %.c
 $(TESTGEN): $(BUILD)/obj/tools/ol/testgen.o $(BUILD)/obj/tools/ol/testgen_main.o
 	@mkdir -p $(dir $@)
 	$(CC) $^ -o $@ $(LDFLAGS)
-
-# $(call check_suite,OUT_BINARY,SUITE_NAME,TEST_SOURCES,EXTRA_LINK)
-# Builds a Check binary from files of START_TEST blocks.
-define check_suite
-$(1): $(3) $(TESTGEN) $(CORE_LIB) $(TESTING_LIB) $(4)
-	@rm -rf $(1).gen && mkdir -p $(1).gen
-	@$(TESTGEN) $(1).gen $(2) $(3)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-function $(1).gen/*.c -o $(1) $(LDFLAGS) $(4) $(TESTING_LIB) $(CORE_LINK) $(CHECK_LIBS)
-endef

@@ -1,0 +1,145 @@
+/* Scopes (tensor.h): tensors belong to the innermost scope and die with it;
+ * tl_scope_keep hands one tensor (and the history its gradient needs) to the
+ * enclosing scope. ASan and valgrind runs of this file check the freeing. */
+#include <check.h>
+#include <string.h>
+
+#include "tinyllm/autograd.h"
+#include "tinyllm/ops.h"
+#include "tinyllm/testing.h"
+
+START_TEST(push_returns_depth_and_pop_unwinds)
+{
+    int base = tl_scope_push();
+    ck_assert_int_ge(base, 1);
+    ck_assert_int_eq(tl_scope_push(), base + 1);
+    ck_assert_int_eq(tl_scope_pop(), 0);
+    ck_assert_int_eq(tl_scope_pop(), 0);
+}
+END_TEST
+
+START_TEST(popping_the_bottom_scope_is_an_error)
+{
+    tl_clear_error();
+    ck_assert_int_eq(tl_scope_pop(), -1);
+    ck_assert_ptr_nonnull(strstr(tl_error(), "no scope is open"));
+    tl_clear_error();
+    tl_assert_ok(tl_zeros(TL_F32, TL_SHAPE(2)));   /* the bottom scope still works */
+}
+END_TEST
+
+START_TEST(many_scopes_of_many_tensors_free_everything)
+{
+    for (int round = 0; round < 50; round++) {
+        tl_scope_push();
+        tl_tensor *acc = tl_zeros(TL_F32, TL_SHAPE(64));
+        for (int i = 0; i < 40; i++) acc = tl_add_scalar(acc, 1.0);
+        tl_tensor *big = tl_ones(TL_F32, TL_SHAPE(300, 300));   /* a block of its own */
+        ck_assert(tl_item_at(acc, 63) == 40.0 && tl_item_at(big, 89999) == 1.0);
+        tl_scope_pop();
+    }
+}
+END_TEST
+
+START_TEST(keep_returns_the_same_tensor_alive_in_the_parent)
+{
+    tl_scope_push();
+    tl_scope_push();
+    tl_tensor *t = tl_add_scalar(tl_ones(TL_F32, TL_SHAPE(3)), 1.0);
+    ck_assert_ptr_eq(tl_scope_keep(t), t);
+    tl_scope_pop();
+    ck_assert(tl_item_at(t, 2) == 2.0);   /* survives the inner pop */
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(keep_of_a_strided_view_keeps_its_values)
+{
+    tl_scope_push();
+    tl_tensor *outer = tl_from_f32((float[]){ 1, 2, 3, 4, 5, 6 }, TL_SHAPE(2, 3));
+    tl_scope_push();
+    tl_tensor *base = tl_clone(outer);
+    tl_tensor *col = tl_narrow(tl_transpose(base, 0, 1), 0, 1, 2);   /* [[2, 5], [3, 6]] */
+    tl_scope_keep(col);
+    tl_tensor *view_of_outer = tl_transpose(outer, 0, 1);
+    tl_scope_keep(view_of_outer);
+    tl_scope_pop();
+    ck_assert(tl_item_at(col, 0) == 2 && tl_item_at(col, 1) == 5 && tl_item_at(col, 3) == 6);
+    ck_assert(tl_item_at(view_of_outer, 1) == 4);
+    ck_assert_ptr_eq(view_of_outer->storage, outer->storage);   /* outer storage: no copy */
+    tl_scope_pop();
+}
+END_TEST
+
+START_TEST(keep_without_an_enclosing_scope_is_an_error)
+{
+    tl_tensor *t = tl_zeros(TL_F32, TL_SHAPE(1));
+    tl_assert_error(tl_scope_keep(t), "no enclosing scope");
+    tl_assert_error(tl_scope_keep(NULL), "tl_scope_keep: tensor is NULL");
+}
+END_TEST
+
+START_TEST(keep_of_an_older_tensor_changes_nothing)
+{
+    tl_tensor *outer = tl_ones(TL_F32, TL_SHAPE(2));
+    tl_tensor *owned = tl_tensor_new_owned(TL_F32, TL_SHAPE(2));
+    tl_scope_push();
+    ck_assert_ptr_eq(tl_scope_keep(outer), outer);
+    ck_assert_ptr_eq(tl_scope_keep(owned), owned);
+    tl_scope_pop();
+    ck_assert(tl_item_at(outer, 1) == 1.0);
+    tl_tensor_free(owned);
+}
+END_TEST
+
+START_TEST(kept_tensor_keeps_its_gradient_history)
+{
+    tl_tensor *x = tl_requires_grad(tl_from_f32((float[]){ 1, 2, 3 }, TL_SHAPE(3)), true);
+    tl_scope_push();
+    tl_tensor *y = tl_mul(tl_exp(x), x);   /* y = x e^x */
+    tl_scope_keep(y);
+    tl_scope_pop();                        /* the intermediates' scope is gone */
+    ck_assert_int_eq(tl_backward(tl_sum_all(y)), 0);
+    for (int i = 0; i < 3; i++) {
+        double v = i + 1;
+        ck_assert_double_eq_tol(tl_item_at(x->grad, i), exp(v) * (1 + v), 1e-4 * exp(v));
+    }
+}
+END_TEST
+
+START_TEST(leaf_gradient_lives_beside_the_leaf)
+{
+    tl_tensor *x = tl_requires_grad(tl_ones(TL_F32, TL_SHAPE(2)), true);
+    tl_scope_push();
+    tl_backward(tl_sum_all(tl_mul_scalar(x, 3.0)));
+    tl_scope_pop();   /* backward's temporaries go; x->grad stays */
+    ck_assert(tl_item_at(x->grad, 0) == 3.0);
+    ck_assert(!x->grad->owned);
+}
+END_TEST
+
+START_TEST(shutdown_frees_the_bottom_scope_and_the_runtime_restarts)
+{
+    tl_scope_push();
+    tl_ones(TL_F32, TL_SHAPE(10));
+    tl_shutdown();   /* frees open scopes too */
+    tl_tensor *t = tl_ones(TL_F32, TL_SHAPE(2));
+    tl_assert_ok(t);
+    ck_assert(tl_item_at(t, 1) == 1.0);
+    tl_clear_error();
+    ck_assert_int_eq(tl_scope_pop(), -1);   /* back at the bottom */
+    tl_clear_error();
+}
+END_TEST
+
+START_TEST(scope_alloc_is_usable_and_aligned)
+{
+    tl_scope_push();
+    /* a view and its base share storage; the arena gives every tensor its own */
+    tl_tensor *a = tl_zeros(TL_F32, TL_SHAPE(3)), *b = tl_zeros(TL_F32, TL_SHAPE(5));
+    ck_assert_ptr_ne(a->storage, b->storage);
+    ck_assert_uint_eq((uintptr_t)tl_data(a) % 64, 0);
+    ck_assert_uint_eq((uintptr_t)tl_data(b) % 64, 0);
+    tl_scope_pop();
+}
+END_TEST
