@@ -242,7 +242,7 @@ void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t
                 (long long)M, (long long)K, (long long)N, (long long)K, INT_MAX);
         return;
     }
-    if (!A || !B || !C) {
+    if (!C || (K > 0 && (!A || !B))) {
         tl_fail("tl_gemm_f32_nt: NULL %s for [%lld, %lld] @ [%lld, %lld]^T; pass all three "
                 "arrays", !C ? "C" : !A ? "A" : "B", (long long)M, (long long)K,
                 (long long)N, (long long)K);

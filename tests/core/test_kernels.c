@@ -1,0 +1,384 @@
+/* Kernels: the matrix-vector products against a double-precision reference,
+ * exact structure checks, independence from the thread count and the code
+ * path, the GEMM through OpenBLAS, and TINYLLM_THREADS.
+ *
+ * Tolerance. A float sum of n products, in any order, with each product
+ * exact (FMA) or rounded once, is within n * 2^-24 * sum |w_c x_c| of the
+ * exact value (Higham, Accuracy and Stability, 2002, eq. 4.4, to first
+ * order). The kernels' blocked order does much better in practice, but this
+ * bound holds for both code paths and for OpenBLAS whatever order they use.
+ * The one-hot tests need no tolerance: each output is a single product.
+ */
+#include <check.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tinyllm/testing.h"
+#include "tinyllm/bf16.h"
+#include "tinyllm/kernels.h"
+#include "tinyllm/pcg32.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Sets (value) or unsets (NULL) an environment variable for one test; the
+ * matching restore puts back what was there, for runs without fork. */
+typedef struct { const char *name; char *saved; } env_guard;
+
+static env_guard env_set(const char *name, const char *value) {
+    const char *old = getenv(name);
+    env_guard g = {name, old ? strdup(old) : NULL};
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+    return g;
+}
+
+static void env_restore(env_guard g) {
+    if (g.saved) setenv(g.name, g.saved, 1);
+    else unsetenv(g.name);
+    free(g.saved);
+}
+
+static void *xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    ck_assert_msg(p != NULL, "out of memory for %zu bytes", bytes);
+    return p;
+}
+
+static float uniform(tl_pcg32 *rng) { return 2.0f * tl_pcg32_uniform(rng) - 1.0f; }
+
+/* Random bf16 weights: the top half of a uniform float in [-1, 1). */
+static uint16_t random_bf16(tl_pcg32 *rng) {
+    float f = uniform(rng);
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return (uint16_t)(bits >> 16);
+}
+
+/* Compares y with sum_c W(r, c) x[c] in double, within the bound above.
+ * w_at(r, c) reads the weight whatever its dtype. */
+typedef double (*weight_at)(const void *W, int64_t cols, int64_t r, int64_t c);
+
+static double f32_at(const void *W, int64_t cols, int64_t r, int64_t c) {
+    return ((const float *)W)[r * cols + c];
+}
+
+static double bf16_at(const void *W, int64_t cols, int64_t r, int64_t c) {
+    return tl_bf16_to_f32(((const uint16_t *)W)[r * cols + c]);
+}
+
+static void assert_matches_reference(const char *what, const void *W, weight_at at,
+                                     const float *x, const float *y, int64_t rows,
+                                     int64_t cols) {
+    for (int64_t r = 0; r < rows; r++) {
+        double exact = 0.0, magnitude = 0.0;
+        for (int64_t c = 0; c < cols; c++) {
+            double p = at(W, cols, r, c) * (double)x[c];
+            exact += p;
+            magnitude += fabs(p);
+        }
+        double tol = (double)cols * 0x1p-24 * magnitude + DBL_MIN;
+        ck_assert_msg(fabs((double)y[r] - exact) <= tol,
+                      "%s [%lld x %lld]: y[%lld] = %.9g, double reference %.9g, error %.3g "
+                      "> tolerance %.3g", what, (long long)rows, (long long)cols,
+                      (long long)r, (double)y[r], exact, fabs((double)y[r] - exact), tol);
+    }
+}
+
+/* Shapes that stress the edges: one row or column, fewer rows than threads,
+ * columns not a multiple of 8, 16 or 32 (the vector tails), and products
+ * large enough to be split across threads (>= 64K weights). */
+static const int64_t EDGE_SHAPES[][2] = {
+    {1, 1}, {1, 7}, {2, 8}, {3, 9}, {1, 31}, {5, 32}, {4, 33}, {7, 47}, {9, 64},
+    {13, 100}, {1, 100003}, {3, 40001}, {257, 255}, {129, 1031}, {576, 1536}};
+#define N_EDGE_SHAPES (int)(sizeof EDGE_SHAPES / sizeof EDGE_SHAPES[0])
+#define N_RANDOM_SHAPES 12
+
+/* Runs check(rows, cols, rng) over the edge shapes and random ones, under
+ * both code paths (TINYLLM_SIMD unset: AVX2 where the CPU has it; "0": the
+ * portable loops) and 3 threads (more than the rows of some shapes). */
+static void over_shapes_and_paths(void (*check)(int64_t, int64_t, tl_pcg32 *)) {
+    env_guard threads = env_set("TINYLLM_THREADS", "3");
+    const char *paths[] = {NULL, "0"};
+    for (int p = 0; p < 2; p++) {
+        env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
+        tl_pcg32 rng;
+        tl_pcg32_seed(&rng, 20240907, (uint64_t)p);
+        for (int i = 0; i < N_EDGE_SHAPES; i++) check(EDGE_SHAPES[i][0], EDGE_SHAPES[i][1], &rng);
+        for (int i = 0; i < N_RANDOM_SHAPES; i++) {
+            int64_t rows = 1 + tl_pcg32_bounded(&rng, 300);
+            int64_t cols = 1 + tl_pcg32_bounded(&rng, 700);
+            check(rows, cols, &rng);
+        }
+        env_restore(simd);
+    }
+    env_restore(threads);
+}
+
+static void check_f32(int64_t rows, int64_t cols, tl_pcg32 *rng) {
+    float *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    float *x = xmalloc((size_t)cols * sizeof *x), *y = xmalloc((size_t)rows * sizeof *y);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = uniform(rng);
+    for (int64_t c = 0; c < cols; c++) x[c] = uniform(rng);
+    tl_gemv_f32(W, x, y, rows, cols);
+    assert_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_f32 (portable)" : "tl_gemv_f32",
+                             W, f32_at, x, y, rows, cols);
+    free(W);
+    free(x);
+    free(y);
+}
+
+static void check_bf16(int64_t rows, int64_t cols, tl_pcg32 *rng) {
+    uint16_t *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    float *x = xmalloc((size_t)cols * sizeof *x), *y = xmalloc((size_t)rows * sizeof *y);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = random_bf16(rng);
+    for (int64_t c = 0; c < cols; c++) x[c] = uniform(rng);
+    tl_gemv_bf16(W, x, y, rows, cols);
+    assert_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_bf16 (portable)" : "tl_gemv_bf16",
+                             W, bf16_at, x, y, rows, cols);
+    free(W);
+    free(x);
+    free(y);
+}
+
+/* ---- matrix-vector products ---------------------------------------------- */
+
+START_TEST(gemv_f32_matches_double_reference_on_edge_and_random_shapes) {
+    over_shapes_and_paths(check_f32);
+}
+END_TEST
+
+START_TEST(gemv_bf16_matches_double_reference_on_edge_and_random_shapes) {
+    over_shapes_and_paths(check_bf16);
+}
+END_TEST
+
+/* Row r has a single 1 at column r mod cols and x[c] = c + 1, so y[r] must
+ * be exactly (r mod cols) + 1: a skipped tail, a wrong row stride or a row
+ * written by two threads shows up as a wrong integer. */
+static void check_one_hot(int64_t rows, int64_t cols) {
+    float *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    uint16_t *Wb = xmalloc((size_t)(rows * cols) * sizeof *Wb);
+    float *x = xmalloc((size_t)cols * sizeof *x), *y = xmalloc((size_t)rows * sizeof *y);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            W[r * cols + c] = c == r % cols ? 1.0f : 0.0f;
+            Wb[r * cols + c] = c == r % cols ? 0x3F80 : 0x0000;   /* bf16 1.0, 0.0 */
+        }
+    for (int64_t c = 0; c < cols; c++) x[c] = (float)(c + 1);
+    for (int dtype = 0; dtype < 2; dtype++) {
+        if (dtype == 0) tl_gemv_f32(W, x, y, rows, cols);
+        else tl_gemv_bf16(Wb, x, y, rows, cols);
+        for (int64_t r = 0; r < rows; r++)
+            ck_assert_msg(y[r] == (float)(r % cols + 1),
+                          "%s [%lld x %lld]: y[%lld] = %g, expected %g (the weight at "
+                          "column %lld)", dtype ? "tl_gemv_bf16" : "tl_gemv_f32",
+                          (long long)rows, (long long)cols, (long long)r, (double)y[r],
+                          (double)(r % cols + 1), (long long)(r % cols));
+    }
+    free(W);
+    free(Wb);
+    free(x);
+    free(y);
+}
+
+START_TEST(gemv_one_hot_rows_pick_exactly_their_column) {
+    env_guard threads = env_set("TINYLLM_THREADS", "2");
+    const char *paths[] = {NULL, "0"};
+    for (int p = 0; p < 2; p++) {
+        env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
+        for (int64_t cols = 1; cols <= 70; cols++) check_one_hot(75, cols);
+        check_one_hot(1000, 577);   /* split across threads */
+        env_restore(simd);
+    }
+    env_restore(threads);
+}
+END_TEST
+
+/* One thread computes a whole row, so the bits must not depend on how many
+ * threads share the rows. */
+START_TEST(gemv_result_is_identical_for_any_thread_count) {
+    const int64_t rows = 301, cols = 1031;
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 7, 1);
+    float *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    uint16_t *Wb = xmalloc((size_t)(rows * cols) * sizeof *Wb);
+    float *x = xmalloc((size_t)cols * sizeof *x);
+    float *y1 = xmalloc((size_t)rows * sizeof *y1), *yn = xmalloc((size_t)rows * sizeof *yn);
+    float *b1 = xmalloc((size_t)rows * sizeof *b1), *bn = xmalloc((size_t)rows * sizeof *bn);
+    for (int64_t i = 0; i < rows * cols; i++) {
+        W[i] = uniform(&rng);
+        Wb[i] = random_bf16(&rng);
+    }
+    for (int64_t c = 0; c < cols; c++) x[c] = uniform(&rng);
+
+    env_guard g = env_set("TINYLLM_THREADS", "1");
+    tl_gemv_f32(W, x, y1, rows, cols);
+    tl_gemv_bf16(Wb, x, b1, rows, cols);
+    env_restore(g);
+    const char *counts[] = {"2", "3", "5", "16"};
+    for (int i = 0; i < 4; i++) {
+        g = env_set("TINYLLM_THREADS", counts[i]);
+        tl_gemv_f32(W, x, yn, rows, cols);
+        tl_gemv_bf16(Wb, x, bn, rows, cols);
+        env_restore(g);
+        ck_assert_msg(memcmp(y1, yn, (size_t)rows * sizeof *y1) == 0,
+                      "tl_gemv_f32 with %s threads differs from 1 thread", counts[i]);
+        ck_assert_msg(memcmp(b1, bn, (size_t)rows * sizeof *b1) == 0,
+                      "tl_gemv_bf16 with %s threads differs from 1 thread", counts[i]);
+    }
+    free(W);
+    free(Wb);
+    free(x);
+    free(y1);
+    free(yn);
+    free(b1);
+    free(bn);
+}
+END_TEST
+
+START_TEST(gemv_with_no_columns_writes_zeros_and_with_no_rows_writes_nothing) {
+    float y[3] = {5.0f, 5.0f, 5.0f};
+    tl_gemv_f32(NULL, NULL, y, 3, 0);
+    for (int r = 0; r < 3; r++) ck_assert_msg(y[r] == 0.0f, "f32: y[%d] = %g, expected 0", r, y[r]);
+    y[0] = y[1] = y[2] = 5.0f;
+    tl_gemv_bf16(NULL, NULL, y, 3, 0);
+    for (int r = 0; r < 3; r++) ck_assert_msg(y[r] == 0.0f, "bf16: y[%d] = %g, expected 0", r, y[r]);
+    y[0] = 5.0f;
+    tl_gemv_f32(NULL, NULL, y, 0, 4);
+    tl_gemv_bf16(NULL, NULL, y, 0, 4);
+    ck_assert_msg(y[0] == 5.0f, "a product with no rows wrote y[0] = %g", y[0]);
+}
+END_TEST
+
+START_TEST(gemv_null_arrays_set_an_error_and_write_nothing) {
+    float W[6] = {0}, x[3] = {0}, y[2] = {7.0f, 7.0f};
+    uint16_t Wb[6] = {0};
+    tl_clear_error();
+    tl_gemv_f32(NULL, x, y, 2, 3);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "tl_gemv_f32: NULL W"),
+                  "expected an error naming W, got '%s'", tl_error() ? tl_error() : "(none)");
+    tl_clear_error();
+    tl_gemv_bf16(Wb, NULL, y, 2, 3);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "tl_gemv_bf16: NULL x"),
+                  "expected an error naming x, got '%s'", tl_error() ? tl_error() : "(none)");
+    tl_clear_error();
+    tl_gemv_f32(W, x, NULL, 2, 3);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "NULL y"),
+                  "expected an error naming y, got '%s'", tl_error() ? tl_error() : "(none)");
+    tl_clear_error();
+    ck_assert_msg(y[0] == 7.0f && y[1] == 7.0f, "y was written on an error: %g %g", y[0], y[1]);
+}
+END_TEST
+
+/* ---- GEMM ------------------------------------------------------------------ */
+
+START_TEST(gemm_nt_matches_double_reference) {
+    static const int64_t shapes[][3] = {
+        {1, 1, 1}, {1, 7, 3}, {3, 1, 5}, {5, 9, 1}, {17, 33, 65}, {128, 96, 576}, {31, 257, 17}};
+    env_guard threads = env_set("TINYLLM_THREADS", "2");
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 99, 3);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *A = xmalloc((size_t)(M * K) * sizeof *A), *B = xmalloc((size_t)(N * K) * sizeof *B);
+        float *C = xmalloc((size_t)(M * N) * sizeof *C);
+        for (int64_t i = 0; i < M * K; i++) A[i] = uniform(&rng);
+        for (int64_t i = 0; i < N * K; i++) B[i] = uniform(&rng);
+        for (int64_t i = 0; i < M * N; i++) C[i] = NAN;   /* C is output only */
+        tl_gemm_f32_nt(A, B, C, M, N, K);
+        /* Row m of C is the product of B (as [N, K] weights) with row m of A. */
+        for (int64_t m = 0; m < M; m++) {
+            char what[96];
+            snprintf(what, sizeof what, "tl_gemm_f32_nt (M=%lld), row %lld of C, as B @ A[m]",
+                     (long long)M, (long long)m);
+            assert_matches_reference(what, B, f32_at, A + m * K, C + m * N, N, K);
+        }
+        free(A);
+        free(B);
+        free(C);
+    }
+    env_restore(threads);
+}
+END_TEST
+
+START_TEST(gemm_with_no_inner_dimension_writes_zeros) {
+    float C[6] = {1, 2, 3, 4, 5, 6};
+    tl_gemm_f32_nt(NULL, NULL, C, 2, 3, 0);
+    for (int i = 0; i < 6; i++) ck_assert_msg(C[i] == 0.0f, "C[%d] = %g, expected 0", i, C[i]);
+}
+END_TEST
+
+START_TEST(gemm_sizes_beyond_openblas_int_fail_with_an_error) {
+    float A[1] = {1}, B[1] = {1}, C[1] = {42.0f};
+    tl_clear_error();
+    tl_gemm_f32_nt(A, B, C, 1, 1, (int64_t)INT_MAX + 1);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "tl_gemm_f32_nt") &&
+                      strstr(tl_error(), "OpenBLAS"),
+                  "expected an error about OpenBLAS's size limit, got '%s'",
+                  tl_error() ? tl_error() : "(none)");
+    tl_clear_error();
+    ck_assert_msg(C[0] == 42.0f, "C was written on an error: %g", C[0]);
+}
+END_TEST
+
+/* ---- TINYLLM_THREADS --------------------------------------------------------- */
+
+START_TEST(num_threads_honours_a_valid_TINYLLM_THREADS) {
+    const char *values[] = {"1", "2", "3", "64"};
+    const int expected[] = {1, 2, 3, 64};
+    for (int i = 0; i < 4; i++) {
+        env_guard g = env_set("TINYLLM_THREADS", values[i]);
+        int n = tl_num_threads();
+        env_restore(g);
+        ck_assert_msg(n == expected[i], "TINYLLM_THREADS=%s gave %d threads", values[i], n);
+    }
+    env_guard g = env_set("TINYLLM_THREADS", NULL);
+    int n = tl_num_threads();
+    env_restore(g);
+    ck_assert_msg(n == omp_get_num_procs(), "unset TINYLLM_THREADS gave %d threads, not the "
+                  "%d cores", n, omp_get_num_procs());
+}
+END_TEST
+
+/* Bad values fall back to every core and say so on stderr, once per process
+ * (this is the only test that sets a bad value). */
+START_TEST(num_threads_rejects_a_bad_TINYLLM_THREADS_with_one_message) {
+    char path[] = "/tmp/tinyllm-test-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_msg(fd >= 0, "cannot create a temporary file to capture stderr");
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+
+    const char *bad[] = {"two", "0", "-1", "2x", "1.5", "99999999999999999999", "100000"};
+    int got[7];
+    for (int i = 0; i < 7; i++) {
+        env_guard g = env_set("TINYLLM_THREADS", bad[i]);
+        got[i] = tl_num_threads();
+        env_restore(g);
+    }
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+
+    char text[4096] = "";
+    ssize_t len = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(path);
+    text[len > 0 ? len : 0] = '\0';
+
+    for (int i = 0; i < 7; i++)
+        ck_assert_msg(got[i] == omp_get_num_procs(), "TINYLLM_THREADS=%s gave %d threads, "
+                      "expected the fallback to all %d cores", bad[i], got[i], omp_get_num_procs());
+    int messages = 0;
+    for (const char *p = text; (p = strstr(p, "TINYLLM_THREADS=")) != NULL; p++) messages++;
+    ck_assert_msg(messages == 1, "expected one message on stderr, got %d: '%s'", messages, text);
+    ck_assert_msg(strstr(text, "'two'") && strstr(text, "using all"),
+                  "the message should quote the value and say what is used instead: '%s'", text);
+}
+END_TEST
