@@ -3,8 +3,9 @@
  * bad index, and gradients.
  *
  * Gradcheck tolerance: float32 forward, central differences with eps = 1e-3
- * (rounding ~1e-4 relative); these ops only move values, so GRAD_TOL = 1e-2
- * is loose, and a wrong gradient (a lost or misplaced row) is off by O(1).
+ * (rounding ~1e-4 relative); these ops only move values (worst measured
+ * here: 2.5e-5), so GRAD_TOL = 2e-3 is loose, and a wrong gradient (a lost
+ * or misplaced row) is off by O(1).
  */
 #include <check.h>
 #include <math.h>
@@ -13,7 +14,7 @@
 #include "tinyllm/autograd.h"
 #include "tinyllm/ops.h"
 
-#define GRAD_TOL 1e-2
+#define GRAD_TOL 2e-3
 
 static tl_tensor *grad_leaf(tl_pcg32 *rng, int ndim, const int64_t *shape) {
     return tl_requires_grad(tl_randn(rng, ndim, shape), true);

@@ -4,9 +4,9 @@
  *
  * Gradcheck tolerance: the forward runs in float32 and the numeric gradient
  * takes central differences with eps = 1e-3, so rounding alone contributes
- * about 1e-7 * |f| / eps ~ 1e-4 of relative error; GRAD_TOL = 1e-2 keeps a
- * margin while a wrong gradient (off by a factor, a transpose, a missing
- * term) is off by O(1).
+ * about 1e-7 * |f| / eps ~ 1e-4 of relative error (the worst case measured
+ * here is 2.1e-4). GRAD_TOL = 2e-3 keeps a tenfold margin, while a wrong
+ * gradient (off by a factor, a transpose, a missing term) is off by O(1).
  */
 #include <check.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 #include "tinyllm/autograd.h"
 #include "tinyllm/ops.h"
 
-#define GRAD_TOL 1e-2
+#define GRAD_TOL 2e-3
 
 /* ---- helpers ----------------------------------------------------------- */
 

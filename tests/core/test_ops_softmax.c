@@ -3,8 +3,9 @@
  * 1e4, log_softmax = log of softmax), ignore_index, errors and gradients.
  *
  * Gradcheck tolerance: float32 forward, central differences with eps = 1e-3:
- * rounding contributes about 1e-4 relative error, so GRAD_TOL = 1e-2 keeps
- * a margin while a wrong gradient is off by O(1).
+ * rounding contributes about 1e-4 relative error (worst measured here:
+ * 1.1e-4), so GRAD_TOL = 2e-3 keeps a margin while a wrong gradient is off
+ * by O(1).
  */
 #include <check.h>
 #include <math.h>
@@ -13,7 +14,7 @@
 #include "tinyllm/autograd.h"
 #include "tinyllm/ops.h"
 
-#define GRAD_TOL 1e-2
+#define GRAD_TOL 2e-3
 
 static tl_tensor *grad_leaf(tl_pcg32 *rng, int ndim, const int64_t *shape) {
     return tl_requires_grad(tl_randn(rng, ndim, shape), true);

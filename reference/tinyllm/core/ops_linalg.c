@@ -64,6 +64,13 @@ static tl_tensor *blas_operand(const char *op, tl_tensor *t, blas_matrix *m) {
     return c;
 }
 
+/* OpenBLAS keeps its own thread pool: size it as the kernels are sized
+ * (TINYLLM_THREADS), reading its current count so no cache can go stale. */
+static void blas_threads(void) {
+    int n = tl_num_threads();
+    if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
+}
+
 /* BLAS takes int sizes: refuse what does not fit rather than wrap. */
 static bool blas_fits(const char *op, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e) {
     if (a <= INT_MAX && b <= INT_MAX && c <= INT_MAX && d <= INT_MAX && e <= INT_MAX) return true;
@@ -139,6 +146,7 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
     }
     /* One row against a matrix stored [N, K]: the gemv kernel. */
     bool gemv = M == 1 && ma.trans == CblasNoTrans && mb.trans == CblasTrans && mb.ld == K;
+    if (!gemv) blas_threads();
 
     int64_t idx[TL_MAX_DIMS] = {0};
     for (int64_t i = 0; i < batches; i++) {
@@ -226,6 +234,7 @@ static int linear_bf16(const float *x, const uint16_t *w, float *y, int64_t rows
                 (long long)block, (long long)in);
         return -1;
     }
+    blas_threads();
     for (int64_t r0 = 0; r0 < out; r0 += block) {
         int64_t nr = min64(block, out - r0);
         const uint16_t *src = w + r0 * in;
@@ -260,6 +269,7 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
     /* op(B) must be w^T: a weight stored [out, in] is read transposed, a
      * transposed view (stored [in, out]) as it is. */
     CBLAS_TRANSPOSE tb = mw.trans == CblasNoTrans ? CblasTrans : CblasNoTrans;
+    blas_threads();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, (int)rows, (int)out, (int)in, 1.0f, x, (int)in,
                 mw.data, (int)mw.ld, 0.0f, y, (int)out);
     return 0;
