@@ -161,7 +161,7 @@ START_TEST(test_f16_all_65536_match_the_defining_formula)
         }
         double want = e == 0 ? ldexp(m, -24) : ldexp(1.0 + m / 1024.0, e - 15);
         if (sign) want = -want;
-        ck_assert_msg((double)got == want && signbit(got) == (sign != 0),
+        ck_assert_msg((double)got == want && (signbit(got) != 0) == (sign != 0),
                       "f16 0x%04x -> %a, expected %a", h, (double)got, want);
     }
 }
