@@ -1,0 +1,163 @@
+/* hub_internal.h: what the fake Hub's files share (not part of the API).
+ *
+ * store.c   repos, files, refs, hashes, commits, loading a folder
+ * faults.c  the fault table: matching a request and counting hits
+ * reqlog.c  the request log
+ * url.c     percent-decoding and -encoding, Range parsing
+ * body.c    answers that carry file bytes (Range, body faults, streaming)
+ * routes.c  what the Hub and the CDN answer
+ * server.c  the two libmicrohttpd listeners, per-request state, life cycle
+ * serve.c   `ol hub serve`
+ */
+#ifndef TL_HUB_INTERNAL_H
+#define TL_HUB_INTERNAL_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include "hub.h"
+
+typedef struct {
+    char *path;                 /* in the repo, '/'-separated */
+    const unsigned char *data;  /* size bytes; NULL when size is 0 */
+    size_t size;
+    bool mapped;                /* data is an mmap of a file, else malloc'd */
+    char blob_sha1[41];         /* sha1("blob <size>\0" + data): the git ETag */
+    char sha256[65];            /* the LFS oid: X-Linked-Etag */
+} hub_file;
+
+typedef struct {
+    char *name;                 /* "main", "refs/pr/1", ... */
+    char commit[41];
+} hub_ref;
+
+typedef struct {
+    char *key;                  /* as in URLs: "org/name", "datasets/org/name" */
+    const char *id;             /* key without its type prefix */
+    const char *type;           /* "models", "datasets" or "spaces" */
+    hub_file *files;            /* sorted by path */
+    int nfiles, capfiles;
+    hub_ref *refs;              /* refs[0] is "main" */
+    int nrefs, caprefs;
+    char *private_token;        /* NULL: public */
+    bool gated;
+    char *approved_token;       /* gated: the one token let in (may be NULL) */
+} hub_repo;
+
+typedef struct {
+    hub_fault f;                /* strings point into the owned copies below */
+    char *repo, *path, *method, *header, *value;
+    int hits;
+    bool active;
+} hub_fault_slot;
+
+struct hub_listener {
+    hub *h;
+    hub_host host;
+    struct MHD_Daemon *daemon;
+    unsigned want_port;
+    char url[48];               /* "http://127.0.0.1:PORT" */
+};
+
+struct hub {
+    hub_repo *repos;
+    int nrepos, caprepos;
+    uint64_t lfs_threshold;
+    bool small_redirect;
+    FILE *trace;
+    struct hub_listener hub_l, cdn_l;
+    bool running;
+    atomic_bool stopping;       /* tells sleeping and trickling requests to end */
+
+    pthread_mutex_t lock;       /* guards everything below */
+    hub_fault_slot *faults;
+    int nfaults, capfaults;
+    hub_request *log;
+    int nlog, caplog;
+    unsigned log_generation;    /* bumped by hub_log_clear */
+
+    char error[1024];
+};
+
+/* One request, from its first line to its completion. */
+typedef struct {
+    struct hub_listener *l;
+    char *uri;                  /* the raw request-target */
+    char method[16];            /* set on the first call, with the headers */
+    bool answered;
+    int log_index;              /* -1 when not logged */
+    unsigned log_generation;
+    /* The URL's parts, decoded (routes.c). */
+    int route;
+    char *key, *rev, *path, *sha256, *signature;
+    /* What the request names, when routing found it (for fault matching). */
+    const hub_repo *repo;
+    const hub_file *file;
+} hub_req;
+
+/* ---- store.c ---- */
+void hub_set_error(hub *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+hub_repo *hub_find_repo(const hub *h, const char *key);
+const hub_file *hub_find_file(const hub_repo *r, const char *path);
+/* A ref by name, or by the commit it reports; NULL when neither. */
+const hub_ref *hub_find_ref(const hub_repo *r, const char *rev);
+bool hub_is_lfs(const hub *h, const hub_file *f);
+void hub_store_free(hub *h);
+void hub_sha256_hex(const void *data, size_t n, char out[65]);
+
+/* ---- faults.c ---- */
+/* Optional extra test: does fault f change this particular answer? */
+typedef bool (*hub_fault_filter)(const hub_fault *f, void *ctx);
+/* Finds the first active fault of `kind` matching request r (and, for
+ * OMIT_HEADER, naming `header`), counts it (hits, times, the log entry's
+ * bits) and copies it to *out. The copy's strings live until hub_free. */
+bool hub_fault_take(hub *h, hub_req *r, hub_fault_kind kind, const char *header,
+                    hub_fault_filter filter, void *ctx, hub_fault *out);
+void hub_faults_free(hub *h);
+
+/* ---- reqlog.c ---- */
+void hub_log_begin(hub *h, hub_req *r, struct MHD_Connection *c);
+void hub_log_status(hub *h, hub_req *r, int status);
+/* With h->lock held. */
+void hub_log_mark_fault_locked(hub *h, const hub_req *r, hub_fault_kind kind);
+void hub_log_free(hub *h);
+
+/* ---- url.c ---- */
+/* Decodes n bytes of %XX escapes into a new string; NULL on a bad escape,
+ * an encoded NUL or no memory. */
+char *hub_url_decode(const char *s, size_t n);
+/* Encodes s keeping letters, digits, "_.-~" and (when keep_slash) '/'. */
+char *hub_url_encode(const char *s, bool keep_slash);
+/* The value of key in a raw query ("a=1&b=2"), decoded; NULL when absent. */
+char *hub_query_value(const char *query, const char *key);
+typedef enum { HUB_RANGE_NONE, HUB_RANGE_OK, HUB_RANGE_UNSATISFIABLE } hub_range_kind;
+/* One byte range of a resource of `size` bytes ("bytes=N-", "bytes=N-M",
+ * "bytes=-K"); a header it cannot read, or several ranges, is NONE: the
+ * whole body, as RFC 9110 allows. */
+hub_range_kind hub_parse_range(const char *header, uint64_t size, uint64_t *first,
+                               uint64_t *last);
+
+/* ---- body.c ---- */
+/* The answer carrying f's bytes for a GET or HEAD: 200, 206 or 416 after
+ * Range and the body faults. NULL when out of memory. */
+struct MHD_Response *hub_body_response(hub *h, hub_req *r, struct MHD_Connection *c,
+                                       const hub_file *f, int *status);
+/* Sleeps ms in short steps; false when the hub is stopping. */
+bool hub_sleep_ms(hub *h, int ms);
+
+/* ---- routes.c ---- */
+/* Fills r->repo and r->file from the URL, without answering. */
+void hub_route_identify(hub *h, hub_req *r);
+/* Queues the answer; false when the connection should close. */
+bool hub_route_answer(hub *h, hub_req *r, struct MHD_Connection *c);
+void hub_route_free(hub_req *r);
+
+/* ---- server.c ---- */
+/* Queues response with status (logging it) and releases it. */
+bool hub_queue(hub *h, hub_req *r, struct MHD_Connection *c, int status,
+               struct MHD_Response *resp);
+/* A small text or JSON answer. */
+struct MHD_Response *hub_text_response(const char *text, const char *content_type);
+
+#endif
