@@ -32,7 +32,7 @@ static void remove_tree(char *dir) {
 
 /* dir/name in one of a few rotating buffers (so two can be used at once). */
 static const char *in_dir(const char *dir, const char *name) {
-    static char bufs[4][512];
+    static char bufs[4][1024];
     static int next;
     char *b = bufs[next++ % 4];
     snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
