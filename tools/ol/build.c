@@ -1,0 +1,417 @@
+#include "build.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+/* The libraries every test program links, as the Makefile found them. */
+#ifndef OL_CHECK_CFLAGS
+#define OL_CHECK_CFLAGS ""
+#endif
+#ifndef OL_CHECK_LIBS
+#define OL_CHECK_LIBS "-lcheck -lsubunit -lrt -lm -lpthread"
+#endif
+#ifndef OL_BLAS_LIBS
+#define OL_BLAS_LIBS "-lopenblas"
+#endif
+
+/* Bump when the layout of the cache changes. */
+#define OL_CACHE_VERSION "ol-cache-3"
+
+/* Student code gets warnings, not errors: they are shown, never fatal. */
+static const char *const BASE_CFLAGS[] = {"-std=c11", "-g", "-Wall", "-Wextra", "-D_GNU_SOURCE",
+                                          "-fopenmp", "-fdiagnostics-color=never"};
+
+static void add_words(strlist *l, const char *words) {
+    char *copy = xstrdup(words);
+    for (char *save = NULL, *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+        sl_push(l, w);
+    free(copy);
+}
+
+/* Every .h under dir, recursively, into the hash. */
+static void hash_headers(hasher *h, const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    strlist names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.') sl_push(&names, e->d_name);
+    closedir(d);
+    sl_sort(&names);
+    for (int i = 0; i < names.n; i++) {
+        char *full = path_join(dir, names.v[i]);
+        size_t len = strlen(names.v[i]);
+        if (is_dir(full)) hash_headers(h, full);
+        else if (len > 2 && strcmp(names.v[i] + len - 2, ".h") == 0) {
+            hash_str(h, full);
+            hash_file(h, full);
+        }
+        free(full);
+    }
+    sl_free(&names);
+}
+
+int build_prepare(ol_ctx *ctx) {
+    if (ctx->toolchain_ready) return 0;
+    if (ctx_require_runtime(ctx) != 0) return -1;
+    hasher *h = hash_new();
+    hash_str(h, OL_CACHE_VERSION);
+    hash_str(h, ctx->cc);
+    for (size_t i = 0; i < sizeof BASE_CFLAGS / sizeof *BASE_CFLAGS; i++) hash_str(h, BASE_CFLAGS[i]);
+    hash_str(h, OL_CHECK_CFLAGS);
+    hash_str(h, OL_CHECK_LIBS);
+    hash_str(h, OL_BLAS_LIBS);
+    hash_str(h, ctx->root);
+    hash_file(h, ctx->core_lib);
+    hash_file(h, ctx->testing_lib);
+    char *contracts = path_join(ctx->root, "contracts");
+    char *reference = path_join(ctx->root, "reference");
+    hash_headers(h, contracts);
+    hash_headers(h, reference);
+    free(contracts);
+    free(reference);
+    hash_done(h, ctx->toolchain);
+    ctx->toolchain_ready = true;
+    return 0;
+}
+
+/* The compiler's arguments except the output, in order. */
+static void compile_args(ol_ctx *ctx, const unit *u, strlist *args) {
+    sl_push(args, ctx->cc);
+    for (size_t i = 0; i < sizeof BASE_CFLAGS / sizeof *BASE_CFLAGS; i++) sl_push(args, BASE_CFLAGS[i]);
+    if (u->coverage) {
+        sl_push(args, "-O0");
+        sl_push(args, "--coverage");
+    } else {
+        sl_push(args, "-O2");
+    }
+    if (u->test) sl_push(args, "-Wno-unused-function");
+    sl_push_owned(args, xasprintf("-I%s/contracts", ctx->root));
+    add_words(args, OL_CHECK_CFLAGS);
+    for (int i = 0; i < u->flags.n; i++) sl_push(args, u->flags.v[i]);
+    sl_push(args, "-c");
+    sl_push(args, u->src);
+}
+
+static void unit_key(ol_ctx *ctx, unit *u, const strlist *args) {
+    hasher *h = hash_new();
+    hash_str(h, ctx->toolchain);
+    for (int i = 0; i < args->n; i++) hash_str(h, args->v[i]);
+    const char *cwd = u->cwd ? u->cwd : ctx->root;
+    hash_str(h, cwd);
+    char *src = u->src[0] == '/' ? xstrdup(u->src) : path_join(cwd, u->src);
+    hash_file(h, src);
+    free(src);
+    for (int i = 0; i < u->deps.n; i++) {
+        hash_str(h, u->deps.v[i]);
+        hash_file(h, u->deps.v[i]);
+    }
+    hash_done(h, u->key);
+}
+
+/* The base name of a source without .c: coverage objects keep it, so gcov
+ * finds name.gcno and name.gcda beside name.o. */
+static char *stem(const char *src) {
+    const char *b = path_base(src);
+    size_t n = strlen(b);
+    if (n > 2 && strcmp(b + n - 2, ".c") == 0) n -= 2;
+    return xstrndup(b, n);
+}
+
+int build_units(ol_ctx *ctx, unit *u, int n) {
+    if (build_prepare(ctx) != 0) return n ? n : 1;
+    char *objdir = ctx_cache_dir(ctx, "obj");
+    char *covdir = ctx_cache_dir(ctx, "cov");
+    if (!objdir || !covdir) {
+        free(objdir);
+        free(covdir);
+        return n ? n : 1;
+    }
+    proc_job *jobs = xcalloc((size_t)n, sizeof *jobs);
+    int *which = xcalloc((size_t)n, sizeof *which);
+    char **tmp_objs = xcalloc((size_t)n, sizeof *tmp_objs);
+    int njobs = 0;
+    for (int i = 0; i < n; i++) {
+        strlist args = {0};
+        compile_args(ctx, &u[i], &args);
+        unit_key(ctx, &u[i], &args);
+        free(u[i].obj);
+        free(u[i].log);
+        u[i].log = NULL;
+        char *marker;
+        if (u[i].coverage) {
+            char *dir = path_join(covdir, u[i].key);
+            char *s = stem(u[i].src);
+            u[i].obj = xasprintf("%s/%s.o", dir, s);
+            marker = path_join(dir, "done");
+            free(s);
+            free(dir);
+        } else {
+            u[i].obj = xasprintf("%s/%s.o", objdir, u[i].key);
+            marker = xstrdup(u[i].obj);
+        }
+        char *log_path = xasprintf("%s.log", u[i].obj);
+        if (is_file(marker)) {
+            u[i].ok = u[i].cached = true;
+            u[i].log = read_file(log_path, NULL);
+            if (!u[i].log) u[i].log = xstrdup("");
+            sl_free(&args);
+        } else {
+            u[i].ok = u[i].cached = false;
+            proc_job *j = &jobs[njobs];
+            j->argv = args;
+            proc_arg(j, "-o");
+            if (u[i].coverage) {
+                /* gcov data names follow the object's name: compile in place,
+                 * and let the "done" marker say the object is whole. */
+                char *dir = path_dirname(u[i].obj);
+                remove_tree(dir, ctx->cache);
+                mkdir_p(dir);
+                free(dir);
+                proc_arg(j, u[i].obj);
+            } else {
+                tmp_objs[njobs] = xasprintf("%s.tmp%ld.o", u[i].obj, (long)getpid());
+                proc_arg(j, tmp_objs[njobs]);
+            }
+            j->cwd = xstrdup(u[i].cwd ? u[i].cwd : ctx->root);
+            j->out_path = xasprintf("%s.tmp%ld", log_path, (long)getpid());
+            if (ctx->verbose) {
+                char *cmd = sl_join(&j->argv, " ");
+                fprintf(stderr, "ol: (in %s) %s\n", j->cwd, cmd);
+                free(cmd);
+            }
+            which[njobs++] = i;
+        }
+        free(marker);
+        free(log_path);
+    }
+    int failed = 0;
+    if (njobs && proc_run_all(jobs, njobs, ctx->jobs) != 0) failed = -1;
+    for (int k = 0; k < njobs && failed >= 0; k++) {
+        unit *x = &u[which[k]];
+        char *log_path = xasprintf("%s.log", x->obj);
+        x->log = read_file(jobs[k].out_path, NULL);
+        if (!x->log) x->log = xstrdup("");
+        x->ok = jobs[k].exit_code == 0;
+        if (x->ok) {
+            rename(jobs[k].out_path, log_path);
+            if (x->coverage) {
+                char *dir = path_dirname(x->obj);
+                char *marker = path_join(dir, "done");
+                write_file_atomic(marker, "", 0);
+                free(marker);
+                free(dir);
+            } else if (rename(tmp_objs[k], x->obj) != 0) {
+                x->ok = false;
+            }
+        } else {
+            unlink(jobs[k].out_path);
+            if (tmp_objs[k]) unlink(tmp_objs[k]);
+            if (jobs[k].exit_code < 0 || jobs[k].exit_code == 127) {
+                char *what = proc_describe(&jobs[k]);
+                char *more = xasprintf("%s(the compiler %s ended with %s)\n", x->log, ctx->cc, what);
+                free(x->log);
+                x->log = more;
+                free(what);
+            }
+            failed++;
+        }
+        free(log_path);
+    }
+    for (int k = 0; k < njobs; k++) {
+        free(tmp_objs[k]);
+        proc_job_free(&jobs[k]);
+    }
+    free(tmp_objs);
+    free(jobs);
+    free(which);
+    free(objdir);
+    free(covdir);
+    return failed;
+}
+
+void unit_free(unit *u) {
+    free(u->src);
+    free(u->cwd);
+    sl_free(&u->flags);
+    sl_free(&u->deps);
+    free(u->obj);
+    free(u->log);
+    memset(u, 0, sizeof *u);
+}
+
+int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out) {
+    hasher *h = hash_new();
+    hash_str(h, "archive");
+    for (int i = 0; i < n; i++) hash_str(h, u[i].key);
+    hash_done(h, out->key);
+    char *dir = ctx_cache_dir(ctx, "lib");
+    if (!dir) return -1;
+    out->path = xasprintf("%s/%s.a", dir, out->key);
+    free(dir);
+    if (is_file(out->path)) return 0;
+    proc_job job = {0};
+    char *tmp = xasprintf("%s.tmp%ld.a", out->path, (long)getpid());
+    proc_arg(&job, "ar");
+    proc_arg(&job, "rcs");
+    proc_arg(&job, tmp);
+    for (int i = 0; i < n; i++) proc_arg(&job, u[i].obj);
+    job.out_path = xasprintf("%s.log", tmp);
+    int rc = -1;
+    if (proc_run(&job) == 0 && job.exit_code == 0 && rename(tmp, out->path) == 0) rc = 0;
+    else {
+        char *log = read_file(job.out_path, NULL);
+        ol_error("cannot make the archive %s: %s", out->path, log ? log : "ar failed");
+        free(log);
+        unlink(tmp);
+    }
+    unlink(job.out_path);
+    proc_job_free(&job);
+    free(tmp);
+    return rc;
+}
+
+void link_add(link_spec *l, const link_input *in) {
+    l->inputs = xrealloc(l->inputs, (size_t)(l->ninputs + 1) * sizeof *l->inputs);
+    link_input *d = &l->inputs[l->ninputs++];
+    d->path = xstrdup(in->path);
+    memcpy(d->key, in->key, HASH_HEX);
+}
+
+void link_add_unit(link_spec *l, const unit *u) {
+    link_input in = {.path = u->obj};
+    memcpy(in.key, u->key, HASH_HEX);
+    link_add(l, &in);
+}
+
+static void link_args(ol_ctx *ctx, const link_spec *l, strlist *args) {
+    sl_push(args, ctx->cc);
+    for (int i = 0; i < l->ninputs; i++) sl_push(args, l->inputs[i].path);
+    sl_push(args, ctx->testing_lib);
+    sl_push(args, ctx->core_lib);
+    for (int i = 0; i < l->ldflags.n; i++) sl_push(args, l->ldflags.v[i]);
+    sl_push(args, "-lcjson");
+    add_words(args, OL_BLAS_LIBS);
+    add_words(args, OL_CHECK_LIBS);
+    sl_push(args, "-lm");
+    sl_push(args, "-lpthread");
+    sl_push(args, "-fopenmp");
+    if (l->coverage) sl_push(args, "--coverage");
+    for (int i = 0; i < l->wraps.n; i++) sl_push_owned(args, xasprintf("-Wl,--wrap=%s", l->wraps.v[i]));
+}
+
+int build_links(ol_ctx *ctx, link_spec *l, int n) {
+    if (build_prepare(ctx) != 0) return n ? n : 1;
+    char *bindir = ctx_cache_dir(ctx, "bin");
+    if (!bindir) return n ? n : 1;
+    proc_job *jobs = xcalloc((size_t)n, sizeof *jobs);
+    int *which = xcalloc((size_t)n, sizeof *which);
+    char **tmps = xcalloc((size_t)n, sizeof *tmps);
+    int njobs = 0;
+    for (int i = 0; i < n; i++) {
+        strlist args = {0};
+        link_args(ctx, &l[i], &args);
+        hasher *h = hash_new();
+        hash_str(h, ctx->toolchain);
+        hash_str(h, "link");
+        for (int k = 0; k < l[i].ninputs; k++) hash_str(h, l[i].inputs[k].key);
+        /* the arguments minus the inputs' paths, which the keys stand for */
+        for (int k = 1 + l[i].ninputs; k < args.n; k++) hash_str(h, args.v[k]);
+        hash_done(h, l[i].key);
+        free(l[i].bin);
+        free(l[i].log);
+        l[i].log = NULL;
+        l[i].bin = path_join(bindir, l[i].key);
+        if (access(l[i].bin, X_OK) == 0) {
+            l[i].ok = l[i].cached = true;
+            l[i].log = xstrdup("");
+            sl_free(&args);
+            continue;
+        }
+        l[i].ok = l[i].cached = false;
+        proc_job *j = &jobs[njobs];
+        j->argv = args;
+        tmps[njobs] = xasprintf("%s.tmp%ld", l[i].bin, (long)getpid());
+        proc_arg(j, "-o");
+        proc_arg(j, tmps[njobs]);
+        j->out_path = xasprintf("%s.log", tmps[njobs]);
+        if (ctx->verbose) {
+            char *cmd = sl_join(&j->argv, " ");
+            fprintf(stderr, "ol: %s\n", cmd);
+            free(cmd);
+        }
+        which[njobs++] = i;
+    }
+    int failed = 0;
+    if (njobs && proc_run_all(jobs, njobs, ctx->jobs) != 0) failed = -1;
+    for (int k = 0; k < njobs && failed >= 0; k++) {
+        link_spec *x = &l[which[k]];
+        x->log = read_file(jobs[k].out_path, NULL);
+        if (!x->log) x->log = xstrdup("");
+        x->ok = jobs[k].exit_code == 0 && rename(tmps[k], x->bin) == 0;
+        if (!x->ok) {
+            unlink(tmps[k]);
+            failed++;
+        }
+        unlink(jobs[k].out_path);
+    }
+    for (int k = 0; k < njobs; k++) {
+        free(tmps[k]);
+        proc_job_free(&jobs[k]);
+    }
+    free(tmps);
+    free(jobs);
+    free(which);
+    free(bindir);
+    return failed;
+}
+
+void link_input_free(link_input *in) {
+    free(in->path);
+    in->path = NULL;
+}
+
+void link_free(link_spec *l) {
+    for (int i = 0; i < l->ninputs; i++) free(l->inputs[i].path);
+    free(l->inputs);
+    sl_free(&l->ldflags);
+    sl_free(&l->wraps);
+    free(l->bin);
+    free(l->log);
+    memset(l, 0, sizeof *l);
+}
+
+int defined_functions(ol_ctx *ctx, const char *obj, strlist *out) {
+    char *dir = ctx_cache_dir(ctx, "tmp");
+    if (!dir) return -1;
+    proc_job job = {0};
+    proc_arg(&job, "nm");
+    proc_arg(&job, "-g");
+    proc_arg(&job, "--defined-only");
+    proc_arg(&job, obj);
+    job.out_path = xasprintf("%s/nm.%ld.txt", dir, (long)getpid());
+    free(dir);
+    int rc = -1;
+    if (proc_run(&job) == 0 && job.exit_code == 0) {
+        char *text = read_file(job.out_path, NULL);
+        for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+             line = strtok_r(NULL, "\n", &save)) {
+            char addr[64], type[8], name[512];
+            if (sscanf(line, "%63s %7s %511s", addr, type, name) == 3 && strcmp(type, "T") == 0 &&
+                !sl_contains(out, name))
+                sl_push(out, name);
+        }
+        free(text);
+        rc = 0;
+    } else {
+        ol_error("nm could not read %s: is binutils installed?", obj);
+    }
+    unlink(job.out_path);
+    proc_job_free(&job);
+    return rc;
+}

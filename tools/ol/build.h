@@ -1,0 +1,67 @@
+/* build: compiles and links through the C compiler, with every product
+ * cached under build/ol by the SHA-256 of what made it (sources, headers,
+ * flags, the runtime libraries), so an unchanged rerun compiles nothing. */
+#ifndef OL_BUILD_H
+#define OL_BUILD_H
+
+#include <stdbool.h>
+#include "hash.h"
+#include "util.h"
+#include "workspace.h"
+
+/* One C file compiled to an object. */
+typedef struct unit {
+    char *src;      /* as given to the compiler: relative to cwd, or absolute */
+    char *cwd;      /* where the compiler runs; NULL: the course root */
+    strlist flags;  /* extra compiler flags */
+    strlist deps;   /* other files the object depends on (hashed into its key) */
+    bool coverage;  /* -O0 --coverage, for the baseline's line counts */
+    bool test;      /* a test wrapper made by testgen */
+    /* results */
+    char key[HASH_HEX];
+    char *obj;      /* the cached object */
+    char *log;      /* what the compiler said ("" when nothing) */
+    bool ok, cached;
+} unit;
+
+/* Something a link consumes: an object or an archive, and its cache key. */
+typedef struct {
+    char *path;
+    char key[HASH_HEX];
+} link_input;
+
+/* One test program. */
+typedef struct link_spec {
+    link_input *inputs; /* in link order */
+    int ninputs;
+    strlist ldflags;    /* the lessons' "link" flags */
+    strlist wraps;      /* symbols redirected with -Wl,--wrap (the canary) */
+    bool coverage;
+    /* results */
+    char key[HASH_HEX];
+    char *bin, *log;
+    bool ok, cached;
+} link_spec;
+
+/* The toolchain's hash (compiler, flags, runtime libraries, headers). */
+int build_prepare(ol_ctx *ctx);
+
+/* Compiles every unit not already cached, ctx->jobs at a time. Returns how
+ * many failed (their log says why), or -1 when interrupted. */
+int build_units(ol_ctx *ctx, unit *u, int n);
+void unit_free(unit *u);
+
+/* An archive of the units' objects (all must be ok), cached by their keys. */
+int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out);
+
+void link_add(link_spec *l, const link_input *in);
+void link_add_unit(link_spec *l, const unit *u);
+/* Links every spec not already cached. Returns how many failed, -1 when interrupted. */
+int build_links(ol_ctx *ctx, link_spec *l, int n);
+void link_free(link_spec *l);
+void link_input_free(link_input *in);
+
+/* Global functions an object defines (nm), for the canary. */
+int defined_functions(ol_ctx *ctx, const char *obj, strlist *out);
+
+#endif

@@ -1,0 +1,145 @@
+#include "cli.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int print_help(const char *text) {
+    fputs(text, stdout);
+    return OL_PASS;
+}
+
+int usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ol %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(ol %s --help says how to use it)\n", cmd);
+    va_end(ap);
+    return OL_USAGE;
+}
+
+int open_lesson(ol_ctx *ctx, lesson *l, const char *workspace, const char *id) {
+    if (ctx_init(ctx, workspace) != 0) return -1;
+    char *err = NULL;
+    if (lesson_load(ctx->root, id, l, &err) != 0) {
+        ol_error("%s", err);
+        free(err);
+        ctx_free(ctx);
+        return -1;
+    }
+    return 0;
+}
+
+bool lesson_started(ol_ctx *ctx, const lesson *l) {
+    for (int i = 0; i < l->sources.n; i++) {
+        char *p = path_join(ctx->student, l->sources.v[i]);
+        bool there = is_file(p);
+        free(p);
+        if (!there) return false;
+    }
+    return true;
+}
+
+int deps_prepare(ol_ctx *ctx, const lesson *l, bool reference, bool ref_deps, deps *d, char **err) {
+    memset(d, 0, sizeof *d);
+    *err = NULL;
+    if (lesson_needs_closure(ctx->root, l, &d->lessons, &d->n, err) != 0) return -1;
+    d->libs = xcalloc((size_t)d->n + 1, sizeof *d->libs);
+    for (int i = 0; i < d->n; i++) {
+        const lesson *dep = &d->lessons[i];
+        bool mine = !reference && !ref_deps && lesson_started(ctx, dep);
+        if (!reference && !ref_deps && !mine) {
+            *err = xasprintf("%s needs %s, which you have not started: run `ol start %s` and write it, "
+                             "or pass --ref-deps to use the reference for the lessons it needs",
+                             l->id, dep->id, dep->id);
+            return -1;
+        }
+        char *label = xasprintf("%s %s", mine ? "your" : "the reference", dep->id);
+        int rc = lesson_lib_prepare(ctx, &d->libs[i], dep, mine ? LIB_STUDENT : LIB_REFERENCE, NULL, label, err);
+        free(label);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
+void deps_free(deps *d) {
+    for (int i = 0; i < d->n; i++) lesson_lib_free(&d->libs[i]);
+    free(d->libs);
+    lessons_free(d->lessons, d->n);
+    memset(d, 0, sizeof *d);
+}
+
+void program_spec(link_spec *spec, const suite *s, const lesson_lib *lib, const lesson *l, const deps *d) {
+    suite_link(s, spec);
+    link_add(spec, &lib->archive);
+    /* dependents before what they depend on, as a static link needs */
+    for (int i = d ? d->n - 1 : -1; i >= 0; i--) link_add(spec, &d->libs[i].archive);
+    for (int i = 0; i < l->link.n; i++)
+        if (!sl_contains(&spec->ldflags, l->link.v[i])) sl_push(&spec->ldflags, l->link.v[i]);
+    for (int k = 0; d && k < d->n; k++)
+        for (int i = 0; i < d->lessons[k].link.n; i++)
+            if (!sl_contains(&spec->ldflags, d->lessons[k].link.v[i])) sl_push(&spec->ldflags, d->lessons[k].link.v[i]);
+}
+
+const char *shown_path(ol_ctx *ctx, const char *path) {
+    if (!path) return "";
+    const char *p = path_rel(path, ctx->ws);
+    if (p == path) p = path_rel(path, ctx->root);
+    return p;
+}
+
+/* Every number becomes "#": a digit run not glued to an identifier, with
+ * its sign, decimals and exponent; and inf / nan. */
+char *mask_numbers(const char *msg) {
+    strbuf b = {0};
+    const char *p = msg ? msg : "";
+    while (*p) {
+        bool after_word = p > msg && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        bool starts = !after_word && (isdigit((unsigned char)*p) ||
+                                      ((*p == '-' || *p == '+' || *p == '.') && isdigit((unsigned char)p[1])));
+        if (!after_word && (strncasecmp(p, "nan", 3) == 0 || strncasecmp(p, "inf", 3) == 0) &&
+            !isalnum((unsigned char)p[3]) && p[3] != '_') {
+            sb_add(&b, "#");
+            p += 3;
+            continue;
+        }
+        if (!starts) {
+            sb_addn(&b, p, 1);
+            p++;
+            continue;
+        }
+        if (*p == '-' || *p == '+') p++;
+        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+            p += 2;
+            while (isxdigit((unsigned char)*p)) p++;
+        } else {
+            while (isdigit((unsigned char)*p) || *p == '.') p++;
+            if ((*p == 'e' || *p == 'E') && (isdigit((unsigned char)p[1]) ||
+                                             ((p[1] == '-' || p[1] == '+') && isdigit((unsigned char)p[2])))) {
+                p += 2;
+                while (isdigit((unsigned char)*p)) p++;
+            }
+        }
+        sb_add(&b, "#");
+    }
+    return sb_take(&b);
+}
+
+void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_values) {
+    char *what = test_describe(t);
+    fprintf(f, "  %sFAIL%s %s: %s\n", color(f, C_RED), color(f, C_RESET), t->name, what);
+    free(what);
+    char *msg = hide_values ? mask_numbers(t->message) : xstrdup(t->message ? t->message : "");
+    /* Check says where the last assertion (or mark) was; for a crash that is "after this point" */
+    if (t->file && *t->file && t->line > 0)
+        fprintf(f, "       %s:%d: %s%s\n", shown_path(ctx, t->file), t->line,
+                t->status == TEST_FAIL ? "" : "(after this point) ", msg);
+    else if (*msg)
+        fprintf(f, "       %s\n", msg);
+    free(msg);
+    char *line = t->file && t->line > 0 ? source_line(t->file, t->line) : NULL;
+    if (line) fprintf(f, "       %s%5d | %s%s\n", color(f, C_DIM), t->line, line, color(f, C_RESET));
+    free(line);
+}

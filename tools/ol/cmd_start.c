@@ -1,0 +1,160 @@
+/* ol start L7.x: the starting code into c/, the student's test folder with
+ * one example test. Never overwrites: a file that exists is kept. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char HELP[] =
+    "usage: ol start L7.x [--workspace DIR]\n"
+    "\n"
+    "Copies the lesson's starting code (stubs/) into your c/ folder and creates your\n"
+    "test folder, c/tests/<lesson>/, with one example test. Files that already exist\n"
+    "are never overwritten, so running it again is safe. Then prints where your\n"
+    "tests go and the rung the lesson asks for.\n"
+    "\n"
+    "Your tests are plain Check tests, START_TEST(name) ... END_TEST, in any .c file\n"
+    "of that folder; ol finds and registers them. They may include only contract\n"
+    "headers (\"tinyllm/...\"), <check.h> and standard C headers.\n";
+
+/* The example a lesson does not provide: it shows the shape, asserts nothing. */
+static char *generic_example(const lesson *l) {
+    strbuf b = {0};
+    sb_printf(&b,
+              "/* Your tests for %s, %s.\n"
+              " *\n"
+              " * Write Check tests in any .c file of this folder:\n"
+              " *     START_TEST(test_what_it_proves) { ... } END_TEST\n"
+              " * ol finds and registers them. Include only contract headers, <check.h>\n"
+              " * and standard C headers. `ol check %s` runs them against the reference\n"
+              " * (they must pass) and against buggy variants of it (they should fail). */\n"
+              "#include <check.h>\n"
+              "#include \"tinyllm/testing.h\"\n",
+              l->id, l->title, l->id);
+    for (int i = 0; i < l->contracts.n; i++) sb_printf(&b, "#include \"%s\"\n", l->contracts.v[i]);
+    sb_add(&b,
+           "\n"
+           "START_TEST(test_example)\n"
+           "{\n"
+           "    /* Call the contract's functions on an input small enough to work by\n"
+           "     * hand, and compare: tl_assert_close(actual, expected, rtol, atol). */\n"
+           "}\n"
+           "END_TEST\n");
+    return sb_take(&b);
+}
+
+/* Creates dst from data unless it exists. Returns 1 created, 0 kept, -1 error. */
+static int create_once(ol_ctx *ctx, const char *dst, const char *data, size_t len) {
+    char *dir = path_dirname(dst);
+    int made = mkdir_p(dir);
+    free(dir);
+    if (made != 0) {
+        ol_error("cannot create the folder of %s: %s", shown_path(ctx, dst), strerror(errno));
+        return -1;
+    }
+    if (write_file_new(dst, data, len) == 0) return 1;
+    if (errno == EEXIST) return 0;
+    ol_error("cannot write %s: %s", shown_path(ctx, dst), strerror(errno));
+    return -1;
+}
+
+int cmd_start(int argc, char **argv) {
+    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *workspace = NULL;
+    int c;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "hw:", opts, NULL)) != -1) {
+        if (c == 'h') return print_help(HELP);
+        if (c == 'w') workspace = optarg;
+        else return usage_error("start", "unknown option");
+    }
+    if (argc - optind != 1) return usage_error("start", "give one lesson, e.g. `ol start L7.1`");
+    ol_ctx ctx;
+    lesson l;
+    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    int rc = OL_PASS;
+    for (int i = 0; i < l.sources.n && rc == OL_PASS; i++) {
+        char *stub = xasprintf("%s/stubs/%s", ctx.root, l.sources.v[i]);
+        char *dst = path_join(ctx.student, l.sources.v[i]);
+        size_t len;
+        char *text = read_file(stub, &len);
+        if (!text) {
+            ol_error("the course has no starting code %s (lesson.json \"sources\"): tell your instructor",
+                     shown_path(&ctx, stub));
+            rc = OL_USAGE;
+        } else {
+            int made = create_once(&ctx, dst, text, len);
+            if (made < 0) rc = OL_USAGE;
+            else printf("%s c/%s%s\n", made ? "created" : "kept   ", l.sources.v[i],
+                        made ? "" : " (yours: ol never overwrites it)");
+        }
+        free(text);
+        free(stub);
+        free(dst);
+    }
+    char *tests = path_join(ctx.student, l.student_tests);
+    if (rc == OL_PASS) {
+        strlist existing = {0};
+        if (mkdir_p(tests) != 0) {
+            ol_error("cannot create c/%s: %s", l.student_tests, strerror(errno));
+            rc = OL_USAGE;
+        } else if (list_files(tests, ".c", &existing) == 0 && existing.n == 0) {
+            char *example, *name;
+            if (l.example_test) {
+                char *from = path_join(ctx.root, l.example_test);
+                example = read_file(from, NULL);
+                if (!example) ol_warn("the lesson's example test %s is missing; writing a generic one", l.example_test);
+                name = xstrdup(path_base(l.example_test));
+                free(from);
+            } else {
+                example = NULL;
+                name = xstrdup("test_example.c");
+            }
+            if (!example) example = generic_example(&l);
+            char *dst = path_join(tests, name);
+            int made = create_once(&ctx, dst, example, strlen(example));
+            if (made < 0) rc = OL_USAGE;
+            else if (made) printf("created c/%s/%s (an example test)\n", l.student_tests, name);
+            free(dst);
+            free(name);
+            free(example);
+        }
+        sl_free(&existing);
+    }
+    if (rc == OL_PASS) {
+        printf("\n%s: %s\n", l.id, l.title);
+        printf("Your code:  c/%s", l.sources.v[0]);
+        for (int i = 1; i < l.sources.n; i++) printf(", c/%s", l.sources.v[i]);
+        printf("\nYour tests: c/%s/  (START_TEST blocks in any .c file; include only contract headers)\n",
+               l.student_tests);
+        printf("Rung %s:    the course tests pass on your code", l.rung);
+        if (l.level >= 2) printf("; your tests pass on the reference");
+        if (l.level >= 3) printf("; mutation score >= %.2f", l.threshold);
+        if (l.required_pitfalls.n) {
+            char *ids = sl_join(&l.required_pitfalls, ", ");
+            printf("; every required pitfall killed (%s)", ids);
+            free(ids);
+        }
+        printf("\n");
+        for (int i = 0; i < l.needs.n; i++) {
+            lesson dep;
+            char *err = NULL;
+            if (lesson_load(ctx.root, l.needs.v[i], &dep, &err) == 0) {
+                printf("Needs %s (%s): %s\n", dep.id, dep.title,
+                       lesson_started(&ctx, &dep) ? "yours, from c/" : "not started: use --ref-deps for the reference");
+                lesson_free(&dep);
+            }
+            free(err);
+        }
+        printf("\nNext: ol tests %s    (the course tests on your code)\n"
+               "      ol check %s    (the grade: course tests, then your tests by mutation)\n",
+               l.id, l.id);
+    }
+    free(tests);
+    lesson_free(&l);
+    ctx_free(&ctx);
+    return rc;
+}

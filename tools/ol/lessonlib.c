@@ -1,0 +1,114 @@
+#include "lessonlib.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suite.h"
+
+/* Headers a student keeps beside their code: an object depends on them. */
+static void student_headers(const char *dir, const char *skip, strlist *out) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *full = path_join(dir, e->d_name);
+        size_t n = strlen(e->d_name);
+        if (strcmp(full, skip) != 0 && is_dir(full)) student_headers(full, skip, out);
+        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0) sl_push(out, full);
+        free(full);
+    }
+    closedir(d);
+}
+
+int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind kind,
+                       const char *patched_dir, const char *label, char **err) {
+    memset(lib, 0, sizeof *lib);
+    *err = NULL;
+    lib->l = l;
+    lib->kind = kind;
+    lib->label = xstrdup(label);
+    lib->n = l->sources.n;
+    lib->units = xcalloc((size_t)lib->n, sizeof *lib->units);
+    strlist headers = {0};
+    if (kind == LIB_STUDENT) {
+        char *tests = path_join(ctx->student, "tests");
+        student_headers(ctx->student, tests, &headers);
+        sl_sort(&headers);
+        free(tests);
+    }
+    for (int i = 0; i < lib->n; i++) {
+        const char *src = l->sources.v[i];
+        unit *u = &lib->units[i];
+        switch (kind) {
+        case LIB_STUDENT: {
+            char *path = path_join(ctx->student, src);
+            bool there = is_file(path);
+            free(path);
+            if (!there) {
+                *err = xasprintf("c/%s is missing: run `ol start %s` to get the starting code", src, l->id);
+                sl_free(&headers);
+                return -1;
+            }
+            u->cwd = xstrdup(ctx->ws);
+            u->src = xasprintf("c/%s", src);
+            for (int k = 0; k < headers.n; k++) sl_push(&u->deps, headers.v[k]);
+            break;
+        }
+        case LIB_REFERENCE:
+        case LIB_COVERAGE:
+            u->cwd = xstrdup(ctx->root);
+            u->src = xasprintf("reference/%s", src);
+            u->coverage = kind == LIB_COVERAGE;
+            break;
+        case LIB_PATCHED: {
+            u->cwd = xstrdup(patched_dir);
+            u->src = xasprintf("reference/%s", src);
+            /* the copy's own folder has no private headers: look in the original's */
+            char *dir = path_dirname(src);
+            sl_push_owned(&u->flags, xasprintf("-iquote%s/reference/%s", ctx->root, dir));
+            free(dir);
+            break;
+        }
+        }
+    }
+    sl_free(&headers);
+    return 0;
+}
+
+int lesson_libs_build(ol_ctx *ctx, lesson_lib **libs, int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++) total += libs[i]->n;
+    unit *all = xcalloc((size_t)total + 1, sizeof *all);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < libs[i]->n; j++) all[k++] = libs[i]->units[j];
+    int rc = build_units(ctx, all, total);
+    k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < libs[i]->n; j++) libs[i]->units[j] = all[k++];
+    free(all);
+    if (rc < 0) return -1;
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        lesson_lib *lib = libs[i];
+        lib->ok = true;
+        for (int j = 0; j < lib->n; j++) lib->ok = lib->ok && lib->units[j].ok;
+        if (lib->ok && !lib->archive.path) lib->ok = build_archive(ctx, lib->units, lib->n, &lib->archive) == 0;
+        failed += !lib->ok;
+    }
+    return failed;
+}
+
+void lesson_lib_print_log(ol_ctx *ctx, const lesson_lib *lib) {
+    for (int i = 0; i < lib->n; i++) print_compiler_log(ctx, lib->units[i].log);
+}
+
+void lesson_lib_free(lesson_lib *lib) {
+    for (int i = 0; i < lib->n; i++) unit_free(&lib->units[i]);
+    free(lib->units);
+    free(lib->label);
+    link_input_free(&lib->archive);
+    memset(lib, 0, sizeof *lib);
+}

@@ -1,0 +1,54 @@
+/* ol: the course driver. `ol list`, `ol start L7.1`, `ol tests L7.1`,
+ * `ol check L7.1`, `ol diff L7.1`; for instructors `ol mutants`, `ol
+ * fixtures`; and `ol hub serve`. Each command has --help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "proc.h"
+
+static const char USAGE[] =
+    "usage: ol COMMAND [ARGS]   (ol COMMAND --help for each)\n"
+    "\n"
+    "Students:\n"
+    "  list                 the lessons, their rungs, and where you are\n"
+    "  start L7.x           copy the starting code into c/ and make your test folder\n"
+    "  tests L7.x           build your code and run the course tests\n"
+    "  check L7.x           the full grade: course tests, then your own tests by mutation\n"
+    "  diff L7.x            your code beside the reference (after a passing check)\n"
+    "\n"
+    "Instructors:\n"
+    "  mutants [verify|new] L7.x   list, verify or author the lesson's mutants\n"
+    "  fixtures L7.x [--check]     rerun the oracle that makes the golden data\n"
+    "  hub serve DIR ...           the fake Hugging Face Hub\n"
+    "\n"
+    "Where: the course is $OL_ROOT (else the folder ol was built in); your\n"
+    "workspace is --workspace DIR, else $OL_WORKSPACE, else the current folder:\n"
+    "your code in c/, ol's builds and caches in build/ol/.\n"
+    "Exit status: 0 pass, 1 fail, 2 usage error or a broken harness.\n";
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+} COMMANDS[] = {
+    {"list", cmd_list},       {"start", cmd_start},       {"tests", cmd_tests},
+    {"check", cmd_check},     {"diff", cmd_diff},         {"mutants", cmd_mutants},
+    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},
+};
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return OL_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        fputs(USAGE, stdout);
+        return OL_PASS;
+    }
+    /* the Hub handles Ctrl-C itself; elsewhere ol stops its children first */
+    if (strcmp(argv[1], "hub") != 0) proc_setup();
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof *COMMANDS; i++)
+        if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ol: \"%s\" is not a command\n\n%s", argv[1], USAGE);
+    return OL_USAGE;
+}

@@ -1,0 +1,397 @@
+#include "mutant.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = 0;
+    return s;
+}
+
+/* "a/reference/x.c\t2024-..." -> "x.c"; NULL when not under reference/. */
+static char *diff_path(const char *text, const char *prefix) {
+    size_t n = strcspn(text, "\t\n\r");
+    char *p = xstrndup(text, n);
+    char *s = trim(p);
+    size_t lp = strlen(prefix);
+    char *out = NULL;
+    if (strncmp(s, prefix, lp) == 0 && strncmp(s + lp, "reference/", 10) == 0)
+        out = xstrdup(s + lp + 10);
+    free(p);
+    return out;
+}
+
+typedef struct {
+    strlist removed, added;
+    int first_old; /* the original line of the block's first removed (or next) line */
+} block;
+
+static void add_change(mutant *m, const char *file, int line, int col, int end, bool inserted) {
+    m->changes = xrealloc(m->changes, (size_t)(m->nchanges + 1) * sizeof *m->changes);
+    changed_line *c = &m->changes[m->nchanges++];
+    c->file = xstrdup(file);
+    c->line = line;
+    c->column = col;
+    c->end_column = end > col ? end : col + 1;
+    c->inserted = inserted;
+}
+
+/* Closes a run of -/+ lines: each removed line is a change, located at the
+ * columns where it differs from the line that replaced it. */
+static void flush_block(mutant *m, const char *file, block *b, strbuf *replacement) {
+    for (int i = 0; i < b->removed.n; i++) {
+        const char *r = b->removed.v[i];
+        const char *a = i < b->added.n ? b->added.v[i] : NULL;
+        int lr = (int)strlen(r), col = 1, end = lr + 1;
+        if (a) {
+            int la = (int)strlen(a), p = 0, s = 0;
+            while (p < lr && p < la && r[p] == a[p]) p++;
+            while (s < lr - p && s < la - p && r[lr - 1 - s] == a[la - 1 - s]) s++;
+            col = p + 1;
+            end = lr - s + 1;
+        }
+        add_change(m, file, b->first_old + i, col, end, false);
+    }
+    if (b->removed.n == 0 && b->added.n > 0) add_change(m, file, b->first_old, 1, 2, true);
+    for (int i = 0; i < b->added.n; i++) {
+        if (replacement->len) sb_add(replacement, "\n");
+        sb_add(replacement, trim(b->added.v[i]));
+    }
+    sl_free(&b->removed);
+    sl_free(&b->added);
+}
+
+/* Reads the diff hunk by hunk, counting each hunk's lines from its header,
+ * so a removed line that itself starts with "-- " is not taken for a header. */
+static int parse_diff(mutant *m, const char *path, int first_line, char **err) {
+    char *copy = xstrdup(m->diff);
+    char *file = NULL;
+    int old = 0, old_left = 0, new_left = 0, lineno = first_line, hunks = 0, rc = 0;
+    block b = {0};
+    strbuf replacement = {0};
+    for (char *line = copy, *next; line && *line && rc == 0; line = next, lineno++) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r') line[--len] = 0;
+        if (old_left > 0 || new_left > 0) {
+            if (line[0] == '\\') continue; /* "\ No newline at end of file" */
+            if (line[0] == '-' || line[0] == '+') {
+                if (!b.removed.n && !b.added.n) b.first_old = old;
+                if (line[0] == '-') {
+                    sl_push(&b.removed, line + 1);
+                    old++;
+                    old_left--;
+                } else {
+                    sl_push(&b.added, line + 1);
+                    new_left--;
+                }
+            } else { /* context (an empty line: an editor dropped its space) */
+                if (b.removed.n || b.added.n) flush_block(m, file, &b, &replacement);
+                old++;
+                old_left--;
+                new_left--;
+            }
+            if (old_left <= 0 && new_left <= 0 && (b.removed.n || b.added.n))
+                flush_block(m, file, &b, &replacement);
+            continue;
+        }
+        if (strncmp(line, "--- ", 4) == 0) {
+            free(file);
+            file = diff_path(line + 4, "a/");
+            if (!file) {
+                *err = xasprintf("%s:%d: the diff must be against reference/ (\"--- a/reference/...\")", path, lineno);
+                rc = -1;
+            }
+        } else if (strncmp(line, "+++ ", 4) == 0) {
+            char *to = diff_path(line + 4, "b/");
+            if (!to || !file || strcmp(to, file) != 0) {
+                *err = xasprintf("%s:%d: \"+++\" must name the same reference file as \"---\"", path, lineno);
+                rc = -1;
+            }
+            free(to);
+        } else if (strncmp(line, "@@ -", 4) == 0) {
+            int a = 0, bcount = 1, c = 0, d = 1;
+            const char *q = line + 4;
+            char *end;
+            a = (int)strtol(q, &end, 10);
+            if (*end == ',') bcount = (int)strtol(end + 1, &end, 10);
+            if (strncmp(end, " +", 2) == 0) {
+                c = (int)strtol(end + 2, &end, 10);
+                if (*end == ',') d = (int)strtol(end + 1, &end, 10);
+            }
+            if (!file || strncmp(end, " @@", 3) != 0) {
+                *err = xasprintf("%s:%d: a hunk header must follow \"--- a/reference/...\" and read \"@@ -l,n +l,n @@\"",
+                                 path, lineno);
+                rc = -1;
+                break;
+            }
+            (void)c;
+            /* with no old lines, the hunk inserts after line a */
+            old = bcount == 0 ? a + 1 : a;
+            old_left = bcount;
+            new_left = d;
+            hunks++;
+        }
+    }
+    if (rc == 0 && file && (b.removed.n || b.added.n)) flush_block(m, file, &b, &replacement);
+    sl_free(&b.removed);
+    sl_free(&b.added);
+    if (rc == 0 && hunks == 0) {
+        *err = xasprintf("%s: no hunk (\"@@ -l,n +l,n @@\") after the \"---\" line: the diff is missing", path);
+        rc = -1;
+    }
+    if (rc == 0 && m->nchanges == 0) {
+        *err = xasprintf("%s: the diff changes nothing", path);
+        rc = -1;
+    }
+    free(file);
+    free(copy);
+    m->replacement = sb_take(&replacement);
+    return rc;
+}
+
+int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char **err) {
+    memset(m, 0, sizeof *m);
+    *err = NULL;
+    m->wheat = wheat;
+    m->path = xstrdup(path);
+    const char *id_key = wheat ? "Wheat" : "Mutant";
+    const char *p = text;
+    int lineno = 1;
+    bool separated = false;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        char *line = xstrndup(p, n);
+        char *t = trim(line);
+        p = eol ? eol + 1 : p + n;
+        if (strcmp(t, "---") == 0) {
+            free(line);
+            separated = true;
+            lineno++;
+            break;
+        }
+        if (*t && *t != '#') {
+            char *colon = strchr(t, ':');
+            if (!colon) {
+                *err = xasprintf("%s:%d: expected \"Key: value\" or the line \"---\"", path, lineno);
+                free(line);
+                return -1;
+            }
+            *colon = 0;
+            char *key = trim(t), *value = trim(colon + 1);
+            char **slot = NULL;
+            if (strcmp(key, id_key) == 0) slot = &m->id;
+            else if (strcmp(key, "Pitfall") == 0) slot = &m->pitfall;
+            else if (strcmp(key, "Title") == 0) slot = &m->title;
+            else if (strcmp(key, "Symptom") == 0) slot = &m->symptom;
+            else if (strcmp(key, "Hint") == 0) slot = &m->hint;
+            else if (strcmp(key, "Caught-by") == 0 && !wheat) {
+                for (char *save = NULL, *w = strtok_r(value, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
+                    sl_push(&m->caught_by, w);
+            } else {
+                *err = xasprintf("%s:%d: unknown key \"%s\" (a %s knows %s)", path, lineno, key,
+                                 wheat ? "wheat" : "mutant",
+                                 wheat ? "Wheat, Title, Symptom" : "Mutant, Pitfall, Title, Symptom, Caught-by, Hint");
+                free(line);
+                return -1;
+            }
+            if (slot) {
+                if (*slot) {
+                    *err = xasprintf("%s:%d: \"%s\" is given twice", path, lineno, key);
+                    free(line);
+                    return -1;
+                }
+                *slot = xstrdup(value);
+            }
+        }
+        free(line);
+        lineno++;
+    }
+    if (!separated) {
+        *err = xasprintf("%s: no line \"---\" between the header and the diff", path);
+        return -1;
+    }
+    if (!m->id || !*m->id) {
+        *err = xasprintf("%s: the header has no \"%s:\" id", path, id_key);
+        return -1;
+    }
+    if (!m->title || !*m->title) {
+        *err = xasprintf("%s: the header has no \"Title:\"", path);
+        return -1;
+    }
+    if (!wheat && m->caught_by.n == 0) {
+        *err = xasprintf("%s: the header has no \"Caught-by:\" (the course test that kills it)", path);
+        return -1;
+    }
+    if (!m->pitfall) m->pitfall = xstrdup("-");
+    if (!m->symptom) m->symptom = xstrdup("");
+    m->diff = xstrdup(p);
+    hasher *h = hash_new();
+    hash_str(h, text);
+    hash_done(h, m->key);
+    return parse_diff(m, path, lineno, err);
+}
+
+void mutant_free(mutant *m) {
+    free(m->id);
+    free(m->pitfall);
+    free(m->title);
+    free(m->symptom);
+    free(m->hint);
+    sl_free(&m->caught_by);
+    free(m->path);
+    free(m->diff);
+    free(m->replacement);
+    for (int i = 0; i < m->nchanges; i++) free(m->changes[i].file);
+    free(m->changes);
+    memset(m, 0, sizeof *m);
+}
+
+void mutants_free(mutant *m, int n) {
+    for (int i = 0; i < n; i++) mutant_free(&m[i]);
+    free(m);
+}
+
+int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err) {
+    *out = NULL;
+    *n = 0;
+    *err = NULL;
+    strlist files = {0};
+    if (is_dir(dir)) list_files(dir, wheats ? ".wheat" : ".mutant", &files);
+    *out = xcalloc((size_t)files.n + 1, sizeof **out);
+    for (int i = 0; i < files.n; i++) {
+        char *text = read_file(files.v[i], NULL);
+        if (!text) {
+            *err = xasprintf("cannot read %s", files.v[i]);
+            break;
+        }
+        mutant *m = &(*out)[*n];
+        int rc = mutant_parse(files.v[i], text, wheats, m, err);
+        free(text);
+        if (rc != 0) {
+            mutant_free(m);
+            break;
+        }
+        (*n)++;
+        for (int k = 0; k < *n - 1; k++)
+            if (strcmp((*out)[k].id, m->id) == 0) {
+                *err = xasprintf("%s and %s both have the id %s: ids must be unique in a lesson",
+                                 (*out)[k].path, m->path, m->id);
+                break;
+            }
+        if (*err) break;
+    }
+    sl_free(&files);
+    if (*err) {
+        mutants_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+const changed_line *mutant_first_change(const mutant *m) { return m->nchanges ? &m->changes[0] : NULL; }
+
+char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
+    *err = NULL;
+    for (int i = 0; i < m->nchanges; i++)
+        if (!sl_contains(&l->sources, m->changes[i].file)) {
+            *err = xasprintf("%s changes reference/%s, which is not a source of %s (lesson.json \"sources\")",
+                             m->path, m->changes[i].file, l->id);
+            return NULL;
+        }
+    char key[HASH_HEX];
+    hasher *h = hash_new();
+    hash_str(h, "patched-1");
+    hash_str(h, m->key);
+    for (int i = 0; i < l->sources.n; i++) {
+        char *src = xasprintf("%s/reference/%s", ctx->root, l->sources.v[i]);
+        hash_str(h, l->sources.v[i]);
+        hash_file(h, src);
+        free(src);
+    }
+    hash_done(h, key);
+    char *base = ctx_cache_dir(ctx, "patched");
+    if (!base) {
+        *err = xstrdup("cannot create the scratch folder for patched copies");
+        return NULL;
+    }
+    char *dir = path_join(base, key);
+    char *done = path_join(dir, ".done");
+    bool ready = is_file(done);
+    free(done);
+    if (ready) {
+        free(base);
+        return dir;
+    }
+    char *tmp = make_temp_dir(base, "new");
+    int ok = tmp != NULL;
+    for (int i = 0; ok && i < l->sources.n; i++) {
+        char *src = xasprintf("%s/reference/%s", ctx->root, l->sources.v[i]);
+        char *dst = xasprintf("%s/reference/%s", tmp, l->sources.v[i]);
+        char *dst_dir = path_dirname(dst);
+        ok = mkdir_p(dst_dir) == 0 && copy_file_atomic(src, dst) == 0;
+        if (!ok) *err = xasprintf("cannot copy %s into a scratch folder", src);
+        free(dst_dir);
+        free(src);
+        free(dst);
+    }
+    char *diff_file = tmp ? path_join(tmp, "change.diff") : NULL;
+    if (ok && write_file_atomic(diff_file, m->diff, strlen(m->diff)) != 0) {
+        *err = xstrdup("cannot write the diff into a scratch folder");
+        ok = 0;
+    }
+    if (ok) {
+        proc_job job = {0};
+        proc_arg(&job, "patch");
+        proc_arg(&job, "-p1");
+        proc_arg(&job, "--batch");
+        proc_arg(&job, "--forward");
+        proc_arg(&job, "--fuzz=0");
+        proc_arg(&job, "--no-backup-if-mismatch");
+        proc_arg(&job, "--reject-file=-");
+        proc_arg(&job, "-i");
+        proc_arg(&job, "change.diff");
+        job.cwd = xstrdup(tmp);
+        job.out_path = path_join(tmp, "patch.log");
+        ok = proc_run(&job) == 0;
+        char *said = read_file(job.out_path, NULL);
+        if (ok && (job.exit_code != 0 || (said && (strstr(said, "offset") || strstr(said, "fuzz"))))) {
+            /* an offset means the reference moved under the mutant: its
+             * line numbers (reports, coverage) would be wrong too */
+            *err = xasprintf("%s no longer applies to the current reference (stale mutant):\n%s"
+                             "regenerate it from an edited copy of the reference with `ol mutants new`",
+                             m->path, said ? said : "");
+            ok = 0;
+        }
+        free(said);
+        unlink(job.out_path);
+        proc_job_free(&job);
+    }
+    if (diff_file) unlink(diff_file);
+    free(diff_file);
+    if (ok) {
+        char *marker = path_join(tmp, ".done");
+        write_file_atomic(marker, "", 0);
+        free(marker);
+        if (rename(tmp, dir) != 0 && !is_dir(dir)) ok = 0;
+    }
+    if (tmp && is_dir(tmp)) remove_tree(tmp, ctx->cache);
+    free(tmp);
+    free(base);
+    if (!ok) {
+        if (!*err) *err = xasprintf("cannot prepare the patched copy for %s", m->path);
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}

@@ -1,0 +1,51 @@
+/* mutant: the .mutant and .wheat files of course/L7.x (course/FORMAT.md): a
+ * header of "Key: value" lines, a line "---", then a unified diff against
+ * reference/, applied with GNU patch to a scratch copy of the reference. */
+#ifndef OL_MUTANT_H
+#define OL_MUTANT_H
+
+#include <stdbool.h>
+#include "hash.h"
+#include "lesson.h"
+#include "util.h"
+#include "workspace.h"
+
+/* One line the diff removes or changes, in the original file. */
+typedef struct {
+    char *file;     /* relative to reference/ */
+    int line;       /* 1-based, in the unmutated reference */
+    int column;     /* 1-based: where the change starts on that line */
+    int end_column; /* exclusive */
+    bool inserted;  /* lines were only added before this line */
+} changed_line;
+
+typedef struct mutant {
+    bool wheat;          /* a correct variant (Wheat:) rather than a fault (Mutant:) */
+    char *id;            /* s01, w01 */
+    char *pitfall;       /* the chapter's pitfall number, or "-" */
+    char *title, *symptom, *hint;
+    strlist caught_by;   /* course tests that must kill it */
+    char *path;          /* the file it came from */
+    char *diff;          /* the unified diff */
+    char *replacement;   /* the added lines, for reports */
+    changed_line *changes;
+    int nchanges;
+    char key[HASH_HEX];  /* hash of the file: part of its library's key */
+} mutant;
+
+/* Every *.mutant (or *.wheat) in dir, sorted by file name. A file that does
+ * not parse is an error naming the file and line: returns -1 with *err. */
+int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err);
+int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char **err);
+void mutants_free(mutant *m, int n);
+void mutant_free(mutant *m);
+
+/* A folder holding reference/<source> for every source of the lesson with
+ * the diff applied, cached by (reference sources, diff). On failure
+ * (a stale mutant) returns NULL and *err quotes patch. */
+char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err);
+
+/* The first changed line, for "file:line: warning: Survived ..." */
+const changed_line *mutant_first_change(const mutant *m);
+
+#endif

@@ -1,0 +1,208 @@
+#include "proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { WAITING, RUNNING, DONE };
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) { interrupted = sig; }
+
+void proc_setup(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* Orphans (a test's child left behind when its runner is killed) become
+     * ol's children, so ol can stop them instead of leaving them running. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+void proc_arg(proc_job *j, const char *arg) { sl_push(&j->argv, arg); }
+
+void proc_argf(proc_job *j, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    if (!s) {
+        fputs("ol: error: out of memory\n", stderr);
+        exit(OL_USAGE);
+    }
+    sl_push_owned(&j->argv, s);
+}
+
+void proc_env(proc_job *j, const char *key, const char *value) {
+    sl_push_owned(&j->env, xasprintf("%s=%s", key, value));
+}
+
+void proc_job_free(proc_job *j) {
+    sl_free(&j->argv);
+    sl_free(&j->env);
+    free(j->cwd);
+    free(j->out_path);
+    memset(j, 0, sizeof *j);
+}
+
+extern char **environ;
+
+static void child_exec(proc_job *j) {
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    int fd = open(j->out_path ? j->out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        if (fd > 2) close(fd);
+    }
+    int in = open("/dev/null", O_RDONLY);
+    if (in >= 0) {
+        dup2(in, 0);
+        if (in > 0) close(in);
+    }
+    if (j->clear_check_env) {
+        /* collect first: unsetenv while walking environ skips entries */
+        strlist names = {0};
+        for (char **e = environ; *e; e++)
+            if (strncmp(*e, "CK_", 3) == 0) sl_push_owned(&names, xstrndup(*e, strcspn(*e, "=")));
+        for (int i = 0; i < names.n; i++) unsetenv(names.v[i]);
+    }
+    for (int i = 0; i < j->env.n; i++) putenv(j->env.v[i]);
+    if (j->cwd && chdir(j->cwd) != 0) {
+        fprintf(stderr, "ol: cannot enter %s: %s\n", j->cwd, strerror(errno));
+        _exit(127);
+    }
+    char **argv = xcalloc((size_t)j->argv.n + 1, sizeof *argv);
+    for (int i = 0; i < j->argv.n; i++) argv[i] = j->argv.v[i];
+    execvp(argv[0], argv);
+    fprintf(stderr, "ol: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+static int start(proc_job *j) {
+    fflush(stdout);
+    fflush(stderr);
+    j->exit_code = -1;
+    j->term_signal = 0;
+    j->timed_out = false;
+    j->started = now_seconds();
+    pid_t pid = fork();
+    if (pid < 0) {
+        ol_error("cannot start %s: %s", j->argv.n ? j->argv.v[0] : "?", strerror(errno));
+        j->state = DONE;
+        return -1;
+    }
+    if (pid == 0) child_exec(j);
+    setpgid(pid, pid); /* also in the parent, so killpg works at once */
+    j->pid = pid;
+    j->state = RUNNING;
+    return 0;
+}
+
+/* Kills adopted orphans: processes whose parent is ol but that are not jobs. */
+static void kill_orphans(proc_job *jobs, int n) {
+    DIR *d = opendir("/proc");
+    if (!d) return;
+    pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0) continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[got] = 0;
+        const char *close_paren = strrchr(buf, ')');
+        long ppid = 0;
+        char state;
+        if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2) continue;
+        if (ppid != self) continue;
+        bool ours = false;
+        for (int i = 0; i < n; i++)
+            if (jobs[i].state == RUNNING && jobs[i].pid == pid) ours = true;
+        if (!ours) kill((pid_t)pid, SIGKILL);
+    }
+    closedir(d);
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
+}
+
+static void finish(proc_job *j, int status) {
+    j->seconds = now_seconds() - j->started;
+    j->state = DONE;
+    if (WIFEXITED(status)) j->exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status)) j->term_signal = WTERMSIG(status);
+    /* whatever the job left in its group goes too */
+    killpg(j->pid, SIGKILL);
+}
+
+int proc_run_all(proc_job *jobs, int n, int parallel) {
+    if (parallel < 1) parallel = 1;
+    for (int i = 0; i < n; i++) jobs[i].state = WAITING;
+    int next = 0, running = 0, done = 0;
+    bool left_orphans = false;
+    while (done < n) {
+        while (running < parallel && next < n) {
+            if (start(&jobs[next++]) == 0) running++;
+            else done++;
+        }
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid > 0) {
+            for (int i = 0; i < n; i++)
+                if (jobs[i].state == RUNNING && jobs[i].pid == pid) {
+                    finish(&jobs[i], status);
+                    running--;
+                    done++;
+                }
+            continue; /* an adopted orphan was reaped, or a job finished */
+        }
+        if (interrupted) {
+            for (int i = 0; i < n; i++)
+                if (jobs[i].state == RUNNING) killpg(jobs[i].pid, SIGKILL);
+            for (int i = 0; i < n; i++)
+                if (jobs[i].state == RUNNING) waitpid(jobs[i].pid, NULL, 0);
+            kill_orphans(jobs, 0);
+            fprintf(stderr, "\nol: interrupted\n");
+            return -1;
+        }
+        double now = now_seconds();
+        for (int i = 0; i < n; i++) {
+            proc_job *j = &jobs[i];
+            if (j->state == RUNNING && j->timeout > 0 && now - j->started > j->timeout && !j->timed_out) {
+                j->timed_out = true;
+                killpg(j->pid, SIGKILL);
+                left_orphans = true;
+            }
+        }
+        struct timespec nap = {0, 2 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    if (left_orphans) kill_orphans(jobs, n);
+    return 0;
+}
+
+int proc_run(proc_job *job) { return proc_run_all(job, 1, 1); }
+
+char *proc_describe(const proc_job *j) {
+    if (j->timed_out) return xasprintf("timed out after %.1f s", j->timeout);
+    if (j->term_signal) return xasprintf("signal %d (%s)", j->term_signal, strsignal(j->term_signal));
+    return xasprintf("exit %d", j->exit_code);
+}

@@ -1,0 +1,69 @@
+/* run: runs a Check test program the way grading needs it: each test in
+ * its own process (CK_FORK=yes), a per-test timeout, and per-test results
+ * read back from Check's TAP log (status) and plain log (file:line).
+ * Results are cached by the program's key, the timeout and the fixtures. */
+#ifndef OL_RUN_H
+#define OL_RUN_H
+
+#include <stdbool.h>
+#include "hash.h"
+#include "util.h"
+#include "workspace.h"
+
+typedef enum {
+    TEST_PASS,
+    TEST_FAIL,    /* an assertion failed */
+    TEST_CRASH,   /* a signal: SIGSEGV, SIGABRT, ... */
+    TEST_TIMEOUT, /* Check's per-test timeout */
+    TEST_EXIT,    /* the test called exit() */
+    TEST_MISSING  /* no result: the program itself died or was stopped */
+} test_status;
+
+typedef struct {
+    char *name, *tcase;  /* the test and its file's name (the TCase) */
+    char *file;          /* the assertion's (or last mark's) file, as Check saw it */
+    int line;
+    test_status status;
+    int signal;          /* TEST_CRASH */
+    char *message;       /* Check's message */
+    double seconds;      /* Check's duration, -1 when unknown */
+} test_result;
+
+typedef struct {
+    test_result *t;
+    int n;
+    int exit_code, term_signal;
+    bool watchdog;       /* ol stopped the whole program */
+    double seconds;      /* wall clock of the whole run */
+    char *output;        /* what the program printed (the tail) */
+    char key[HASH_HEX];
+    bool cached;
+} run_result;
+
+typedef struct {
+    const char *bin;      /* the test program */
+    const char *bin_key;  /* its build key */
+    const strlist *tests; /* the names it should report, in order */
+    const char *filter;   /* -k NAME or NULL */
+    double timeout;       /* per test, seconds */
+    const char *data_key; /* the fixtures' hash: a result depends on them */
+    bool no_cache;        /* always run (e.g. to collect coverage) */
+    int threads;          /* OMP/TINYLLM threads per program; 0: leave as is */
+} run_spec;
+
+/* Runs the programs, ctx->jobs at a time. 0, or -1 when interrupted. */
+int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n);
+void run_result_free(run_result *r);
+
+/* How many tests did not pass. */
+int run_failures(const run_result *r);
+const test_result *run_find(const run_result *r, const char *name);
+/* "assertion failed", "crashed with signal 11 (Segmentation fault)", ... */
+char *test_describe(const test_result *t);
+const char *test_status_name(test_status s);
+
+/* The parsers, exposed for ol's own tests. */
+int parse_tap(const char *text, test_result **out, int *n);
+void merge_log(const char *text, test_result *t, int n);
+
+#endif

@@ -1,0 +1,40 @@
+/* suite: a folder of Check test files (START_TEST blocks only), found and
+ * registered by testgen the way checkmk does, compiled once per content. */
+#ifndef OL_SUITE_H
+#define OL_SUITE_H
+
+#include "build.h"
+#include "util.h"
+#include "workspace.h"
+
+typedef struct suite {
+    char *name;       /* Check's suite name */
+    char *dir;        /* the folder (absolute) */
+    strlist files;    /* its *.c files, sorted, absolute */
+    strlist tests;    /* every test, in file order */
+    strlist test_file;/* the file of each test */
+    unit *units;      /* a wrapper per file, then main */
+    int nunits;
+} suite;
+
+/* Lists dir's *.c files and their tests. -1 with *err when dir is missing
+ * or two files define the same test name (reports name tests by name). */
+int suite_scan(suite *s, const char *name, const char *dir, char **err);
+/* Writes testgen's wrappers under build/ol/gen and prepares the units. */
+int suite_generate(ol_ctx *ctx, suite *s, char **err);
+/* Compiles the units; prints the compiler's messages with `label`. Returns
+ * the number of files that failed, -1 when interrupted. */
+int suite_compile(ol_ctx *ctx, suite *s, const char *label);
+void suite_free(suite *s);
+
+/* Student tests may include only contract headers, <check.h> and standard
+ * C headers. Each offence goes into problems as "file:line: message". */
+int suite_check_includes(ol_ctx *ctx, const suite *s, strlist *problems);
+
+/* The link inputs of the suite's objects. */
+void suite_link(const suite *s, link_spec *l);
+
+/* Prints compiler output, paths made relative to the workspace or root. */
+void print_compiler_log(ol_ctx *ctx, const char *log);
+
+#endif

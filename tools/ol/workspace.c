@@ -1,0 +1,94 @@
+#include "workspace.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#ifndef TL_SOURCE_ROOT
+#define TL_SOURCE_ROOT "."
+#endif
+
+static char *absolute(const char *path) {
+    char buf[PATH_MAX];
+    if (realpath(path, buf)) return xstrdup(buf);
+    return NULL;
+}
+
+int ctx_init(ol_ctx *ctx, const char *workspace_opt) {
+    memset(ctx, 0, sizeof *ctx);
+    const char *root = getenv("OL_ROOT");
+    const char *root_from = "$OL_ROOT";
+    if (!root || !*root) {
+        root = TL_SOURCE_ROOT;
+        root_from = "the root ol was built in";
+    }
+    ctx->root = absolute(root);
+    if (!ctx->root) {
+        ol_error("the course root %s (%s) does not exist: set OL_ROOT to the course repository",
+                 root, root_from);
+        return -1;
+    }
+    char *course = path_join(ctx->root, "course");
+    bool ok = is_dir(course);
+    free(course);
+    if (!ok) {
+        ol_error("%s (%s) has no course/ folder: set OL_ROOT to the course repository", ctx->root,
+                 root_from);
+        return -1;
+    }
+    const char *ws = workspace_opt;
+    if (!ws || !*ws) ws = getenv("OL_WORKSPACE");
+    if (!ws || !*ws) ws = ".";
+    ctx->ws = absolute(ws);
+    if (!ctx->ws || !is_dir(ctx->ws)) {
+        ol_error("the workspace %s is not a folder: create it, or pass --workspace DIR", ws);
+        return -1;
+    }
+    ctx->student = path_join(ctx->ws, "c");
+    ctx->cache = path_join(ctx->ws, "build/ol");
+    const char *cc = getenv("CC");
+    ctx->cc = xstrdup(cc && *cc ? cc : "gcc");
+    ctx->core_lib = path_join(ctx->root, "build/lib/libtinyllm_core.a");
+    ctx->testing_lib = path_join(ctx->root, "build/lib/libtinyllm_testing.a");
+    ctx->jobs = 2;
+    const char *jobs = getenv("OL_JOBS");
+    if (jobs && atoi(jobs) > 0) ctx->jobs = atoi(jobs);
+    const char *verbose = getenv("OL_VERBOSE");
+    ctx->verbose = verbose && *verbose && strcmp(verbose, "0") != 0;
+    return 0;
+}
+
+void ctx_free(ol_ctx *ctx) {
+    free(ctx->root);
+    free(ctx->ws);
+    free(ctx->student);
+    free(ctx->cache);
+    free(ctx->cc);
+    free(ctx->core_lib);
+    free(ctx->testing_lib);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+int ctx_require_runtime(ol_ctx *ctx) {
+    const char *libs[] = {ctx->core_lib, ctx->testing_lib};
+    for (int i = 0; i < 2; i++)
+        if (!is_file(libs[i])) {
+            ol_error("the runtime library %s is missing: run `make -C %s` first", libs[i], ctx->root);
+            return -1;
+        }
+    return 0;
+}
+
+char *ctx_cache_dir(ol_ctx *ctx, const char *name) {
+    char *dir = path_join(ctx->cache, name);
+    if (mkdir_p(dir) != 0) {
+        ol_error("cannot create %s: %s", dir, strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
