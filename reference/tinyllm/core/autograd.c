@@ -9,6 +9,7 @@
  * calls until tl_zero_grad.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,9 +196,10 @@ static int deliver(graph *gr, tl_node *node, int i, tl_tensor *gi) {
     if (!tl_same_shape(gi, x)) {
         gi = tl_sum_to_shape(gi, x->ndim, x->shape);
         if (!gi) {
-            char a[96];
+            char a[96], cause[512];
+            snprintf(cause, sizeof cause, "%s", tl_error() ? tl_error() : "");
             tl_set_error("tl_backward: %s produced a gradient of the wrong shape for input %d "
-                         "%s: %s", node->op, i + 1, tl_shape_str(x, a, sizeof a), tl_error());
+                         "%s: %s", node->op, i + 1, tl_shape_str(x, a, sizeof a), cause);
             return -1;
         }
     }
