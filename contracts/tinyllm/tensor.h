@@ -63,7 +63,9 @@ int tl_scope_push(void);
 int tl_scope_pop(void);
 /* Moves t (and its storage) out of the current scope into the enclosing one,
  * so a function can open a scope for its temporaries and return its result.
- * Returns t, or NULL when t is NULL or there is no enclosing scope. */
+ * The autograd history t needs moves with it, so gradients still flow through
+ * a kept tensor. Storage is copied (dense), so views of t left behind stop
+ * sharing it. Returns t, or NULL when t is NULL or there is no enclosing scope. */
 tl_tensor *tl_scope_keep(tl_tensor *t);
 /* Frees the bottom scope and every thread-local buffer: for leak checkers. */
 void tl_shutdown(void);
@@ -101,7 +103,7 @@ tl_tensor *tl_ones_like(const tl_tensor *t);
 /* A new contiguous copy with the same values (recorded by autograd). */
 tl_tensor *tl_clone(tl_tensor *t);
 
-/* Long-lived tensors: heap storage, never freed by a scope. */
+/* Long-lived tensors: heap storage, zero-filled, never freed by a scope. */
 tl_tensor *tl_tensor_new_owned(tl_dtype dt, int ndim, const int64_t *shape);
 /* Frees an owned tensor, its storage and its .grad; NULL is a no-op. */
 void tl_tensor_free(tl_tensor *t);
