@@ -201,6 +201,25 @@ START_TEST(test_concat_joins_along_each_axis)
 }
 END_TEST
 
+START_TEST(test_concat_middle_axis_of_3d_blocks)
+{
+    tl_scope_push();
+    tl_tensor *a = tl_cast(tl_reshape(tl_arange(0, 12), TL_SHAPE(2, 3, 2)), TL_F32);
+    tl_tensor *b = tl_cast(tl_reshape(tl_arange(100, 104), TL_SHAPE(2, 1, 2)), TL_F32);
+    tl_tensor *c = tl_concat((tl_tensor *[]){a, b}, 2, 1);
+    tl_assert_ok(c);
+    ck_assert_int_eq(c->shape[1], 4);
+    for (int64_t i = 0; i < 2; i++)
+        for (int64_t j = 0; j < 4; j++)
+            for (int64_t k = 0; k < 2; k++) {
+                double want = j < 3 ? tl_get(a, (const int64_t[]){i, j, k})
+                                    : tl_get(b, (const int64_t[]){i, j - 3, k});
+                ck_assert_double_eq(tl_get(c, (const int64_t[]){i, j, k}), want);
+            }
+    tl_scope_pop();
+}
+END_TEST
+
 START_TEST(test_concat_keeps_a_shared_dtype_and_widens_mixed_floats)
 {
     tl_scope_push();

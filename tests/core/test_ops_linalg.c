@@ -186,6 +186,11 @@ START_TEST(test_matmul_transposed_view_equals_explicit_copy)
     tl_assert_close(tl_matmul(qt, kt), naive_matmul(qt, kt), 1e-5, 1e-5);
     tl_tensor *row = tl_narrow(q, 1, 2, 1);
     tl_assert_close(tl_matmul(row, kt), naive_matmul(row, kt), 1e-5, 1e-5);
+    /* K^T of a column slice (a head of a fused projection): rows 12 apart. */
+    tl_tensor *head = tl_narrow(tl_randn(&rng, TL_SHAPE(2, 7, 12)), 2, 2, 8);
+    tl_tensor *head_t = tl_transpose(head, -1, -2);
+    tl_assert_close(tl_matmul(row, head_t), naive_matmul(row, head_t), 1e-5, 1e-5);
+    tl_assert_close(tl_matmul(q, head_t), naive_matmul(q, head_t), 1e-5, 1e-5);
     tl_scope_pop();
 }
 END_TEST

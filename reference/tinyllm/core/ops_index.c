@@ -192,6 +192,33 @@ static int concat_dtype(tl_tensor *const *ts, int n) {
     return same ? (int)ts[0]->dtype : floats ? (int)TL_F32 : -1;
 }
 
+/* Copies each input into its slice of out along ax. Seen as [outer, size,
+ * inner], a contiguous input of out's dtype is `outer` blocks of memory;
+ * any other goes element by element through tl_copy_into. */
+static int concat_copy(tl_tensor *out, tl_tensor *const *ts, int n, int ax) {
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ax; d++) outer *= out->shape[d];
+    for (int d = ax + 1; d < out->ndim; d++) inner *= out->shape[d];
+    size_t es = tl_dtype_size(out->dtype);
+    char *dst = tl_data(out);
+    int64_t start = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t len = ts[k]->shape[ax];
+        if (len > 0 && ts[k]->dtype == out->dtype && tl_is_contiguous(ts[k])) {
+            const char *src = tl_data(ts[k]);
+            size_t block = (size_t)(len * inner) * es;
+            for (int64_t o = 0; o < outer; o++)
+                memcpy(dst + (size_t)((o * out->shape[ax] + start) * inner) * es, src + o * block,
+                       block);
+        } else if (len > 0) {
+            tl_tensor *slice = tl_narrow(out, ax, start, len);
+            if (!slice || tl_copy_into(slice, ts[k]) < 0) return -1;
+        }
+        start += len;
+    }
+    return 0;
+}
+
 tl_tensor *tl_concat(tl_tensor *const *ts, int n, int axis) {
     if (!ts || n < 1) return tl_fail("concat: needs at least one tensor (got %d)", ts ? n : 0);
     for (int k = 0; k < n; k++)
@@ -240,16 +267,7 @@ tl_tensor *tl_concat(tl_tensor *const *ts, int n, int axis) {
     }
 
     tl_tensor *out = tl_new((tl_dtype)dt, ts[0]->ndim, shape);
-    if (!out) return NULL;
-    int64_t start = 0;
-    for (int k = 0; k < n; k++) {
-        int64_t len = ts[k]->shape[ax];
-        if (len > 0) {
-            tl_tensor *dst = tl_narrow(out, ax, start, len);
-            if (!dst || tl_copy_into(dst, ts[k]) < 0) return NULL;
-        }
-        start += len;
-    }
+    if (!out || concat_copy(out, ts, n, ax) < 0) return NULL;
     if (recording) {
         tl_node *node = tl_record(out, "concat", concat_backward, n, ts);
         if (node) {

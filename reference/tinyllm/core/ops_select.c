@@ -121,10 +121,10 @@ int tl_topk(tl_tensor *t, int k, tl_tensor **values, tl_tensor **indices) {
 
     const float *x = (const float *)tl_data(tf);
     int64_t *iv = (int64_t *)tl_data(idx), rows = tl_numel(tf) / n;
+    float *vv = val ? (float *)tl_data(val) : NULL;
     for (int64_t r = 0; r < rows; r++) {
         top_indices(x + r * n, n, k, iv + r * k);
-        if (val)
-            for (int64_t j = 0; j < k; j++) ((float *)tl_data(val))[r * k + j] = x[r * n + iv[r * k + j]];
+        for (int64_t j = 0; vv && j < k; j++) vv[r * k + j] = x[r * n + iv[r * k + j]];
     }
     *indices = idx;
     if (values) *values = val;
