@@ -12,6 +12,6 @@ $(BUILD)/obj/tools/ol/build.o: CPPFLAGS += \
 
 $(OL_BIN): $(OL_OBJS) $(HUB_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(OL_OBJS) -o $@ $(LDFLAGS) $(HUB_LINK) $(CJSON_LIBS) -lcrypto
+	$(CC) $(OL_OBJS) -o $@ $(LDFLAGS) $(HUB_LINK) $(CJSON_LIBS) -lcrypto -lm
 
 ALL_TARGETS += $(OL_BIN)

@@ -143,3 +143,14 @@ void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_va
     if (line) fprintf(f, "       %s%5d | %s%s\n", color(f, C_DIM), t->line, line, color(f, C_RESET));
     free(line);
 }
+
+void fixtures_key(ol_ctx *ctx, const lesson *l, char out[HASH_HEX]) {
+    hasher *h = hash_new();
+    hash_str(h, "fixtures");
+    if (l->fixtures) {
+        char *dir = path_join(ctx->root, l->fixtures);
+        hash_tree(h, dir);
+        free(dir);
+    }
+    hash_done(h, out);
+}

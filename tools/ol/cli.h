@@ -52,6 +52,9 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s);
 /* Prints each test's result and a summary line; returns the failures. */
 int print_results(ol_ctx *ctx, const run_result *r, const char *what, bool hide_values, bool list_passes);
 
+/* The hash of a lesson's fixtures: test results depend on them. */
+void fixtures_key(ol_ctx *ctx, const lesson *l, char out[HASH_HEX]);
+
 /* Test output ---------------------------------------------------------- */
 /* A failing test: its name, what happened, file:line and the assertion's
  * source line. hide_values masks every number in Check's message (the

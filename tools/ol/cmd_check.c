@@ -1,9 +1,64 @@
-/* ol check: lands in the next commit. */
+/* ol check L7.x: the full grade (check.c), then the reports. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
 #include "cli.h"
 
+static const char HELP[] =
+    "usage: ol check L7.x [--ref-deps] [--json FILE] [--gradescope FILE] [--workspace DIR]\n"
+    "\n"
+    "Grades the lesson in stages; a stage runs only if the ones before it passed:\n"
+    "  1. your code builds (-Wall -Wextra; warnings are shown)\n"
+    "  2. the course tests pass on your code\n"
+    "  3. your tests exist (c/tests/<lesson>/) and include only contract headers\n"
+    "  4. your tests pass on the reference and on every wheat (a correct variant);\n"
+    "     a test failing there is INVALID and the mutation score is unknown\n"
+    "  5. the canary (a variant that aborts in every function) fails your tests\n"
+    "  6. every mutant (a pitfall of the chapter injected into the reference) runs\n"
+    "     against your tests: killed, timed out, survived, or not covered\n"
+    "Score = (killed + timed out) / valid mutants. The lesson passes at its rung's\n"
+    "threshold with every required pitfall killed. Results are cached: a rerun\n"
+    "with nothing changed takes a moment.\n"
+    "\n"
+    "  --ref-deps         use the reference for the lessons this one needs\n"
+    "  --json FILE        also write Stryker's mutation-testing report (schema 2)\n"
+    "  --gradescope FILE  also write Gradescope's results.json\n"
+    "\n"
+    "Exit status: 0 pass, 1 fail, 2 usage error or a broken grading harness.\n";
+
 int cmd_check(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    ol_error("ol check is not written yet");
-    return OL_USAGE;
+    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
+                                         {"ref-deps", no_argument, 0, 'r'},
+                                         {"json", required_argument, 0, 'j'},
+                                         {"gradescope", required_argument, 0, 'g'},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *workspace = NULL, *json = NULL, *gradescope = NULL;
+    check_options opt = {0};
+    int c;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "hw:", opts, NULL)) != -1) {
+        if (c == 'h') return print_help(HELP);
+        else if (c == 'w') workspace = optarg;
+        else if (c == 'r') opt.ref_deps = true;
+        else if (c == 'j') json = optarg;
+        else if (c == 'g') gradescope = optarg;
+        else return usage_error("check", "unknown option");
+    }
+    if (argc - optind != 1) return usage_error("check", "give one lesson, e.g. `ol check L7.1`");
+    ol_ctx ctx;
+    lesson l;
+    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    check_report r;
+    int rc = check_run(&ctx, &l, &opt, &r);
+    if (rc != 130) {
+        report_summary(&ctx, &r);
+        if (json && report_write_stryker(&ctx, &r, json) != 0 && rc == OL_PASS) rc = OL_USAGE;
+        if (gradescope && report_write_gradescope(&ctx, &r, gradescope) != 0 && rc == OL_PASS) rc = OL_USAGE;
+    }
+    check_report_free(&r);
+    lesson_free(&l);
+    ctx_free(&ctx);
+    return rc;
 }

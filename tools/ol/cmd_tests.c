@@ -138,15 +138,9 @@ int cmd_tests(int argc, char **argv) {
     if (rc == OL_PASS) {
         run_spec spec = {.bin = prog.bin, .bin_key = prog.key, .tests = &s.tests, .filter = filter,
                          .timeout = l.test_timeout};
-        char fixtures_key[HASH_HEX] = "";
-        if (l.fixtures) {
-            hasher *h = hash_new();
-            char *fx = path_join(ctx.root, l.fixtures);
-            hash_tree(h, fx);
-            free(fx);
-            hash_done(h, fixtures_key);
-        }
-        spec.data_key = fixtures_key;
+        char data_key[HASH_HEX];
+        fixtures_key(&ctx, &l, data_key);
+        spec.data_key = data_key;
         if (run_tests(&ctx, &spec, &r, 1) != 0) rc = 130;
         else {
             printf("%s: the course tests on your code\n", l.id);

@@ -219,7 +219,7 @@ static int result_from_json(const char *text, run_result *r) {
 
 /* ---- running ---- */
 
-static void run_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
+void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hasher *h = hash_new();
     hash_str(h, "run-2");
     hash_str(h, ctx->toolchain);
@@ -296,7 +296,7 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         const run_spec *s = &specs[i];
         run_result *r = &out[i];
         memset(r, 0, sizeof *r);
-        run_key(ctx, s, r->key);
+        run_spec_key(ctx, s, r->key);
         char *cached = xasprintf("%s/%s.json", cache, r->key);
         char *text = s->no_cache ? NULL : read_file(cached, NULL);
         free(cached);

@@ -54,6 +54,8 @@ typedef struct {
 /* Runs the programs, ctx->jobs at a time. 0, or -1 when interrupted. */
 int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n);
 void run_result_free(run_result *r);
+/* The cache key run_tests gives a spec (to keep more data beside it). */
+void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]);
 
 /* How many tests did not pass. */
 int run_failures(const run_result *r);

@@ -1,0 +1,774 @@
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lessonlib.h"
+#include "proc.h"
+#include "status.h"
+
+static const char *const STAGE_TITLES[N_STAGES] = {
+    "Your code builds",
+    "The course tests pass on your code",
+    "Your tests exist and include only contracts",
+    "Your tests pass on the reference and every wheat",
+    "Canary: a mutant that aborts in every function is caught",
+    "Mutation score",
+};
+
+static const char *const STATUS_NAMES[] = {"Killed",       "Survived",     "NoCoverage", "Timeout",
+                                           "CompileError", "RuntimeError", "Ignored"};
+
+const char *mutant_status_name(mutant_status s) { return STATUS_NAMES[s]; }
+
+/* Everything the pipeline builds, freed in one place. */
+typedef struct {
+    lesson_lib mine;
+    deps my_deps;
+    suite course, tests;
+    link_spec course_prog;
+    run_result course_run;
+    deps ref_deps;
+    lesson_lib ref, refcov;
+    lesson_lib *wheat_libs, *mutant_libs; /* parallel to the report's wheats, mutants */
+    bool *mutant_ready;                   /* applied and prepared */
+    unit canary;
+    strlist canary_symbols;
+    link_spec baseline, canary_prog, canary_course;
+    link_spec *wheat_progs, *mutant_progs;
+    run_result *validity_runs; /* the baseline (the reference, with coverage), then each wheat */
+    run_result *mutant_runs;
+    coverage cov;
+    char data_key[HASH_HEX];
+} work;
+
+/* Records a stage's outcome and prints it at once. */
+static void set_stage(ol_ctx *ctx, check_report *r, int i, stage_state s, char *summary) {
+    free(r->stages[i].summary);
+    r->stages[i].state = s;
+    r->stages[i].summary = summary;
+    report_stage(ctx, r, i);
+}
+
+static int harness(check_report *r, char *message) {
+    r->harness_broken = true;
+    free(r->harness_message);
+    r->harness_message = message;
+    return OL_USAGE;
+}
+
+static int count_warnings(const lesson_lib *lib) {
+    int n = 0;
+    for (int i = 0; i < lib->n; i++)
+        for (const char *p = lib->units[i].log; p && (p = strstr(p, "warning:")) != NULL; p++) n++;
+    return n;
+}
+
+/* ---- stages 1 and 2: the student's code and the course tests ---- */
+
+static int stage_build(ol_ctx *ctx, check_report *r, work *w, const check_options *opt) {
+    int rc = build_student_code(ctx, r->l, opt->ref_deps, &w->mine, &w->my_deps);
+    if (rc == OL_USAGE) return harness(r, xstrdup("the build could not start (see the message above)"));
+    if (rc == OL_FAIL) {
+        set_stage(ctx, r, ST_BUILD, STAGE_FAIL, xstrdup("your code does not compile (the compiler's messages are above)"));
+        return OL_FAIL;
+    }
+    int warnings = count_warnings(&w->mine);
+    set_stage(ctx, r, ST_BUILD, STAGE_PASS,
+              warnings ? xasprintf("compiles, with %d warning%s (above): worth reading", warnings, warnings == 1 ? "" : "s")
+                       : xstrdup("compiles with -Wall -Wextra, no warnings"));
+    return OL_PASS;
+}
+
+static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
+    if (build_course_suite(ctx, r->l, &w->course) != OL_PASS)
+        return harness(r, xasprintf("the course tests of %s do not build", r->l->id));
+    program_spec(&w->course_prog, &w->course, &w->mine, r->l, &w->my_deps);
+    int failed = build_links(ctx, &w->course_prog, 1);
+    if (failed < 0) return 130;
+    if (failed > 0) {
+        print_compiler_log(ctx, w->course_prog.log);
+        set_stage(ctx, r, ST_COURSE, STAGE_FAIL,
+                  xstrdup("your code does not link with the course tests (the linker's messages are above)"));
+        return OL_FAIL;
+    }
+    run_spec spec = {.bin = w->course_prog.bin, .bin_key = w->course_prog.key, .tests = &w->course.tests,
+                     .timeout = r->l->test_timeout, .data_key = w->data_key};
+    if (run_tests(ctx, &spec, &w->course_run, 1) != 0) return 130;
+    int bad = run_failures(&w->course_run);
+    if (bad) {
+        for (int i = 0; i < w->course_run.n; i++)
+            if (w->course_run.t[i].status != TEST_PASS) print_test_failure(ctx, stdout, &w->course_run.t[i], false);
+        set_stage(ctx, r, ST_COURSE, STAGE_FAIL,
+                  xasprintf("%d of %d course tests fail on your code (above)", bad, w->course_run.n));
+        return OL_FAIL;
+    }
+    set_stage(ctx, r, ST_COURSE, STAGE_PASS, xasprintf("all %d pass", w->course_run.n));
+    return OL_PASS;
+}
+
+/* ---- stage 3: the student's tests ---- */
+
+static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
+    const lesson *l = r->l;
+    char *dir = path_join(ctx->student, l->student_tests);
+    char *err = NULL;
+    int rc = OL_FAIL;
+    if (!is_dir(dir)) {
+        r->score = 0;
+        set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
+                  xasprintf("no tests: c/%s/ does not exist (`ol start %s` makes it), so the mutation score is 0",
+                            l->student_tests, l->id));
+    } else if (suite_scan(&w->tests, l->slug, dir, &err) != 0) {
+        set_stage(ctx, r, ST_TESTS, STAGE_FAIL, err);
+        err = NULL;
+    } else if (w->tests.tests.n == 0) {
+        r->score = 0;
+        set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
+                  xasprintf("no tests: c/%s/ holds no START_TEST(name) ... END_TEST block, so the mutation score is 0",
+                            l->student_tests));
+    } else {
+        for (int i = 0; i < w->tests.tests.n; i++) {
+            sl_push(&r->student_tests, w->tests.tests.v[i]);
+            sl_push(&r->student_files, path_rel(w->tests.test_file.v[i], ctx->ws));
+        }
+        strlist problems = {0};
+        suite_check_includes(ctx, &w->tests, &problems);
+        if (problems.n) {
+            for (int i = 0; i < problems.n; i++) {
+                /* "file:line: message" -> "file:line: error: message", as a compiler says it */
+                const char *msg = strstr(problems.v[i], ": ");
+                int head = msg ? (int)(msg - problems.v[i]) : 0;
+                printf("%.*s: %serror:%s %s\n", head, problems.v[i], color(stdout, C_RED), color(stdout, C_RESET),
+                       msg ? msg + 2 : problems.v[i]);
+            }
+            set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
+                      xasprintf("%d #include line%s not allowed (above): include only contract headers, "
+                                "<check.h> and standard C headers", problems.n, problems.n == 1 ? " is" : "s are"));
+        } else if (suite_generate(ctx, &w->tests, &err) != 0) {
+            rc = harness(r, err);
+            err = NULL;
+        } else {
+            int failed = suite_compile(ctx, &w->tests, "your tests");
+            if (failed < 0) rc = 130;
+            else if (failed > 0)
+                set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
+                          xasprintf("your tests do not compile (the compiler's messages are above)"));
+            else {
+                set_stage(ctx, r, ST_TESTS, STAGE_PASS,
+                          xasprintf("%d test%s in %d file%s", w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s",
+                                    w->tests.files.n, w->tests.files.n == 1 ? "" : "s"));
+                rc = OL_PASS;
+            }
+        }
+        sl_free(&problems);
+    }
+    free(err);
+    free(dir);
+    return rc;
+}
+
+/* ---- building every reference variant at once ---- */
+
+/* Required pitfalls first, in lesson.json's order, then the rest. */
+static void order_mutants(check_report *r) {
+    mutant *sorted = xcalloc((size_t)r->nmutants + 1, sizeof *sorted);
+    bool *used = xcalloc((size_t)r->nmutants + 1, sizeof *used);
+    int k = 0;
+    for (int p = 0; p < r->l->required_pitfalls.n; p++)
+        for (int i = 0; i < r->nmutants; i++)
+            if (!used[i] && strcmp(r->mutants[i].id, r->l->required_pitfalls.v[p]) == 0) {
+                sorted[k++] = r->mutants[i];
+                used[i] = true;
+            }
+    for (int i = 0; i < r->nmutants; i++)
+        if (!used[i]) sorted[k++] = r->mutants[i];
+    free(r->mutants);
+    free(used);
+    r->mutants = sorted;
+}
+
+static char *first_line(const char *text) {
+    const char *p = text ? text : "";
+    while (*p == '\n') p++;
+    return xstrndup(p, strcspn(p, "\n"));
+}
+
+/* The canary: each function the reference defines becomes __wrap_NAME, which aborts. */
+static int prepare_canary(ol_ctx *ctx, check_report *r, work *w) {
+    for (int i = 0; i < w->ref.n; i++)
+        if (defined_functions(ctx, w->ref.units[i].obj, &w->canary_symbols) != 0)
+            return harness(r, xstrdup("nm could not list the reference's functions"));
+    if (w->canary_symbols.n == 0)
+        return harness(r, xasprintf("the reference of %s defines no function: no canary can be made", r->l->id));
+    strbuf src = {0};
+    sb_add(&src, "/* Generated by ol: the canary. Every function of the lesson aborts. */\n"
+                 "#include <stdio.h>\n#include <stdlib.h>\n\n");
+    for (int i = 0; i < w->canary_symbols.n; i++) {
+        const char *s = w->canary_symbols.v[i];
+        sb_printf(&src, "void __wrap_%s(void);\nvoid __wrap_%s(void) {\n"
+                        "    fputs(\"ol canary: %s was called\\n\", stderr);\n    abort();\n}\n\n", s, s, s);
+    }
+    hasher *h = hash_new();
+    hash_str(h, src.s);
+    char key[HASH_HEX];
+    hash_done(h, key);
+    char *dir = ctx_cache_dir(ctx, "gen");
+    char *path = dir ? xasprintf("%s/canary-%s.c", dir, key) : NULL;
+    int rc = OL_PASS;
+    if (!path || (!is_file(path) && write_file_atomic(path, src.s, src.len) != 0))
+        rc = harness(r, xstrdup("cannot write the canary's source under build/ol/gen"));
+    else {
+        w->canary.src = xstrdup(path);
+        w->canary.cwd = xstrdup(ctx->root);
+    }
+    sb_free(&src);
+    free(path);
+    free(dir);
+    return rc;
+}
+
+static void init_outcomes(check_report *r) {
+    r->outcomes = xcalloc((size_t)r->nmutants + 1, sizeof *r->outcomes);
+    for (int i = 0; i < r->nmutants; i++) {
+        r->outcomes[i].m = &r->mutants[i];
+        r->outcomes[i].required = sl_contains(&r->l->required_pitfalls, r->mutants[i].id);
+        r->outcomes[i].status = MS_IGNORED;
+        r->outcomes[i].reason = xstrdup("not run: an earlier stage failed");
+    }
+}
+
+static void set_outcome(mutant_outcome *o, mutant_status s, char *reason) {
+    o->status = s;
+    free(o->reason);
+    o->reason = reason;
+}
+
+/* Loads the wheats and mutants, applies them, and builds every library and
+ * test program the remaining stages need, in two parallel batches. */
+static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
+    const lesson *l = r->l;
+    char *err = NULL;
+    char *mdir = path_join(l->dir, "mutants"), *wdir = path_join(l->dir, "wheats");
+    int rc = OL_PASS;
+    if (mutants_load(mdir, false, &r->mutants, &r->nmutants, &err) != 0 ||
+        mutants_load(wdir, true, &r->wheats, &r->nwheats, &err) != 0)
+        rc = harness(r, err);
+    free(mdir);
+    free(wdir);
+    if (rc != OL_PASS) return rc;
+    order_mutants(r);
+    init_outcomes(r);
+    for (int p = 0; p < l->required_pitfalls.n; p++) {
+        bool found = false;
+        for (int i = 0; i < r->nmutants; i++) found = found || !strcmp(r->mutants[i].id, l->required_pitfalls.v[p]);
+        if (!found)
+            return harness(r, xasprintf("lesson.json requires the pitfall %s, but course/%s/mutants/ has no mutant %s",
+                                        l->required_pitfalls.v[p], l->id, l->required_pitfalls.v[p]));
+    }
+    if (r->nmutants == 0) return harness(r, xasprintf("course/%s/mutants/ holds no mutant: nothing to grade with", l->id));
+
+    if (deps_prepare(ctx, l, true, true, &w->ref_deps, &err) != 0 ||
+        lesson_lib_prepare(ctx, &w->ref, l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
+        lesson_lib_prepare(ctx, &w->refcov, l, LIB_COVERAGE, NULL, "the reference (coverage)", &err) != 0)
+        return harness(r, err);
+    w->wheat_libs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_libs);
+    w->mutant_libs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_libs);
+    w->mutant_ready = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_ready);
+    for (int i = 0; i < r->nwheats; i++) {
+        char *dir = mutant_apply(ctx, l, &r->wheats[i], &err);
+        if (!dir) return harness(r, err);
+        char *label = xasprintf("wheat %s", r->wheats[i].id);
+        int prc = lesson_lib_prepare(ctx, &w->wheat_libs[i], l, LIB_PATCHED, dir, label, &err);
+        free(label);
+        free(dir);
+        if (prc != 0) return harness(r, err);
+    }
+    for (int i = 0; i < r->nmutants; i++) {
+        char *dir = mutant_apply(ctx, l, &r->mutants[i], &err);
+        if (!dir) {
+            set_outcome(&r->outcomes[i], MS_COMPILE_ERROR, err);
+            err = NULL;
+            continue;
+        }
+        char *label = xasprintf("mutant %s", r->mutants[i].id);
+        w->mutant_ready[i] = lesson_lib_prepare(ctx, &w->mutant_libs[i], l, LIB_PATCHED, dir, label, &err) == 0;
+        free(label);
+        free(dir);
+        if (!w->mutant_ready[i]) {
+            set_outcome(&r->outcomes[i], MS_COMPILE_ERROR, err);
+            err = NULL;
+        }
+    }
+
+    /* batch 1: every library */
+    int nlibs = 2 + w->ref_deps.n + r->nwheats + r->nmutants;
+    lesson_lib **libs = xcalloc((size_t)nlibs, sizeof *libs);
+    int k = 0;
+    libs[k++] = &w->ref;
+    libs[k++] = &w->refcov;
+    for (int i = 0; i < w->ref_deps.n; i++) libs[k++] = &w->ref_deps.libs[i];
+    for (int i = 0; i < r->nwheats; i++) libs[k++] = &w->wheat_libs[i];
+    for (int i = 0; i < r->nmutants; i++)
+        if (w->mutant_ready[i]) libs[k++] = &w->mutant_libs[i];
+    int failed = lesson_libs_build(ctx, libs, k);
+    free(libs);
+    if (failed < 0) return 130;
+    for (int i = 0; i < 2 + w->ref_deps.n + r->nwheats; i++) {
+        lesson_lib *lib = i == 0 ? &w->ref : i == 1 ? &w->refcov
+                        : i < 2 + w->ref_deps.n ? &w->ref_deps.libs[i - 2]
+                                                : &w->wheat_libs[i - 2 - w->ref_deps.n];
+        if (!lib->ok) {
+            lesson_lib_print_log(ctx, lib);
+            return harness(r, xasprintf("%s does not compile (above)", lib->label));
+        }
+    }
+    for (int i = 0; i < r->nmutants; i++)
+        if (w->mutant_ready[i] && !w->mutant_libs[i].ok) {
+            w->mutant_ready[i] = false;
+            char *why = NULL;
+            for (int u = 0; u < w->mutant_libs[i].n && !why; u++)
+                if (!w->mutant_libs[i].units[u].ok) why = first_line(strstr(w->mutant_libs[i].units[u].log, "error:"));
+            set_outcome(&r->outcomes[i], MS_COMPILE_ERROR, xasprintf("does not compile: %s", why ? why : "?"));
+            free(why);
+        }
+    if ((rc = prepare_canary(ctx, r, w)) != OL_PASS) return rc;
+    failed = build_units(ctx, &w->canary, 1);
+    if (failed != 0) {
+        print_compiler_log(ctx, w->canary.log);
+        return failed < 0 ? 130 : harness(r, xstrdup("the canary does not compile (above)"));
+    }
+
+    /* batch 2: every test program */
+    w->wheat_progs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_progs);
+    w->mutant_progs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_progs);
+    int nprogs = 2 + r->nwheats + r->nmutants;
+    link_spec *progs = xcalloc((size_t)nprogs, sizeof *progs);
+    int *origin = xcalloc((size_t)nprogs, sizeof *origin); /* -1 baseline, -2 canary, wheat i, 1000+mutant i */
+    k = 0;
+    program_spec(&progs[k], &w->tests, &w->refcov, l, &w->ref_deps);
+    progs[k].coverage = true;
+    origin[k++] = -1;
+    suite_link(&w->tests, &progs[k]);
+    link_add_unit(&progs[k], &w->canary);
+    suite no_tests = {0}; /* the student's objects are in already, before the canary */
+    program_spec(&progs[k], &no_tests, &w->ref, l, &w->ref_deps);
+    /* a test hook: OL_TEST_BREAK_CANARY links the plain reference, as a broken harness would */
+    const char *broken = getenv("OL_TEST_BREAK_CANARY");
+    if (!(broken && *broken && strcmp(broken, "0") != 0))
+        for (int i = 0; i < w->canary_symbols.n; i++) sl_push(&progs[k].wraps, w->canary_symbols.v[i]);
+    origin[k++] = -2;
+    for (int i = 0; i < r->nwheats; i++) {
+        program_spec(&progs[k], &w->tests, &w->wheat_libs[i], l, &w->ref_deps);
+        origin[k++] = i;
+    }
+    for (int i = 0; i < r->nmutants; i++)
+        if (w->mutant_ready[i]) {
+            program_spec(&progs[k], &w->tests, &w->mutant_libs[i], l, &w->ref_deps);
+            origin[k++] = 1000 + i;
+        }
+    failed = build_links(ctx, progs, k);
+    if (failed < 0) {
+        for (int i = 0; i < k; i++) link_free(&progs[i]);
+        free(progs);
+        free(origin);
+        return 130;
+    }
+    for (int i = 0; i < k; i++) {
+        if (origin[i] == -1) w->baseline = progs[i];
+        else if (origin[i] == -2) w->canary_prog = progs[i];
+        else if (origin[i] < 1000) w->wheat_progs[origin[i]] = progs[i];
+        else w->mutant_progs[origin[i] - 1000] = progs[i];
+    }
+    free(progs);
+    free(origin);
+    if (!w->baseline.ok) {
+        print_compiler_log(ctx, w->baseline.log);
+        set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+                  xstrdup("your tests do not link with the reference (above): call only the contracts' functions"));
+        return OL_FAIL;
+    }
+    for (int i = 0; i < r->nwheats; i++)
+        if (!w->wheat_progs[i].ok) {
+            print_compiler_log(ctx, w->wheat_progs[i].log);
+            return harness(r, xasprintf("wheat %s does not link (above)", r->wheats[i].id));
+        }
+    if (!w->canary_prog.ok) {
+        print_compiler_log(ctx, w->canary_prog.log);
+        return harness(r, xstrdup("the canary does not link (above)"));
+    }
+    for (int i = 0; i < r->nmutants; i++)
+        if (w->mutant_ready[i] && !w->mutant_progs[i].ok) {
+            w->mutant_ready[i] = false;
+            char *why = first_line(w->mutant_progs[i].log);
+            set_outcome(&r->outcomes[i], MS_COMPILE_ERROR, xasprintf("does not link: %s", why));
+            free(why);
+        }
+    return OL_PASS;
+}
+
+/* ---- stage 4: validity ---- */
+
+static void add_invalid(check_report *r, const char *where, const test_result *t) {
+    r->invalid = xrealloc(r->invalid, (size_t)(r->ninvalid + 1) * sizeof *r->invalid);
+    invalid_test *v = &r->invalid[r->ninvalid++];
+    v->where = xstrdup(where);
+    v->t = *t;
+    v->t.name = xstrdup(t->name);
+    v->t.tcase = xstrdup(t->tcase ? t->tcase : "");
+    v->t.file = xstrdup(t->file ? t->file : "");
+    v->t.message = xstrdup(t->message ? t->message : "");
+}
+
+static run_spec grading_spec(const link_spec *prog, const strlist *tests, double timeout, const char *data_key) {
+    run_spec s = {.bin = prog->bin, .bin_key = prog->key, .tests = tests, .timeout = timeout,
+                  .data_key = data_key, .threads = 1};
+    return s;
+}
+
+/* Examplar's misconception hints: an invalid test that passes on a mutant
+ * carrying a Hint agrees with that mutant's misconception. */
+static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
+    int n = 0;
+    int *which = xcalloc((size_t)r->nmutants + 1, sizeof *which);
+    for (int i = 0; i < r->nmutants; i++)
+        if (w->mutant_ready[i] && r->mutants[i].hint) which[n++] = i;
+    if (n == 0) {
+        free(which);
+        return OL_PASS;
+    }
+    run_spec *specs = xcalloc((size_t)n, sizeof *specs);
+    run_result *runs = xcalloc((size_t)n, sizeof *runs);
+    for (int k = 0; k < n; k++)
+        specs[k] = grading_spec(&w->mutant_progs[which[k]], &w->tests.tests, r->l->test_timeout, w->data_key);
+    int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : 130;
+    for (int k = 0; k < n && rc == OL_PASS; k++) {
+        const mutant *m = &r->mutants[which[k]];
+        for (int i = 0; i < r->ninvalid; i++) {
+            const test_result *t = run_find(&runs[k], r->invalid[i].t.name);
+            if (!t || t->status != TEST_PASS) continue;
+            char *hint = xasprintf("%s passes on a variant where %s: %s", r->invalid[i].t.name, m->title, m->hint);
+            if (!sl_contains(&r->hints, hint)) sl_push_owned(&r->hints, hint);
+            else free(hint);
+        }
+    }
+    for (int k = 0; k < n; k++) run_result_free(&runs[k]);
+    free(runs);
+    free(specs);
+    free(which);
+    return rc;
+}
+
+static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
+    int n = 1 + r->nwheats;
+    run_spec *specs = xcalloc((size_t)n, sizeof *specs);
+    run_result *runs = xcalloc((size_t)n, sizeof *runs);
+    specs[0] = grading_spec(&w->baseline, &w->tests.tests, r->l->test_timeout, w->data_key);
+    /* coverage is kept beside the cached result; without it, run again */
+    char key[HASH_HEX];
+    run_spec_key(ctx, &specs[0], key);
+    char *cov_path = xasprintf("%s/run/%s.cov.json", ctx->cache, key);
+    if (coverage_load(&w->cov, cov_path) != 0) {
+        specs[0].no_cache = true;
+        coverage_reset(&w->refcov);
+    }
+    for (int i = 0; i < r->nwheats; i++)
+        specs[1 + i] = grading_spec(&w->wheat_progs[i], &w->tests.tests, r->l->test_timeout, w->data_key);
+    int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : 130;
+    if (rc == OL_PASS && specs[0].no_cache) {
+        if (coverage_collect(ctx, &w->refcov, &w->cov) != 0) rc = harness(r, xstrdup("gcov could not read the baseline's coverage"));
+        else coverage_save(&w->cov, cov_path);
+    }
+    free(cov_path);
+    w->validity_runs = runs;
+    free(specs);
+    if (rc != OL_PASS) return rc;
+    for (int i = 0; i < runs[0].n; i++)
+        if (runs[0].t[i].status != TEST_PASS) add_invalid(r, "the reference", &runs[0].t[i]);
+    for (int k = 0; k < r->nwheats; k++)
+        for (int i = 0; i < runs[1 + k].n; i++)
+            if (runs[1 + k].t[i].status != TEST_PASS) {
+                char *where = xasprintf("wheat %s (%s)", r->wheats[k].id, r->wheats[k].title);
+                add_invalid(r, where, &runs[1 + k].t[i]);
+                free(where);
+            }
+    /* the timeout for mutants: Stryker's shape, from the slowest test here */
+    double slowest = -1;
+    for (int i = 0; i < runs[0].n; i++)
+        if (runs[0].t[i].seconds > slowest) slowest = runs[0].t[i].seconds;
+    r->baseline_seconds = slowest >= 0 ? slowest : runs[0].seconds;
+    r->timeout = 1.5 * r->baseline_seconds + 2.0;
+    if (r->ninvalid) {
+        if ((rc = find_hints(ctx, r, w)) != OL_PASS) return rc;
+        strlist names = {0};
+        for (int i = 0; i < r->ninvalid; i++)
+            if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
+        char *list = sl_join(&names, ", ");
+        set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+                  xasprintf("INVALID: %d test%s fail%s on a correct implementation (%s), so the mutation score is unknown",
+                            names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
+        free(list);
+        sl_free(&names);
+        return OL_FAIL;
+    }
+    set_stage(ctx, r, ST_VALID, STAGE_PASS,
+              xasprintf("all %d pass on the reference and on %d wheat%s", runs[0].n, r->nwheats, r->nwheats == 1 ? "" : "s"));
+    return OL_PASS;
+}
+
+/* ---- stage 5: the canary ---- */
+
+static int stage_canary(ol_ctx *ctx, check_report *r, work *w) {
+    run_spec spec = grading_spec(&w->canary_prog, &w->tests.tests, r->timeout, w->data_key);
+    run_result run = {0};
+    if (run_tests(ctx, &spec, &run, 1) != 0) return 130;
+    int killers = run_failures(&run);
+    run_result_free(&run);
+    if (killers > 0) {
+        set_stage(ctx, r, ST_CANARY, STAGE_PASS, xasprintf("caught by %d of your %d tests", killers, w->tests.tests.n));
+        return OL_PASS;
+    }
+    /* Is the harness broken, or do the student's tests call nothing? The
+     * course tests call every function: they must catch it. */
+    w->canary_course = (link_spec){0};
+    suite_link(&w->course, &w->canary_course);
+    link_add_unit(&w->canary_course, &w->canary);
+    suite none = {0};
+    program_spec(&w->canary_course, &none, &w->ref, r->l, &w->ref_deps);
+    for (int i = 0; i < w->canary_prog.wraps.n; i++) sl_push(&w->canary_course.wraps, w->canary_prog.wraps.v[i]);
+    int failed = build_links(ctx, &w->canary_course, 1);
+    if (failed < 0) return 130;
+    if (failed > 0) {
+        print_compiler_log(ctx, w->canary_course.log);
+        return harness(r, xstrdup("the canary does not link with the course tests (above)"));
+    }
+    spec = grading_spec(&w->canary_course, &w->course.tests, r->timeout, w->data_key);
+    if (run_tests(ctx, &spec, &run, 1) != 0) return 130;
+    int course_killers = run_failures(&run);
+    run_result_free(&run);
+    if (course_killers == 0)
+        return harness(r, xstrdup("the canary, which aborts in every function of the lesson, survived even the course "
+                                  "tests: the mutants are not reaching the test programs"));
+    set_stage(ctx, r, ST_CANARY, STAGE_FAIL,
+              xasprintf("none of your tests calls a function of %s (a variant that aborts in every one of them "
+                        "passed them all), so no mutant can be caught", r->l->id));
+    return OL_FAIL;
+}
+
+/* ---- stage 6: the mutants ---- */
+
+/* A mutant none of whose changed lines ran in the baseline cannot be caught:
+ * NoCoverage. Lines gcov does not count as code say nothing either way. */
+static bool uncovered(const coverage *cov, const mutant *m, int *line) {
+    bool seen_code = false;
+    for (int i = 0; i < m->nchanges; i++) {
+        const changed_line *c = &m->changes[i];
+        int lines[2] = {c->line, c->inserted ? c->line - 1 : 0};
+        for (int k = 0; k < 2; k++) {
+            if (lines[k] <= 0) continue;
+            int count = coverage_count(cov, c->file, lines[k]);
+            if (count > 0) return false;
+            if (count == 0 && !seen_code) {
+                seen_code = true;
+                *line = lines[k];
+            }
+        }
+    }
+    return seen_code;
+}
+
+static void classify(mutant_outcome *o, const run_result *run) {
+    strbuf reason = {0};
+    bool timeout = false;
+    int missing = 0;
+    for (int i = 0; i < run->n; i++) {
+        const test_result *t = &run->t[i];
+        if (t->status == TEST_PASS) continue;
+        if (t->status == TEST_TIMEOUT) {
+            timeout = true;
+            continue;
+        }
+        if (t->status == TEST_MISSING) {
+            missing++;
+            continue;
+        }
+        sl_push(&o->killed_by, t->name);
+        if (o->killed_by.n <= 3) {
+            char *what = test_describe(t);
+            sb_printf(&reason, "%s%s: %s", reason.len ? "; " : "", t->name, what);
+            free(what);
+        }
+    }
+    o->seconds = run->seconds;
+    if (o->killed_by.n) set_outcome(o, MS_KILLED, sb_take(&reason));
+    else if (timeout || run->watchdog) {
+        sb_free(&reason);
+        set_outcome(o, MS_TIMEOUT, xstrdup(run->watchdog ? "the test program ran past ol's time limit"
+                                                         : "a test ran past the per-test timeout"));
+    } else if (missing || run->term_signal) {
+        sb_free(&reason);
+        set_outcome(o, MS_RUNTIME_ERROR, xstrdup("the test program died before reporting every test"));
+    } else {
+        sb_free(&reason);
+        set_outcome(o, MS_SURVIVED, xstrdup("every test passed"));
+    }
+}
+
+static int stage_mutation(ol_ctx *ctx, check_report *r, work *w) {
+    run_spec *specs = xcalloc((size_t)r->nmutants + 1, sizeof *specs);
+    int *which = xcalloc((size_t)r->nmutants + 1, sizeof *which);
+    int n = 0;
+    for (int i = 0; i < r->nmutants; i++) {
+        mutant_outcome *o = &r->outcomes[i];
+        if (!w->mutant_ready[i]) continue;
+        int line = 0;
+        if (uncovered(&w->cov, &r->mutants[i], &line)) {
+            o->uncovered_line = line;
+            set_outcome(o, MS_NOCOVERAGE, xasprintf("no test executes line %d of reference/%s", line,
+                                                    r->mutants[i].changes[0].file));
+            continue;
+        }
+        specs[n] = grading_spec(&w->mutant_progs[i], &w->tests.tests, r->timeout, w->data_key);
+        which[n++] = i;
+    }
+    w->mutant_runs = xcalloc((size_t)n + 1, sizeof *w->mutant_runs);
+    int rc = run_tests(ctx, specs, w->mutant_runs, n) == 0 ? OL_PASS : 130;
+    for (int k = 0; k < n && rc == OL_PASS; k++) classify(&r->outcomes[which[k]], &w->mutant_runs[k]);
+    for (int k = 0; k < n; k++) run_result_free(&w->mutant_runs[k]);
+    free(w->mutant_runs);
+    w->mutant_runs = NULL;
+    free(specs);
+    free(which);
+    if (rc != OL_PASS) return rc;
+
+    strlist killers = {0};
+    for (int i = 0; i < r->nmutants; i++) {
+        const mutant_outcome *o = &r->outcomes[i];
+        switch (o->status) {
+        case MS_KILLED: r->killed++; break;
+        case MS_TIMEOUT: r->timed_out++; break;
+        case MS_SURVIVED: r->survived++; break;
+        case MS_NOCOVERAGE: r->no_coverage++; break;
+        default: r->errors++; break;
+        }
+        for (int k = 0; k < o->killed_by.n; k++)
+            if (!sl_contains(&killers, o->killed_by.v[k])) sl_push(&killers, o->killed_by.v[k]);
+        bool caught = o->status == MS_KILLED || o->status == MS_TIMEOUT;
+        if (o->required && !caught) sl_push(&r->required_missed, o->m->id);
+        if (o->required && (o->status == MS_COMPILE_ERROR || o->status == MS_RUNTIME_ERROR)) {
+            sl_free(&killers);
+            return harness(r, xasprintf("the required pitfall mutant %s cannot be graded: %s", o->m->id, o->reason));
+        }
+    }
+    for (int i = 0; i < w->tests.tests.n; i++)
+        if (!sl_contains(&killers, w->tests.tests.v[i])) sl_push(&r->kill_nothing, w->tests.tests.v[i]);
+    sl_free(&killers);
+    r->valid = r->killed + r->timed_out + r->survived + r->no_coverage;
+    if (r->valid == 0) return harness(r, xstrdup("no mutant could be built and run: nothing to grade with"));
+    r->score = (double)(r->killed + r->timed_out) / r->valid;
+    bool ok = r->score + 1e-12 >= r->l->threshold && r->required_missed.n == 0;
+    char *summary = xasprintf("%.2f = (%d killed + %d timed out) / %d valid mutants; %s %.2f (%s)%s", r->score,
+                              r->killed, r->timed_out, r->valid, r->score + 1e-12 >= r->l->threshold ? ">=" : "<",
+                              r->l->threshold, r->l->rung,
+                              r->required_missed.n ? "; a required pitfall survived" : "");
+    set_stage(ctx, r, ST_MUTATION, ok ? STAGE_PASS : STAGE_FAIL, summary);
+    return ok ? OL_PASS : OL_FAIL;
+}
+
+/* ---- the pipeline ---- */
+
+static void work_free(check_report *r, work *w) {
+    lesson_lib_free(&w->mine);
+    deps_free(&w->my_deps);
+    suite_free(&w->course);
+    suite_free(&w->tests);
+    link_free(&w->course_prog);
+    run_result_free(&w->course_run);
+    deps_free(&w->ref_deps);
+    lesson_lib_free(&w->ref);
+    lesson_lib_free(&w->refcov);
+    for (int i = 0; w->wheat_libs && i < r->nwheats; i++) lesson_lib_free(&w->wheat_libs[i]);
+    for (int i = 0; w->mutant_libs && i < r->nmutants; i++) lesson_lib_free(&w->mutant_libs[i]);
+    free(w->wheat_libs);
+    free(w->mutant_libs);
+    free(w->mutant_ready);
+    unit_free(&w->canary);
+    sl_free(&w->canary_symbols);
+    link_free(&w->baseline);
+    link_free(&w->canary_prog);
+    link_free(&w->canary_course);
+    for (int i = 0; w->wheat_progs && i < r->nwheats; i++) link_free(&w->wheat_progs[i]);
+    for (int i = 0; w->mutant_progs && i < r->nmutants; i++) link_free(&w->mutant_progs[i]);
+    free(w->wheat_progs);
+    free(w->mutant_progs);
+    if (w->validity_runs)
+        for (int i = 0; i < 1 + r->nwheats; i++) run_result_free(&w->validity_runs[i]);
+    free(w->validity_runs);
+    coverage_free(&w->cov);
+}
+
+int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_report *r) {
+    memset(r, 0, sizeof *r);
+    r->l = l;
+    r->score = -1;
+    for (int i = 0; i < N_STAGES; i++) {
+        r->stages[i].title = STAGE_TITLES[i];
+        r->stages[i].state = STAGE_SKIPPED;
+    }
+    r->stages[ST_BUILD].required = r->stages[ST_COURSE].required = true;
+    r->stages[ST_TESTS].required = r->stages[ST_VALID].required = r->stages[ST_CANARY].required = l->level >= 2;
+    r->stages[ST_MUTATION].required = l->level >= 3;
+    double started = now_seconds();
+    work w;
+    memset(&w, 0, sizeof w);
+    fixtures_key(ctx, l, w.data_key);
+    printf("%sol check %s%s: %s (rung %s)\n", color(stdout, C_BOLD), l->id, color(stdout, C_RESET), l->title, l->rung);
+    fflush(stdout);
+    int rc = stage_build(ctx, r, &w, opt);
+    if (rc == OL_PASS) rc = stage_course(ctx, r, &w);
+    if (rc == OL_PASS) rc = stage_tests(ctx, r, &w);
+    if (rc == OL_PASS) rc = build_variants(ctx, r, &w);
+    if (rc == OL_PASS) rc = stage_validity(ctx, r, &w);
+    if (rc == OL_PASS) rc = stage_canary(ctx, r, &w);
+    if (rc == OL_PASS) rc = stage_mutation(ctx, r, &w);
+    r->seconds = now_seconds() - started;
+    if (rc == 130 || r->harness_broken) {
+        work_free(r, &w);
+        return rc == 130 ? 130 : OL_USAGE;
+    }
+    /* a stage the rung does not ask for cannot fail the lesson */
+    r->passed = true;
+    for (int i = 0; i < N_STAGES; i++)
+        if (r->stages[i].required && r->stages[i].state != STAGE_PASS) r->passed = false;
+    work_free(r, &w);
+    check_status st = {.passed = r->passed, .score = r->score};
+    status_save(ctx, l->id, &st);
+    return r->passed ? OL_PASS : OL_FAIL;
+}
+
+void check_report_free(check_report *r) {
+    for (int i = 0; i < N_STAGES; i++) free(r->stages[i].summary);
+    sl_free(&r->student_tests);
+    sl_free(&r->student_files);
+    for (int i = 0; i < r->ninvalid; i++) {
+        free(r->invalid[i].where);
+        free(r->invalid[i].t.name);
+        free(r->invalid[i].t.tcase);
+        free(r->invalid[i].t.file);
+        free(r->invalid[i].t.message);
+    }
+    free(r->invalid);
+    sl_free(&r->hints);
+    for (int i = 0; r->outcomes && i < r->nmutants; i++) {
+        sl_free(&r->outcomes[i].killed_by);
+        free(r->outcomes[i].reason);
+    }
+    free(r->outcomes);
+    mutants_free(r->mutants, r->nmutants);
+    mutants_free(r->wheats, r->nwheats);
+    sl_free(&r->required_missed);
+    sl_free(&r->kill_nothing);
+    free(r->harness_message);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,87 @@
+/* check: the grading pipeline of `ol check` (shared/docs/grading.md):
+ * build -> course tests -> the student's tests exist and include only
+ * contracts -> validity on the reference and every wheat -> canary -> every
+ * mutant -> score against the rung. Stages after a failed one are skipped. */
+#ifndef OL_CHECK_H
+#define OL_CHECK_H
+
+#include <stdbool.h>
+#include "coverage.h"
+#include "lesson.h"
+#include "mutant.h"
+#include "run.h"
+#include "suite.h"
+#include "workspace.h"
+
+enum { ST_BUILD, ST_COURSE, ST_TESTS, ST_VALID, ST_CANARY, ST_MUTATION, N_STAGES };
+typedef enum { STAGE_SKIPPED, STAGE_PASS, STAGE_FAIL } stage_state;
+
+typedef struct {
+    const char *title;
+    stage_state state;
+    bool required;   /* the rung asks for it */
+    char *summary;   /* one line */
+} stage;
+
+/* Stryker's statuses (mutation-testing-report-schema). */
+typedef enum {
+    MS_KILLED, MS_SURVIVED, MS_NOCOVERAGE, MS_TIMEOUT, MS_COMPILE_ERROR, MS_RUNTIME_ERROR, MS_IGNORED
+} mutant_status;
+const char *mutant_status_name(mutant_status s);
+
+typedef struct {
+    const mutant *m;
+    mutant_status status;
+    strlist killed_by;
+    char *reason;         /* statusReason */
+    bool required;        /* in lesson.json's required_pitfalls */
+    int uncovered_line;   /* NoCoverage: the changed line no test reached */
+    double seconds;
+} mutant_outcome;
+
+/* A test that fails where it must pass. */
+typedef struct {
+    char *where;          /* "the reference", "wheat w01" */
+    test_result t;        /* copied */
+} invalid_test;
+
+typedef struct check_report {
+    const lesson *l;
+    stage stages[N_STAGES];
+    strlist student_tests;   /* names */
+    strlist student_files;   /* the file of each, relative to the workspace */
+    invalid_test *invalid;
+    int ninvalid;
+    strlist hints;           /* Examplar: misconceptions an invalid test agrees with */
+    mutant *mutants, *wheats;
+    int nmutants, nwheats;
+    mutant_outcome *outcomes; /* parallel to mutants, in report order */
+    double timeout;          /* per test, for mutants */
+    double baseline_seconds; /* what it was derived from */
+    int killed, timed_out, survived, no_coverage, errors, valid;
+    double score;            /* -1 when unknown */
+    strlist required_missed;
+    strlist kill_nothing;
+    bool passed;
+    bool harness_broken;     /* exit 2: never a grade */
+    char *harness_message;
+    double seconds;
+} check_report;
+
+typedef struct {
+    bool ref_deps;
+} check_options;
+
+/* Runs the pipeline, printing each stage as it ends. Returns the exit
+ * status: OL_PASS, OL_FAIL, OL_USAGE (broken harness), 130 if interrupted. */
+int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_report *r);
+void check_report_free(check_report *r);
+
+/* report.c: the terminal */
+void report_stage(ol_ctx *ctx, const check_report *r, int stage);
+void report_summary(ol_ctx *ctx, const check_report *r);
+/* report_json.c */
+int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path);
+int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path);
+
+#endif

@@ -1,0 +1,30 @@
+/* coverage: which reference lines the student's tests execute, from gcov
+ * data of the baseline run (the reference built with --coverage). A mutant
+ * none of whose changed lines ran is NoCoverage, and is not run. */
+#ifndef OL_COVERAGE_H
+#define OL_COVERAGE_H
+
+#include "lessonlib.h"
+
+typedef struct {
+    char *file;  /* relative to reference/ */
+    int nlines;
+    int *count;  /* count[line - 1]: times executed, or -1 when not executable */
+} file_coverage;
+
+typedef struct {
+    file_coverage *f;
+    int n;
+} coverage;
+
+/* Removes the counters a previous run left, before the baseline runs. */
+void coverage_reset(const lesson_lib *cov_lib);
+/* Reads the counters of cov_lib (a LIB_COVERAGE library) with gcov. */
+int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, coverage *out);
+int coverage_save(const coverage *c, const char *path);
+int coverage_load(coverage *c, const char *path);
+void coverage_free(coverage *c);
+/* Times executed; -1 when not executable or unknown. */
+int coverage_count(const coverage *c, const char *file, int line);
+
+#endif

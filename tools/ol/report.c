@@ -1,0 +1,154 @@
+/* report: what `ol check` prints on the terminal. Stages as they end; then
+ * the mutant table, survivors as compiler-style warnings, the score against
+ * the rung, the tests that kill nothing, and what to do next. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cli.h"
+
+void report_stage(ol_ctx *ctx, const check_report *r, int i) {
+    (void)ctx;
+    const stage *s = &r->stages[i];
+    const char *word = s->state == STAGE_PASS ? "PASS" : s->state == STAGE_FAIL ? "FAIL" : "skip";
+    const char *ansi = s->state == STAGE_PASS ? C_GREEN : s->state == STAGE_FAIL ? C_RED : C_DIM;
+    printf("[%d/%d] %s%s%s  %s", i + 1, N_STAGES, color(stdout, ansi), word, color(stdout, C_RESET), s->title);
+    if (s->state == STAGE_FAIL && !s->required) printf(" (not required at %s)", r->l->rung);
+    if (s->summary) printf(": %s", s->summary);
+    printf("\n");
+    fflush(stdout);
+}
+
+static const char *status_color(mutant_status s) {
+    switch (s) {
+    case MS_KILLED:
+    case MS_TIMEOUT: return C_GREEN;
+    case MS_SURVIVED:
+    case MS_NOCOVERAGE: return C_RED;
+    default: return C_YELLOW;
+    }
+}
+
+static void print_mutant_table(const check_report *r) {
+    int title_w = 44;
+    printf("\n%-6s %-7s %-12s %-30s %s\n", "Mutant", "Pitfall", "Status", "Caught by", "Title");
+    for (int i = 0; i < r->nmutants; i++) {
+        const mutant_outcome *o = &r->outcomes[i];
+        char *killers = o->killed_by.n ? sl_join(&o->killed_by, ", ") : xstrdup("-");
+        if (strlen(killers) > 30) strcpy(killers + 26, "...");
+        char pit[16];
+        snprintf(pit, sizeof pit, "%s%s", o->m->pitfall, o->required ? "*" : "");
+        /* pad before colouring, so the columns hold */
+        printf("%-6s %-7s %s%-12s%s %-30s %.*s%s\n", o->m->id, pit, color(stdout, status_color(o->status)),
+               mutant_status_name(o->status), color(stdout, C_RESET), killers, title_w, o->m->title,
+               (int)strlen(o->m->title) > title_w ? "..." : "");
+        free(killers);
+    }
+    printf("(* a required pitfall: your tests must kill it)\n");
+}
+
+/* "reference/x.c:64: warning: Survived: <title> [s05]" and the symptom. */
+static void print_survivors(const check_report *r) {
+    bool any = false;
+    for (int i = 0; i < r->nmutants; i++) {
+        const mutant_outcome *o = &r->outcomes[i];
+        if (o->status != MS_SURVIVED && o->status != MS_NOCOVERAGE) continue;
+        if (!any) printf("\n");
+        any = true;
+        const changed_line *c = mutant_first_change(o->m);
+        int line = o->status == MS_NOCOVERAGE && o->uncovered_line ? o->uncovered_line : c ? c->line : 0;
+        printf("reference/%s:%d:%d: %swarning:%s %s: %s [%s]%s\n", c ? c->file : "?", line, c ? c->column : 1,
+               color(stdout, C_YELLOW), color(stdout, C_RESET),
+               o->status == MS_SURVIVED ? "Survived" : "NoCoverage", o->m->title, o->m->id,
+               o->required ? " (required)" : "");
+        if (o->status == MS_NOCOVERAGE) printf("    no test of yours executes this line of the reference\n");
+        if (o->m->symptom && *o->m->symptom) printf("    symptom: %s\n", o->m->symptom);
+    }
+}
+
+static void print_invalid(ol_ctx *ctx, const check_report *r) {
+    if (!r->ninvalid) return;
+    printf("\nYour tests must pass on every correct implementation; these do not (values are hidden:\n"
+           "they would show the reference's answers):\n");
+    for (int i = 0; i < r->ninvalid; i++) {
+        printf("  on %s:\n", r->invalid[i].where);
+        print_test_failure(ctx, stdout, &r->invalid[i].t, true);
+    }
+    for (int i = 0; i < r->hints.n; i++) printf("  %shint:%s %s\n", color(stdout, C_BOLD), color(stdout, C_RESET), r->hints.v[i]);
+}
+
+static void print_next(const check_report *r) {
+    const lesson *l = r->l;
+    printf("\n");
+    if (r->passed) {
+        printf("%sPASS%s: %s reaches %s.", color(stdout, C_GREEN), color(stdout, C_RESET), l->id, l->rung);
+        printf(" `ol diff %s` shows your code beside the reference.\n", l->id);
+        if (r->survived + r->no_coverage > 0)
+            printf("The survivors above still point at bugs your tests would let through: worth a test each.\n");
+        return;
+    }
+    printf("%sFAIL%s: %s does not reach %s yet.\nNext: ", color(stdout, C_RED), color(stdout, C_RESET), l->id, l->rung);
+    if (r->stages[ST_BUILD].state == STAGE_FAIL)
+        printf("fix the compiler's errors above, then run `ol check %s` again.\n", l->id);
+    else if (r->stages[ST_COURSE].state == STAGE_FAIL)
+        printf("make the course tests pass first: `ol tests %s` (-k NAME runs one test).\n", l->id);
+    else if (r->stages[ST_TESTS].state == STAGE_FAIL)
+        printf("write your tests in c/%s/ as START_TEST(name) ... END_TEST blocks, including only contract "
+               "headers, <check.h> and standard C headers.\n", l->student_tests);
+    else if (r->stages[ST_VALID].state == STAGE_FAIL)
+        printf("a test that fails on the reference checks something the contract does not promise (or has a "
+               "bug): read its assertion above against the contract in contracts/%s.\n",
+               l->contracts.n ? l->contracts.v[0] : "");
+    else if (r->stages[ST_CANARY].state == STAGE_FAIL)
+        printf("call the lesson's functions from your tests and check what they return.\n");
+    else {
+        if (r->required_missed.n) {
+            char *ids = sl_join(&r->required_missed, ", ");
+            printf("kill the required pitfalls first (%s): ", ids);
+            free(ids);
+        }
+        printf("for each survivor, write a test whose assertion fails when its symptom happens; the chapter's "
+               "pitfall table (course/%s/README.md) says what each one breaks.\n", l->id);
+    }
+}
+
+void report_summary(ol_ctx *ctx, const check_report *r) {
+    if (r->harness_broken) {
+        fflush(stdout);
+        ol_error("the grading harness is broken: %s.\nThis is not a grade of your work: tell your instructor.",
+                 r->harness_message ? r->harness_message : "?");
+        return;
+    }
+    for (int i = 0; i < N_STAGES; i++)
+        if (r->stages[i].state == STAGE_SKIPPED)
+            printf("[%d/%d] %sskip%s  %s: skipped, an earlier stage failed\n", i + 1, N_STAGES, color(stdout, C_DIM),
+                   color(stdout, C_RESET), r->stages[i].title);
+    print_invalid(ctx, r);
+    bool ran = r->stages[ST_MUTATION].state != STAGE_SKIPPED;
+    if (ran) {
+        print_mutant_table(r);
+        print_survivors(r);
+        printf("\nMutation score: %.2f = (%d killed + %d timed out) / %d valid mutants (%d survived, %d not covered",
+               r->score, r->killed, r->timed_out, r->valid, r->survived, r->no_coverage);
+        if (r->errors) printf(", %d not counted: CompileError or RuntimeError", r->errors);
+        printf("); %s asks for %.2f\n", r->l->rung, r->l->threshold);
+        if (r->l->required_pitfalls.n) {
+            if (r->required_missed.n) {
+                char *ids = sl_join(&r->required_missed, ", ");
+                printf("Required pitfalls: %d of %d killed; survived: %s\n",
+                       r->l->required_pitfalls.n - r->required_missed.n, r->l->required_pitfalls.n, ids);
+                free(ids);
+            } else {
+                printf("Required pitfalls: all %d killed\n", r->l->required_pitfalls.n);
+            }
+        }
+        if (r->kill_nothing.n) {
+            char *names = sl_join(&r->kill_nothing, ", ");
+            printf("Tests that kill no mutant: %s\n", names);
+            free(names);
+        }
+        printf("Per-test timeout for mutants: %.1f s = 1.5 x %.3f s (the slowest of your tests on the reference) + 2 s\n",
+               r->timeout, r->baseline_seconds);
+    }
+    print_next(r);
+}
