@@ -1,9 +1,363 @@
-/* ol fixtures: lands in the next commit. */
+/* ol fixtures L7.x [--check]: reruns the lesson's oracle (Debian's Python
+ * with torch) to regenerate its golden data, or, with --check, regenerates
+ * into a scratch folder and compares with the committed fixtures tensor by
+ * tensor. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "proc.h"
+
+static const char HELP[] =
+    "usage: ol fixtures L7.x [--check] [--workspace DIR]\n"
+    "\n"
+    "Runs the lesson's oracle, /usr/bin/python3 oracle/L7.x/make_fixtures.py OUT_DIR,\n"
+    "from the course root. The script writes OUT_DIR/L7.x/; ol runs it into a\n"
+    "scratch folder, then copies each file into fixtures/L7.x/ (by rename: never a\n"
+    "partial file).\n"
+    "\n"
+    "  --check   regenerate into the scratch folder only, and compare with the\n"
+    "            committed fixtures: every tensor of every .safetensors (names,\n"
+    "            dtypes, shapes, values: identical, within 1e-6 + 1e-5|x|, or\n"
+    "            different with the largest difference), every .json key, and\n"
+    "            every other file byte for byte. Nothing is written.\n"
+    "\n"
+    "Exit status: 0 regenerated, or identical (within the tolerance) with --check;\n"
+    "1 --check found a difference or the oracle failed; 2 usage error.\n";
+
+/* ---- a minimal safetensors reader: enough to compare two files ---- */
+
+typedef struct {
+    cJSON *header;        /* name -> {dtype, shape, data_offsets} */
+    const unsigned char *data;
+    size_t data_len;
+    char *bytes;          /* the whole file */
+} st_file;
+
+static int st_open(const char *path, st_file *f, char **err) {
+    memset(f, 0, sizeof *f);
+    size_t len = 0;
+    f->bytes = read_file(path, &len);
+    if (!f->bytes) {
+        *err = xasprintf("cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    uint64_t n = 0;
+    for (int i = 7; len >= 8 && i >= 0; i--) n = (n << 8) | (unsigned char)f->bytes[i];
+    if (len < 8 || n > len - 8) {
+        *err = xasprintf("%s is not a safetensors file (the header length is wrong)", path);
+        return -1;
+    }
+    f->header = cJSON_ParseWithLength(f->bytes + 8, (size_t)n);
+    if (!cJSON_IsObject(f->header)) {
+        *err = xasprintf("%s: the safetensors header is not a JSON object", path);
+        return -1;
+    }
+    f->data = (const unsigned char *)f->bytes + 8 + n;
+    f->data_len = len - 8 - (size_t)n;
+    return 0;
+}
+
+static void st_close(st_file *f) {
+    cJSON_Delete(f->header);
+    free(f->bytes);
+    memset(f, 0, sizeof *f);
+}
+
+typedef struct {
+    const char *dtype;
+    cJSON *shape;
+    const unsigned char *data;
+    size_t len;
+} st_tensor;
+
+static int st_get(const st_file *f, const cJSON *entry, st_tensor *t) {
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
+    t->shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
+    if (!cJSON_IsString(dtype) || !cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2) return -1;
+    double b = cJSON_GetArrayItem(off, 0)->valuedouble, e = cJSON_GetArrayItem(off, 1)->valuedouble;
+    if (b < 0 || e < b || e > (double)f->data_len) return -1;
+    t->dtype = dtype->valuestring;
+    t->data = f->data + (size_t)b;
+    t->len = (size_t)(e - b);
+    return 0;
+}
+
+/* Element i as a double, for the float dtypes; NAN for others. */
+static double element(const st_tensor *t, size_t i) {
+    if (!strcmp(t->dtype, "F32")) {
+        float v;
+        memcpy(&v, t->data + 4 * i, 4);
+        return v;
+    }
+    if (!strcmp(t->dtype, "F64")) {
+        double v;
+        memcpy(&v, t->data + 8 * i, 8);
+        return v;
+    }
+    if (!strcmp(t->dtype, "BF16")) {
+        uint32_t bits = (uint32_t)(t->data[2 * i] | (t->data[2 * i + 1] << 8)) << 16;
+        float v;
+        memcpy(&v, &bits, 4);
+        return v;
+    }
+    return NAN;
+}
+
+static size_t dtype_size(const char *d) {
+    if (!strcmp(d, "F64") || !strcmp(d, "I64") || !strcmp(d, "U64")) return 8;
+    if (!strcmp(d, "F32") || !strcmp(d, "I32") || !strcmp(d, "U32")) return 4;
+    if (!strcmp(d, "F16") || !strcmp(d, "BF16") || !strcmp(d, "I16") || !strcmp(d, "U16")) return 2;
+    return 1;
+}
+
+/* Compares two safetensors files; prints each difference; returns their count. */
+static int compare_safetensors(const char *name, const char *made, const char *committed) {
+    st_file a, b;
+    char *err = NULL;
+    if (st_open(made, &a, &err) != 0 || st_open(committed, &b, &err) != 0) {
+        printf("  %s: %s\n", name, err);
+        free(err);
+        st_close(&a);
+        return 1;
+    }
+    int diffs = 0, same = 0, close_ = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a.header) {
+        if (!strcmp(e->string, "__metadata__")) continue;
+        const cJSON *other = cJSON_GetObjectItemCaseSensitive(b.header, e->string);
+        st_tensor x, y;
+        if (!other) {
+            printf("  %s: tensor %s is new (not in the committed file)\n", name, e->string);
+            diffs++;
+        } else if (st_get(&a, e, &x) != 0 || st_get(&b, other, &y) != 0) {
+            printf("  %s: tensor %s has a malformed header entry\n", name, e->string);
+            diffs++;
+        } else if (strcmp(x.dtype, y.dtype) != 0) {
+            printf("  %s: tensor %s is %s, committed %s\n", name, e->string, x.dtype, y.dtype);
+            diffs++;
+        } else if (!cJSON_Compare(x.shape, y.shape, true)) {
+            char *s1 = cJSON_PrintUnformatted(x.shape), *s2 = cJSON_PrintUnformatted(y.shape);
+            printf("  %s: tensor %s has shape %s, committed %s\n", name, e->string, s1, s2);
+            free(s1);
+            free(s2);
+            diffs++;
+        } else if (x.len != y.len) {
+            printf("  %s: tensor %s has %zu bytes, committed %zu\n", name, e->string, x.len, y.len);
+            diffs++;
+        } else if (memcmp(x.data, y.data, x.len) == 0) {
+            same++;
+        } else {
+            size_t n = x.len / dtype_size(x.dtype), worst_at = 0;
+            double worst = 0, worst_excess = 0;
+            bool numeric = !isnan(element(&x, 0)) || !isnan(element(&y, 0));
+            for (size_t i = 0; numeric && i < n; i++) {
+                double p = element(&x, i), q = element(&y, i);
+                double d = (isnan(p) && isnan(q)) ? 0 : fabs(p - q);
+                if (isnan(d)) d = INFINITY;
+                double excess = d - (1e-6 + 1e-5 * fabs(q));
+                if (d > worst) {
+                    worst = d;
+                    worst_at = i;
+                }
+                if (excess > worst_excess) worst_excess = excess;
+            }
+            if (numeric && worst_excess <= 0) {
+                close_++;
+            } else {
+                if (numeric)
+                    printf("  %s: tensor %s differs: largest |difference| %.3g at flat index %zu (%.9g vs committed %.9g)\n",
+                           name, e->string, worst, worst_at, element(&x, worst_at), element(&y, worst_at));
+                else
+                    printf("  %s: tensor %s (%s) differs\n", name, e->string, x.dtype);
+                diffs++;
+            }
+        }
+    }
+    cJSON_ArrayForEach(e, b.header) {
+        if (strcmp(e->string, "__metadata__") != 0 && !cJSON_GetObjectItemCaseSensitive(a.header, e->string)) {
+            printf("  %s: tensor %s is committed but the oracle no longer makes it\n", name, e->string);
+            diffs++;
+        }
+    }
+    if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(a.header, "__metadata__"),
+                       cJSON_GetObjectItemCaseSensitive(b.header, "__metadata__"), true)) {
+        printf("  %s: the __metadata__ differs\n", name);
+        diffs++;
+    }
+    printf("  %s: %d tensor%s identical%s", name, same, same == 1 ? "" : "s", close_ ? "" : "");
+    if (close_) printf(", %d within 1e-6 + 1e-5|x|", close_);
+    if (diffs) printf(", %d difference%s (above)", diffs, diffs == 1 ? "" : "s");
+    printf("\n");
+    st_close(&a);
+    st_close(&b);
+    return diffs;
+}
+
+static int compare_json(const char *name, const char *made, const char *committed) {
+    char *ta = read_file(made, NULL), *tb = read_file(committed, NULL);
+    cJSON *a = ta ? cJSON_Parse(ta) : NULL, *b = tb ? cJSON_Parse(tb) : NULL;
+    int diffs = 0;
+    if (!a || !b) {
+        diffs = ta && tb && strcmp(ta, tb) == 0 ? 0 : 1;
+        if (diffs) printf("  %s: differs (not both JSON)\n", name);
+    } else if (!cJSON_Compare(a, b, true)) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, a) {
+            const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, e->string);
+            if (!o || !cJSON_Compare(e, o, true)) {
+                char *v1 = cJSON_PrintUnformatted(e), *v2 = o ? cJSON_PrintUnformatted(o) : xstrdup("(absent)");
+                printf("  %s: \"%s\" is %.60s%s, committed %.60s%s\n", name, e->string ? e->string : "?", v1,
+                       strlen(v1) > 60 ? "..." : "", v2, strlen(v2) > 60 ? "..." : "");
+                free(v1);
+                free(v2);
+                diffs++;
+            }
+        }
+        cJSON_ArrayForEach(e, b) {
+            if (!cJSON_GetObjectItemCaseSensitive(a, e->string)) {
+                printf("  %s: \"%s\" is committed but no longer made\n", name, e->string ? e->string : "?");
+                diffs++;
+            }
+        }
+        if (!diffs) diffs = 1;
+    } else {
+        printf("  %s: identical\n", name);
+    }
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    free(ta);
+    free(tb);
+    return diffs;
+}
+
+static int compare_bytes(const char *name, const char *made, const char *committed) {
+    size_t la, lb;
+    char *a = read_file(made, &la), *b = read_file(committed, &lb);
+    int diff = !a || !b || la != lb || memcmp(a, b, la) != 0;
+    printf("  %s: %s\n", name, diff ? "differs" : "identical");
+    free(a);
+    free(b);
+    return diff;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
 
 int cmd_fixtures(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    ol_error("ol fixtures is not written yet");
-    return OL_USAGE;
+    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
+                                         {"check", no_argument, 0, 'c'},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *workspace = NULL;
+    bool check = false;
+    int c;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "hw:", opts, NULL)) != -1) {
+        if (c == 'h') return print_help(HELP);
+        else if (c == 'w') workspace = optarg;
+        else if (c == 'c') check = true;
+        else return usage_error("fixtures", "unknown option");
+    }
+    if (argc - optind != 1) return usage_error("fixtures", "give one lesson, e.g. `ol fixtures L7.1 --check`");
+    ol_ctx ctx;
+    lesson l;
+    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    int rc = OL_PASS;
+    char *script = l.oracle ? xasprintf("%s/%s/make_fixtures.py", ctx.root, l.oracle) : NULL;
+    char *committed = l.fixtures ? path_join(ctx.root, l.fixtures) : NULL;
+    char *tmp = NULL, *scratch = NULL;
+    if (!script || !committed) {
+        ol_error("%s has no \"oracle\" or no \"fixtures\" in its lesson.json", l.id);
+        rc = OL_USAGE;
+    } else if (!is_file(script)) {
+        ol_error("the oracle %s does not exist", shown_path(&ctx, script));
+        rc = OL_USAGE;
+    } else if (!(tmp = ctx_cache_dir(&ctx, "tmp")) || !(scratch = make_temp_dir(tmp, "fixtures"))) {
+        rc = OL_USAGE;
+    }
+    if (rc == OL_PASS) {
+        printf("running the oracle: /usr/bin/python3 %s OUT_DIR\n", shown_path(&ctx, script));
+        fflush(stdout);
+        proc_job job = {0};
+        proc_arg(&job, "/usr/bin/python3");
+        proc_arg(&job, script);
+        proc_arg(&job, scratch);
+        job.cwd = xstrdup(ctx.root);
+        job.out_path = xasprintf("%s/oracle.log", tmp);
+        if (proc_run(&job) != 0) rc = 130;
+        else if (job.exit_code != 0) {
+            char *log = read_file(job.out_path, NULL), *what = proc_describe(&job);
+            ol_error("the oracle failed (%s):\n%s", what, log ? log : "");
+            free(log);
+            free(what);
+            rc = OL_FAIL;
+        }
+        unlink(job.out_path);
+        proc_job_free(&job);
+    }
+    char *made = rc == OL_PASS ? path_join(scratch, path_base(committed)) : NULL;
+    strlist files = {0};
+    if (rc == OL_PASS && (list_files(made, "", &files) != 0 || files.n == 0)) {
+        ol_error("the oracle wrote nothing into OUT_DIR/%s/", path_base(committed));
+        rc = OL_FAIL;
+    }
+    int diffs = 0;
+    for (int i = 0; rc == OL_PASS && i < files.n; i++) {
+        const char *name = path_base(files.v[i]);
+        char *old = path_join(committed, name);
+        if (check) {
+            if (!is_file(old)) {
+                printf("  %s: new (not committed)\n", name);
+                diffs++;
+            } else if (ends_with(name, ".safetensors")) diffs += compare_safetensors(name, files.v[i], old);
+            else if (ends_with(name, ".json")) diffs += compare_json(name, files.v[i], old);
+            else diffs += compare_bytes(name, files.v[i], old);
+        } else {
+            if (mkdir_p(committed) != 0 || copy_file_atomic(files.v[i], old) != 0) {
+                ol_error("cannot write %s: %s", shown_path(&ctx, old), strerror(errno));
+                rc = OL_USAGE;
+            } else {
+                printf("  wrote %s\n", shown_path(&ctx, old));
+            }
+        }
+        free(old);
+    }
+    if (rc == OL_PASS) {
+        /* committed files the oracle did not make are stale */
+        strlist have = {0};
+        list_files(committed, "", &have);
+        for (int i = 0; i < have.n; i++) {
+            char *fresh = path_join(made, path_base(have.v[i]));
+            if (!is_file(fresh)) {
+                printf("  %s: committed, but the oracle does not make it (stale?)\n", path_base(have.v[i]));
+                if (check) diffs++;
+            }
+            free(fresh);
+        }
+        sl_free(&have);
+        if (check) {
+            printf("%s: %s\n", l.id, diffs ? "the committed fixtures differ from what the oracle makes (above)"
+                                           : "the committed fixtures are what the oracle makes");
+            rc = diffs ? OL_FAIL : OL_PASS;
+        }
+    }
+    if (scratch) remove_tree(scratch, ctx.cache);
+    sl_free(&files);
+    free(made);
+    free(scratch);
+    free(tmp);
+    free(script);
+    free(committed);
+    lesson_free(&l);
+    ctx_free(&ctx);
+    return rc;
 }
