@@ -222,10 +222,11 @@ static bool redirect_fault(hub *h, hub_req *r, struct MHD_Connection *c, bool *o
     return false;
 }
 
-/* The CDN signs its URLs; altering the query breaks the signature. */
-static void cdn_signature(const hub_repo *repo, const hub_file *f, char out[65]) {
+/* The CDN signs its URLs (repo, object, file name); altering them, or
+ * dropping the query, breaks the signature. */
+static void cdn_signature(const char *key, const char *sha256, const char *path, char out[65]) {
     char *text = NULL;
-    int n = asprintf(&text, "tinyllm fake cdn\n%s\n%s\n%s", repo->key, f->sha256, f->path);
+    int n = asprintf(&text, "tinyllm fake cdn\n%s\n%s\n%s", key, sha256, path);
     if (n < 0) {
         memset(out, '0', 64);
         out[64] = '\0';
@@ -239,7 +240,7 @@ static void cdn_signature(const hub_repo *repo, const hub_file *f, char out[65])
 static bool answer_lfs(hub *h, hub_req *r, struct MHD_Connection *c, const hub_ref *ref) {
     const hub_file *f = r->file;
     char sig[65], size[32], *location = NULL, *name = hub_url_encode(f->path, false);
-    cdn_signature(r->repo, f, sig);
+    cdn_signature(r->repo->key, f->sha256, f->path, sig);
     if (!name || asprintf(&location, "%s/repos/%s/%s?filename=%s&Signature=%s",
                           h->cdn_l.url, r->repo->key, f->sha256, name, sig) < 0)
         location = NULL;
@@ -356,16 +357,21 @@ static bool answer_hub(hub *h, hub_req *r, struct MHD_Connection *c) {
 
 static bool answer_cdn(hub *h, hub_req *r, struct MHD_Connection *c) {
     bool ok;
-    if (r->route != ROUTE_CDN || !r->repo || !r->file || strcmp(r->file->sha256, r->sha256))
+    char sig[65];
+    if (r->route != ROUTE_CDN)
         return hub_queue(h, r, c, 404,
                          hub_text_response("NoSuchKey: no object at this URL\n",
                                            "text/plain; charset=utf-8"));
-    char sig[65];
-    cdn_signature(r->repo, r->file, sig);
-    if (!r->signature || strcmp(sig, r->signature))
+    /* Like a signed-URL store: the signature first, then the object. */
+    if (r->path) cdn_signature(r->key, r->sha256, r->path, sig);
+    if (!r->path || !r->signature || strcmp(sig, r->signature))
         return hub_queue(h, r, c, 403,
                          hub_text_response("AccessDenied: the URL's signature does not match; "
                                            "follow the Hub's Location unchanged\n",
+                                           "text/plain; charset=utf-8"));
+    if (!r->repo || !r->file || strcmp(r->file->sha256, r->sha256))
+        return hub_queue(h, r, c, 404,
+                         hub_text_response("NoSuchKey: no object at this URL\n",
                                            "text/plain; charset=utf-8"));
     if (redirect_fault(h, r, c, &ok)) return ok;
     int status = 500;

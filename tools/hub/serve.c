@@ -6,8 +6,10 @@
 #include <string.h>
 #include "hub_internal.h"
 
+#define USAGE_LINE "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES]\n"
+static const char short_usage[] = USAGE_LINE "  (ol hub serve --help says more)\n";
 static const char usage[] =
-    "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES]\n"
+    USAGE_LINE
     "  Serves DIR/<org>/<name>/<files> as Hugging Face repo <org>/<name>, at\n"
     "  revision \"main\" and at the commit it reports, on 127.0.0.1.\n"
     "  --port N             the Hub's port (default 0: any free port)\n"
@@ -60,15 +62,16 @@ int hub_serve_command(int argc, char **argv) {
             if (i + 1 >= argc || !parse_uint(argv[i + 1], max, target)) {
                 fprintf(stderr, "ol hub serve: %s needs a whole number%s, got \"%s\"\n%s", a,
                         max == 65535 ? " from 0 to 65535" : " of bytes",
-                        i + 1 < argc ? argv[i + 1] : "(nothing)", usage);
+                        i + 1 < argc ? argv[i + 1] : "(nothing)", short_usage);
                 return 2;
             }
             i++;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "ol hub serve: unknown option %s\n%s", a, usage);
+            fprintf(stderr, "ol hub serve: unknown option %s\n%s", a, short_usage);
             return 2;
         } else if (dir) {
-            fprintf(stderr, "ol hub serve: one folder only (got %s and %s)\n%s", dir, a, usage);
+            fprintf(stderr, "ol hub serve: one folder only (got %s and %s)\n%s", dir, a,
+                    short_usage);
             return 2;
         } else {
             dir = a;
@@ -76,7 +79,7 @@ int hub_serve_command(int argc, char **argv) {
     }
     if (!dir) {
         fprintf(stderr, "ol hub serve: which folder? give DIR holding DIR/<org>/<name>/\n%s",
-                usage);
+                short_usage);
         return 2;
     }
     if (port != 0 && port == cdn_port) {
