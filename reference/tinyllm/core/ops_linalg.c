@@ -11,7 +11,8 @@
  * kernels of kernels.h. tl_linear takes a BF16 weight as it is: one row goes
  * to tl_gemv_bf16, which widens in registers; several rows widen the weight
  * a block of rows at a time (LINEAR_BF16_BLOCK floats of scratch) and call
- * sgemm per block, so the weight is read once and never copied whole.
+ * sgemm per block, so the weight is read once and never copied whole (only
+ * a non-contiguous BF16 view is first copied to F32).
  */
 #include <cblas.h>
 #include <limits.h>
