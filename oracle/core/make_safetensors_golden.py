@@ -2,7 +2,8 @@
 """Golden .safetensors files for the runtime's reader and writer (L0.6, M09.1).
 
 Run from the repository root:  /usr/bin/python3 oracle/core/make_safetensors_golden.py OUT_DIR
-Writes OUT_DIR/core/{st_golden,st_bf16_source,st_bf16_saved,st_f16}.safetensors;
+Writes OUT_DIR/core/{st_golden,st_bf16_source,st_bf16_saved,st_f16}.safetensors
+and OUT_DIR/core/sharded/;
 the course's copy lives in fixtures/ (so OUT_DIR is `fixtures` there).
 
 The oracle. The `safetensors` Python package is not installed here, so
@@ -24,6 +25,8 @@ Files:
                    BF16 must produce, byte for byte (NaN as 0x7FC0: see to_bf16).
   st_f16           "h" (float16 specials and subnormals) and "h_as_f32", torch's
                    exact widening of it.
+  sharded/         two shards and model.safetensors.index.json, as transformers
+                   lays out a sharded checkpoint (F32 and BF16 tensors).
 Deterministic: a seeded generator and sorted output, so a rerun gives the
 same bytes.
 """
@@ -124,6 +127,20 @@ def main():
         "st_bf16_saved.safetensors": serialize({"x": to_bf16(x)}, pt),
         "st_f16.safetensors": serialize({"h": h, "h_as_f32": h.to(torch.float32)}, pt),
     }
+    # A sharded checkpoint as transformers saves one: shards in state-dict
+    # order, the index with indent 2 and sorted keys.
+    shard1 = {"model.embed_tokens.weight": torch.randn(4, 2), "model.norm.weight": torch.ones(2)}
+    shard2 = {"lm_head.weight": torch.randn(4, 2).to(torch.bfloat16)}
+    shards = {"model-00001-of-00002.safetensors": shard1, "model-00002-of-00002.safetensors": shard2}
+    weight_map = {name: file for file, part in shards.items() for name in part}
+    total = sum(len(tensor_bytes(t)) for part in shards.values() for t in part.values())
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    for file, part in shards.items():
+        files["sharded/" + file] = serialize(part, pt)
+    files["sharded/model.safetensors.index.json"] = (
+        json.dumps(index, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+    os.makedirs(os.path.join(out, "sharded"), exist_ok=True)
     for name, blob in sorted(files.items()):
         with open(os.path.join(out, name), "wb") as f:
             f.write(blob)

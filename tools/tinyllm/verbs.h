@@ -1,0 +1,18 @@
+/* verbs.h: the verbs of the `tinyllm` command line.
+ *
+ * Adding a verb is one line in TINYLLM_VERBS: name, arguments, what it does.
+ * Its code is `int tinyllm_<name>(int argc, char **argv)` in <name>.c, where
+ * argv[0] is the verb itself. It returns the exit status: 0 done, 1 failed
+ * (the reason on stderr), 2 a usage error.
+ */
+#ifndef TINYLLM_TOOL_VERBS_H
+#define TINYLLM_TOOL_VERBS_H
+
+#define TINYLLM_VERBS(VERB)                                                                  \
+    VERB(inspect, "PATH", "list a checkpoint's tensors (name, dtype, shape, bytes) and metadata")
+
+#define TINYLLM_DECLARE_VERB(name, args, help) int tinyllm_##name(int argc, char **argv);
+TINYLLM_VERBS(TINYLLM_DECLARE_VERB)
+#undef TINYLLM_DECLARE_VERB
+
+#endif
