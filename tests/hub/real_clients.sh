@@ -24,7 +24,7 @@ printf 'x' > "$work/repos/org/tiny/sub/a b.txt"
 
 "$bin" serve "$work/repos" --lfs-threshold 100000 > "$work/out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q '^Hub: ' "$work/out" && break; sleep 0.05; done
+for _ in $(seq 100); do grep -qs '^Hub: ' "$work/out" && break; sleep 0.05; done
 endpoint=$(sed -n 's/^  export HF_ENDPOINT=//p' "$work/out")
 [ -n "$endpoint" ] || fail "tl-hub printed no endpoint: $(cat "$work/out")"
 ok
@@ -97,4 +97,16 @@ pid=
 grep -q '^Stopping (SIGTERM)' "$work/out" || fail "no stop message: $(tail -3 "$work/out")"
 grep -q '^cdn GET  /repos/org/tiny/' "$work/out" || fail "no CDN request in the trace"
 ok
-echo "real_clients.sh: $checks checks passed (curl, Python urllib, SIGTERM)"
+
+# Ctrl-C stops it too (a script's background job starts with SIGINT ignored).
+"$bin" serve "$work/repos" > "$work/out2" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -qs '^Hub: ' "$work/out2" && break; sleep 0.05; done
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+pid=
+[ "$status" -eq 0 ] || fail "tl-hub exited $status on SIGINT"
+grep -q '^Stopping (SIGINT)' "$work/out2" || fail "no stop message: $(tail -3 "$work/out2")"
+ok
+echo "real_clients.sh: $checks checks passed (curl -sI, Python urllib, SIGTERM, SIGINT)"

@@ -87,6 +87,7 @@ START_TEST(test_status_fault_sends_retry_after_when_asked) {
     http_reply *r = http_fetch(config_url(h), NULL);
     ck_assert_int_eq(r->status, 429);
     ck_assert_str_eq(http_header(r, "Retry-After"), "7");
+    ck_assert_str_eq(http_header(r, "RateLimit"), "\"api\";r=0;t=7");
     http_reply_free(r);
     r = http_fetch(config_url(h), NULL);
     ck_assert_int_eq(r->status, 500);   /* the default status */

@@ -247,3 +247,28 @@ START_TEST(test_body_faults_leave_head_alone) {
     hub_free(h);
 }
 END_TEST
+
+START_TEST(test_a_resume_after_a_drop_gets_the_rest_and_the_log_shows_its_range) {
+    unsigned char *model;
+    hub *h = start_tiny_hub(&model);
+    hub_add_fault(h, &(hub_fault){.kind = HUB_FAULT_CLOSE_AFTER, .n = 20000, .times = 1,
+                                  .path = "model.safetensors"});
+    http_reply *first = get_model(h, NULL);
+    ck_assert_int_eq(first->code, CURLE_PARTIAL_FILE);
+    http_reply *rest = get_model(h, urlf("%zu-", first->body_len));
+    ck_assert_int_eq(rest->status, 206);
+    ck_assert_uint_eq(first->body_len + rest->body_len, MODEL_SIZE);
+    ck_assert_mem_eq(first->body, model, first->body_len);
+    ck_assert_mem_eq(rest->body, model + first->body_len, rest->body_len);
+    hub_request e;
+    ck_assert_int_eq(hub_log_count(h), 4);   /* Hub, CDN, Hub, CDN */
+    ck_assert(hub_log_get(h, 3, &e));
+    ck_assert_int_eq(e.host, HUB_HOST_CDN);
+    ck_assert_str_eq(e.range, "bytes=20000-");
+    ck_assert_int_eq(e.status, 206);
+    http_reply_free(first);
+    http_reply_free(rest);
+    free(model);
+    hub_free(h);
+}
+END_TEST

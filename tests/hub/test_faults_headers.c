@@ -81,6 +81,21 @@ START_TEST(test_evil_etag_and_commit_attempt_path_traversal) {
 }
 END_TEST
 
+START_TEST(test_weak_etag_is_sent_as_w_slash_quoted) {
+    hub *h = start_tiny_hub(NULL);
+    hub_add_fault(h, &(hub_fault){.kind = HUB_FAULT_WEAK_ETAG});
+    http_reply *r = get_file(h, "model.safetensors");
+    const char *sha256 = hub_file_sha256(h, "org/tiny", "model.safetensors");
+    ck_assert_str_eq(http_header(r, "X-Linked-Etag"), urlf("W/\"%s\"", sha256));
+    http_reply_free(r);
+    r = get_file(h, "config.json");
+    ck_assert_str_eq(http_header(r, "ETag"),
+                     urlf("W/\"%s\"", hub_file_blob_sha1(h, "org/tiny", "config.json")));
+    http_reply_free(r);
+    hub_free(h);
+}
+END_TEST
+
 START_TEST(test_faults_are_aimed_by_repo_path_method_and_listener) {
     hub *h = start_tiny_hub(NULL);
     hub_stop(h);

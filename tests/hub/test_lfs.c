@@ -232,3 +232,26 @@ START_TEST(test_cdn_refuses_an_altered_url) {
     hub_free(h);
 }
 END_TEST
+
+START_TEST(test_xet_headers_are_extra_and_the_cdn_still_serves_the_file) {
+    unsigned char *model;
+    hub *h = hub_new();
+    model = test_bytes(MODEL_SIZE, 7);
+    ck_assert_int_eq(hub_add_file(h, "org/tiny", "model.safetensors", model, MODEL_SIZE), 0);
+    hub_set_lfs_threshold(h, LFS_THRESHOLD);
+    hub_set_xet_headers(h, true);
+    ck_assert_int_eq(hub_start(h, NULL), 0);
+    http_reply *r = http_fetch(model_url(h), NULL);
+    const char *xet = http_header(r, "X-Xet-Hash"), *link = http_header(r, "Link");
+    ck_assert_msg(xet && strlen(xet) == 64, "X-Xet-Hash %s", xet ? xet : "(none)");
+    ck_assert_msg(link && strstr(link, "rel=\"xet-auth\""), "Link %s", link ? link : "(none)");
+    ck_assert_ptr_nonnull(http_header(r, "X-Linked-Etag"));
+    http_reply_free(r);
+    r = http_fetch(model_url(h), &(http_opts){.follow = true});
+    ck_assert_uint_eq(r->body_len, MODEL_SIZE);
+    ck_assert_mem_eq(r->body, model, MODEL_SIZE);
+    http_reply_free(r);
+    free(model);
+    hub_free(h);
+}
+END_TEST

@@ -21,6 +21,7 @@ static const char *const names[HUB_FAULT_KIND_COUNT] = {
     [HUB_FAULT_OMIT_HEADER] = "omit_header",
     [HUB_FAULT_EVIL_ETAG] = "evil_etag",
     [HUB_FAULT_EVIL_COMMIT] = "evil_commit",
+    [HUB_FAULT_WEAK_ETAG] = "weak_etag",
     [HUB_FAULT_REDIRECT_LOOP] = "redirect_loop",
     [HUB_FAULT_REDIRECT_NO_LOCATION] = "redirect_no_location",
     [HUB_FAULT_STATUS] = "status",

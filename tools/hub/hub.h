@@ -38,6 +38,15 @@
  * A revision is "main", a ref added with hub_add_ref ("refs/pr/1", sent as
  * refs%2Fpr%2F1), or the 40-hex commit the Hub reports for one of them.
  *
+ * Recipes for a downloader's tests (each fault aimed with .path):
+ *  - a dropped connection: CLOSE_AFTER n, .times = 1; the log then shows
+ *    the retry's "Range: bytes=n-" reaching the CDN.
+ *  - a mirror without ranges: IGNORE_RANGE with the above.
+ *  - corruption: FLIP_BYTE; a sha256 check must refuse the file.
+ *  - a truncated body that looks complete: CLOSE_AFTER with
+ *    .no_content_length; only X-Linked-Size or the hash can tell.
+ *  - rate limits: STATUS 429, .retry_after = 1, .times = 2.
+ *
  * Threads: configure content and access (hub_add_*, hub_set_*) before
  * hub_start. Faults and the log may be used at any time from any thread.
  * Functions returning int give 0 on success and -1 on failure, with a
@@ -99,6 +108,9 @@ void hub_set_lfs_threshold(hub *h, uint64_t bytes);
 /* Small public files of namespaced repos answer a relative 307 to
  * /api/resolve-cache/{models|datasets|spaces}/{repo}/{commit}/{path}. */
 void hub_set_small_redirect(hub *h, bool on);
+/* LFS redirects also carry Xet's headers (X-Xet-Hash, Link rel="xet-auth"),
+ * which a plain HTTP client ignores: it still gets the file from the CDN. */
+void hub_set_xet_headers(hub *h, bool on);
 /* Ports to bind on 127.0.0.1; 0 (the default) picks a free one. */
 void hub_set_ports(hub *h, unsigned hub_port, unsigned cdn_port);
 /* Writes one line per answered request to f ("hub GET /path -> 200");
@@ -121,18 +133,22 @@ void hub_stop(hub *h);
 typedef enum {
     HUB_FAULT_NONE = 0,
     /* Body faults: they change a GET answer that carries file bytes (a small
-     * file on the Hub, an LFS file on the CDN). */
+     * file on the Hub, an LFS file on the CDN); n counts from the first byte
+     * of the answer, after any Range. */
     HUB_FAULT_CLOSE_AFTER,        /* close the connection after n body bytes */
     HUB_FAULT_IGNORE_RANGE,       /* answer a Range request 200, whole body */
     HUB_FAULT_WRONG_RANGE_START,  /* 206 starting n bytes off what was asked
                                      (n = 0: one byte late); body matches it */
     HUB_FAULT_FLIP_BYTE,          /* invert the byte at file offset n (the last
                                      byte when n is past the end); same length */
-    HUB_FAULT_BODY_LONGER,        /* n junk bytes (0: 1) after the content */
+    HUB_FAULT_BODY_LONGER,        /* n junk bytes (0: 1) after the content, past
+                                     the Content-Length it announces */
     HUB_FAULT_BODY_SHORTER,       /* the last n bytes (0: 1) never sent */
     HUB_FAULT_TRICKLE,            /* after the first chunk, n bytes (0: 1) every
                                      ms milliseconds: slower than a timeout */
-    /* Header faults: they change the headers of a Hub answer. */
+    /* Header faults: they change the headers of the answers that carry
+     * them (OMIT_HEADER "ETag" also drops the CDN's own ETag unless
+     * .on = HUB_HOST_HUB). */
     HUB_FAULT_WRONG_LINKED_SIZE,  /* X-Linked-Size plus n (0: plus 1) */
     HUB_FAULT_OMIT_HEADER,        /* leave out `header`: "X-Linked-Etag",
                                      "ETag", "X-Repo-Commit", "X-Linked-Size" */
@@ -140,12 +156,17 @@ typedef enum {
                                      (NULL: "../../evil"), quoted */
     HUB_FAULT_EVIL_COMMIT,        /* X-Repo-Commit becomes value (NULL:
                                      "../../evil") */
-    /* Answer faults: they replace the answer. */
+    HUB_FAULT_WEAK_ETAG,          /* ETag and X-Linked-Etag sent weak, W/"..."
+                                     (seen on the real Hub: not an error) */
+    /* Answer faults: they replace the answer. Redirect faults hit requests
+     * for files that exist; STATUS and STALL hit any request. */
     HUB_FAULT_REDIRECT_LOOP,      /* `status` (0: 302) with Location = the URL
                                      asked, relative, forever */
     HUB_FAULT_REDIRECT_NO_LOCATION, /* `status` (0: 302) without Location */
     HUB_FAULT_STATUS,             /* `status` (0: 500), Retry-After: retry_after
-                                     when > 0; use times for "N before success" */
+                                     when > 0 (a 429 also gets RateLimit:
+                                     "api";r=0;t=retry_after); use times for
+                                     "N before success" */
     HUB_FAULT_STALL,              /* sleep ms before the headers */
     HUB_FAULT_KIND_COUNT
 } hub_fault_kind;
@@ -209,7 +230,9 @@ void hub_log_clear(hub *h);
  * argv[0] is the command word ("serve"), options follow. Serves
  * DIR/<org>/<name>/ as repo <org>/<name> at "main" and its commit, prints
  * the endpoint and how to use it with HF_ENDPOINT, logs each request, and
- * returns 0 on SIGINT or SIGTERM, 2 on a usage error, 1 on any other. */
+ * returns 0 on SIGINT or SIGTERM, 2 on a usage error, 1 on any other.
+ * It waits with sigwait: call it before the program starts other threads
+ * (it blocks SIGINT and SIGTERM, then restores the mask). */
 int hub_serve_command(int argc, char **argv);
 
 #endif

@@ -65,6 +65,7 @@ struct hub {
     int nrepos, caprepos;
     uint64_t lfs_threshold;
     bool small_redirect;
+    bool xet_headers;
     FILE *trace;
     struct hub_listener hub_l, cdn_l;
     bool running;

@@ -177,7 +177,8 @@ static void add_etag(hub *h, hub_req *r, struct MHD_Response *resp, const char *
     char quoted[300];
     if (hub_fault_take(h, r, HUB_FAULT_EVIL_ETAG, NULL, NULL, NULL, &fl))
         hash = fl.value ? fl.value : "../../evil";
-    snprintf(quoted, sizeof quoted, "\"%.290s\"", hash);
+    bool weak = hub_fault_take(h, r, HUB_FAULT_WEAK_ETAG, NULL, NULL, NULL, NULL);
+    snprintf(quoted, sizeof quoted, "%s\"%.290s\"", weak ? "W/" : "", hash);
     sanitize(quoted);
     add_header(h, r, resp, name, quoted);
 }
@@ -236,6 +237,21 @@ static void cdn_signature(const char *key, const char *sha256, const char *path,
     free(text);
 }
 
+/* What a Xet-backed file's redirect adds: its Xet hash and where a Xet
+ * client gets a token. A plain client ignores both. */
+static void add_xet(hub *h, hub_req *r, struct MHD_Response *resp, const hub_ref *ref) {
+    char xet[65], *seed = NULL, *link = NULL;
+    if (asprintf(&seed, "xet %s", r->file->sha256) >= 0) {
+        hub_sha256_hex(seed, strlen(seed), xet);
+        MHD_add_response_header(resp, "X-Xet-Hash", xet);
+    }
+    if (asprintf(&link, "<%s/api/%s/%s/xet-read-token/%s>; rel=\"xet-auth\"", h->hub_l.url,
+                 r->repo->type, r->repo->id, ref->commit) >= 0)
+        MHD_add_response_header(resp, "Link", link);
+    free(seed);
+    free(link);
+}
+
 /* 302 to the CDN with X-Linked-Etag, X-Linked-Size and X-Repo-Commit. */
 static bool answer_lfs(hub *h, hub_req *r, struct MHD_Connection *c, const hub_ref *ref) {
     const hub_file *f = r->file;
@@ -258,6 +274,7 @@ static bool answer_lfs(hub *h, hub_req *r, struct MHD_Connection *c, const hub_r
     add_etag(h, r, resp, "X-Linked-Etag", f->sha256);
     add_header(h, r, resp, "X-Linked-Size", size);
     add_commit(h, r, resp, ref->commit);
+    if (h->xet_headers) add_xet(h, r, resp, ref);
     return hub_queue(h, r, c, 302, resp);
 }
 

@@ -45,6 +45,8 @@ static void print_banner(const hub *h, const char *dir, const char *endpoint) {
     fflush(stdout);
 }
 
+static void on_stop_signal(int sig) { (void)sig; }
+
 int hub_serve_command(int argc, char **argv) {
     const char *dir = NULL;
     unsigned long long port = 0, cdn_port = 0, threshold = HUB_DEFAULT_LFS_THRESHOLD;
@@ -93,12 +95,18 @@ int hub_serve_command(int argc, char **argv) {
         return 1;
     }
     /* Block the stop signals before any thread starts, so that every
-     * thread inherits the mask and sigwait below receives them. */
+     * thread inherits the mask and sigwait below receives them. A shell
+     * starts background jobs with SIGINT ignored, which would discard it:
+     * a handler (never run while blocked) keeps it deliverable. */
     sigset_t stop, old;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, &old);
+    struct sigaction wake = {.sa_handler = on_stop_signal}, old_int, old_term;
+    sigemptyset(&wake.sa_mask);
+    sigaction(SIGINT, &wake, &old_int);
+    sigaction(SIGTERM, &wake, &old_term);
 
     int rc = 1;
     const char *endpoint = NULL;
@@ -116,6 +124,8 @@ int hub_serve_command(int argc, char **argv) {
         rc = 0;
     }
     hub_free(h);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

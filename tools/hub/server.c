@@ -38,6 +38,7 @@ void hub_free(hub *h) {
 
 void hub_set_lfs_threshold(hub *h, uint64_t bytes) { h->lfs_threshold = bytes; }
 void hub_set_small_redirect(hub *h, bool on) { h->small_redirect = on; }
+void hub_set_xet_headers(hub *h, bool on) { h->xet_headers = on; }
 void hub_set_trace(hub *h, FILE *f) { h->trace = f; }
 
 void hub_set_ports(hub *h, unsigned hub_port, unsigned cdn_port) {
@@ -101,6 +102,24 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s) {
     return strlen(s);
 }
 
+/* HUB_FAULT_STATUS: an error (with the headers that say when to retry). */
+static bool answer_status_fault(hub *h, hub_req *r, struct MHD_Connection *c,
+                                const hub_fault *fl) {
+    int status = fl->status ? fl->status : 500;
+    char text[96], seconds[16], limit[48];
+    snprintf(text, sizeof text, "{\"error\":\"fault injected: status %d\"}\n", status);
+    struct MHD_Response *resp = hub_text_response(text, "application/json");
+    if (resp && fl->retry_after > 0) {
+        snprintf(seconds, sizeof seconds, "%d", fl->retry_after);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+        if (status == 429) {   /* the Hub's own rate-limit header, too */
+            snprintf(limit, sizeof limit, "\"api\";r=0;t=%d", fl->retry_after);
+            MHD_add_response_header(resp, "RateLimit", limit);
+        }
+    }
+    return hub_queue(h, r, c, status, resp);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size,
@@ -128,17 +147,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (hub_fault_take(h, r, HUB_FAULT_STALL, NULL, NULL, NULL, &fl) &&
         !hub_sleep_ms(h, fl.ms > 0 ? fl.ms : 1000))
         return MHD_NO;
-    if (hub_fault_take(h, r, HUB_FAULT_STATUS, NULL, NULL, NULL, &fl)) {
-        int status = fl.status ? fl.status : 500;
-        char text[96], seconds[16];
-        snprintf(text, sizeof text, "{\"error\":\"fault injected: status %d\"}\n", status);
-        struct MHD_Response *resp = hub_text_response(text, "application/json");
-        if (resp && fl.retry_after > 0) {
-            snprintf(seconds, sizeof seconds, "%d", fl.retry_after);
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
-        }
-        return hub_queue(h, r, c, status, resp) ? MHD_YES : MHD_NO;
-    }
+    if (hub_fault_take(h, r, HUB_FAULT_STATUS, NULL, NULL, NULL, &fl))
+        return answer_status_fault(h, r, c, &fl) ? MHD_YES : MHD_NO;
     return hub_route_answer(h, r, c) ? MHD_YES : MHD_NO;
 }
 
