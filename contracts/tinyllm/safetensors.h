@@ -80,7 +80,8 @@ int tl_st_save(const char *path, const tl_state_dict *sd, int save_dtype,
                const char *const *meta_keys, const char *const *meta_values, int meta_count);
 /* Sharded save into dir: model-0000k-of-0000n.safetensors files of at most
  * max_shard_bytes each (a larger tensor gets a shard of its own) and
- * model.safetensors.index.json; a single model.safetensors when it fits. */
+ * model.safetensors.index.json; a single model.safetensors when it fits.
+ * The other layout's entry file, left by an earlier save, is removed. */
 int tl_st_save_sharded(const char *dir, const tl_state_dict *sd, int save_dtype,
                        size_t max_shard_bytes);
 

@@ -304,3 +304,40 @@ START_TEST(test_each_shard_is_opened_once)
     remove_tree(d);
 }
 END_TEST
+
+START_TEST(test_resaving_in_the_other_layout_removes_the_stale_entry_file)
+{
+    model m;
+    make_model(&m);
+    char *d = temp_dir();
+    ck_assert_int_eq(tl_st_save_sharded(d, &m.sd, -1, 1 << 20), 0);   /* one file */
+    ck_assert_int_eq(tl_st_save_sharded(d, &m.sd, -1, 64), 0);        /* now shards */
+    ck_assert(!file_exists(in_dir(d, "model.safetensors")));
+    tl_checkpoint *c = tl_checkpoint_load(d, TL_F32);
+    tl_assert_ok(c);
+    ck_assert_int_eq(c->file_count, 4);
+    tl_checkpoint_free(c);
+    ck_assert_int_eq(tl_st_save_sharded(d, &m.sd, -1, 1 << 20), 0);   /* back to one file */
+    ck_assert(!file_exists(in_dir(d, "model.safetensors.index.json")));
+    free_model(&m);
+    remove_tree(d);
+}
+END_TEST
+
+START_TEST(test_loads_a_sharded_checkpoint_laid_out_by_transformers)
+{
+    tl_checkpoint *c = tl_checkpoint_load(fixture("core/sharded"), TL_F32);
+    tl_assert_ok(c);
+    ck_assert_int_eq(c->file_count, 2);
+    ck_assert_int_eq(c->dict.count, 3);
+    ck_assert_str_eq(c->dict.items[0].name, "model.embed_tokens.weight");
+    ck_assert_str_eq(c->dict.items[2].name, "lm_head.weight");
+    ck_assert_int_eq(tl_checkpoint_get(c, "lm_head.weight")->dtype, TL_F32);   /* from BF16 */
+    ck_assert(tl_item_at(tl_checkpoint_get(c, "model.norm.weight"), 1) == 1.0);
+    ck_assert_int_eq(c->meta_count, 2);
+    ck_assert_str_eq(c->meta_keys[0], "total_size");
+    ck_assert_str_eq(c->meta_values[0], "56");
+    ck_assert_str_eq(c->meta_keys[1], "format");
+    tl_checkpoint_free(c);
+}
+END_TEST

@@ -417,6 +417,14 @@ done:
     return rc;
 }
 
+/* A folder holds one checkpoint: the other layout's entry file, left by an
+ * earlier save, would be loaded instead of (or beside) the new one. */
+static void remove_stale(const char *dir, const char *name) {
+    char *path = join_path(dir, name);
+    if (path) unlink(path);
+    free(path);
+}
+
 int tl_st_save_sharded(const char *dir, const tl_state_dict *sd, int save_dtype,
                        size_t max_shard_bytes) {
     if (!dir || !sd || (sd->count > 0 && !sd->items)) {
@@ -473,6 +481,7 @@ int tl_st_save_sharded(const char *dir, const tl_state_dict *sd, int save_dtype,
         char *path = join_path(dir, "model.safetensors");
         rc = path ? tl_st_save(path, sd, save_dtype, NULL, NULL, 0) : -1;
         free(path);
+        if (rc == 0) remove_stale(dir, "model.safetensors.index.json");
         goto done;
     }
     for (int s = 0; s < n_shards; s++) {
@@ -490,6 +499,7 @@ int tl_st_save_sharded(const char *dir, const tl_state_dict *sd, int save_dtype,
         if (bad) goto done;
     }
     rc = write_index(dir, map, m, n_shards, total);
+    if (rc == 0) remove_stale(dir, "model.safetensors");
 done:
     free(map);
     free(items);
