@@ -4,6 +4,13 @@
 OL_BIN  := $(BUILD)/bin/ol
 OL_SRCS := $(filter-out tools/ol/testgen_main.c,$(sort $(wildcard tools/ol/*.c)))
 OL_OBJS := $(OL_SRCS:%.c=$(BUILD)/obj/%.o)
+# ol's code without main and the Hub command, for its unit tests
+OL_LIB  := $(BUILD)/lib/libol.a
+OL_UNIT_TESTS := $(sort $(wildcard tests/ol/test_*.c))
+OL_UNIT       := $(BUILD)/tests/ol/run
+OL_REPORT_CHECK := $(BUILD)/tests/ol/report-check
+
+CPPFLAGS += -Itools
 
 # ol compiles students' code and tests: it links what the Makefile found.
 $(BUILD)/obj/tools/ol/build.o: CPPFLAGS += \
@@ -14,4 +21,37 @@ $(OL_BIN): $(OL_OBJS) $(HUB_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(OL_OBJS) -o $@ $(LDFLAGS) $(HUB_LINK) $(CJSON_LIBS) -lcrypto -lm
 
-ALL_TARGETS += $(OL_BIN)
+$(OL_LIB): $(filter-out %/main.o %/cmd_hub.o,$(OL_OBJS))
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(eval $(call check_suite,$(OL_UNIT),ol,$(OL_UNIT_TESTS),$(OL_LIB) -lcrypto))
+
+$(OL_REPORT_CHECK): $(BUILD)/obj/tests/ol/report_check.o
+	@mkdir -p $(dir $@)
+	$(CC) $< -o $@ $(LDFLAGS) $(CJSON_LIBS)
+
+ALL_TARGETS  += $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK)
+TEST_TARGETS += test-ol test-lessons
+
+.PHONY: test-ol test-lessons
+# The parsers and formats (Check), then ol itself on L7.1 (start, tests,
+# check and its failure modes, the reports, the instructor verbs).
+test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
+	@echo "== ol (tests/ol) =="
+	@CK_FORK=yes $(OL_UNIT)
+	@bash tests/ol/e2e.sh $(OL_BIN) $(OL_REPORT_CHECK)
+
+# For every course/*/lesson.json: the reference passes the course tests and
+# the stub fails them with "not implemented"; every mutant verifies; the
+# model-answer tests reach the rung.
+test-lessons: $(OL_BIN) $(CORE_LIB) $(TESTING_LIB)
+	@echo "== every lesson holds together (course/*/lesson.json) =="
+	@bash tests/ol/lessons.sh $(OL_BIN)
+
+# The student's flow on L7.1, in a scratch workspace (build/demo): start,
+# the reference as the student's code, the model-answer tests, the grade.
+demo: deps
+	@$(MAKE) --no-print-directory $(OL_BIN) $(CORE_LIB) $(TESTING_LIB)
+	@bash tests/ol/demo.sh $(OL_BIN) $(BUILD)/demo

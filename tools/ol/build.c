@@ -67,8 +67,6 @@ int build_prepare(ol_ctx *ctx) {
     hash_str(h, OL_CHECK_LIBS);
     hash_str(h, OL_BLAS_LIBS);
     hash_str(h, ctx->root);
-    hash_file(h, ctx->core_lib);
-    hash_file(h, ctx->testing_lib);
     char *contracts = path_join(ctx->root, "contracts");
     char *reference = path_join(ctx->root, "reference");
     hash_headers(h, contracts);
@@ -76,6 +74,12 @@ int build_prepare(ol_ctx *ctx) {
     free(contracts);
     free(reference);
     hash_done(h, ctx->toolchain);
+    /* objects depend on headers only: a rebuilt runtime means relinking, not recompiling */
+    h = hash_new();
+    hash_str(h, ctx->toolchain);
+    hash_file(h, ctx->core_lib);
+    hash_file(h, ctx->testing_lib);
+    hash_done(h, ctx->runtime);
     ctx->toolchain_ready = true;
     return 0;
 }
@@ -317,7 +321,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         strlist args = {0};
         link_args(ctx, &l[i], &args);
         hasher *h = hash_new();
-        hash_str(h, ctx->toolchain);
+        hash_str(h, ctx->runtime);
         hash_str(h, "link");
         for (int k = 0; k < l[i].ninputs; k++) hash_str(h, l[i].inputs[k].key);
         /* the arguments minus the inputs' paths, which the keys stand for */

@@ -99,10 +99,11 @@ char *mask_numbers(const char *msg) {
         bool after_word = p > msg && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
         bool starts = !after_word && (isdigit((unsigned char)*p) ||
                                       ((*p == '-' || *p == '+' || *p == '.') && isdigit((unsigned char)p[1])));
-        if (!after_word && (strncasecmp(p, "nan", 3) == 0 || strncasecmp(p, "inf", 3) == 0) &&
-            !isalnum((unsigned char)p[3]) && p[3] != '_') {
+        const char *w = (*p == '-' || *p == '+') ? p + 1 : p;
+        if (!after_word && (strncasecmp(w, "nan", 3) == 0 || strncasecmp(w, "inf", 3) == 0) &&
+            !isalnum((unsigned char)w[3]) && w[3] != '_') {
             sb_add(&b, "#");
-            p += 3;
+            p = w + 3;
             continue;
         }
         if (!starts) {

@@ -16,7 +16,8 @@ typedef struct ol_ctx {
     char *testing_lib; /* ROOT/build/lib/libtinyllm_testing.a */
     int jobs;          /* how many compilers or test programs run at once */
     bool verbose;      /* print every command */
-    char toolchain[HASH_HEX]; /* compiler, flags, runtime, headers: part of every cache key */
+    char toolchain[HASH_HEX]; /* compiler, flags, headers: part of every cache key */
+    char runtime[HASH_HEX];   /* the runtime libraries: part of every link's key */
     bool toolchain_ready;
 } ol_ctx;
 

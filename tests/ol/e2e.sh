@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# End-to-end tests of ol on lesson L7.1, in scratch workspaces (and, for the
+# instructor verbs, a scratch copy of the course). Each check prints "ok" or
+# "FAIL" with what went wrong; the script fails if any did.
+#   tests/ol/e2e.sh OL_BINARY REPORT_CHECK_BINARY
+set -u
+OL=$(realpath "$1")
+REPORT_CHECK=$(realpath "$2")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export OL_ROOT=$ROOT NO_COLOR=1
+unset OL_WORKSPACE OL_TEST_BREAK_CANARY OL_VERBOSE CK_RUN_SUITE CK_RUN_CASE
+T=$(mktemp -d "${TMPDIR:-/tmp}/ol-e2e.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+failures=0 checks=0
+
+ok()   { checks=$((checks + 1)); echo "ok   $1"; }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -40; }
+# run CMD...: sets $out (stdout and stderr) and $rc
+run() { out=$("$@" 2>&1); rc=$?; }
+# expect NAME RC [TEXT...]: the last run exited RC and printed every TEXT
+expect() {
+  local name=$1 want=$2; shift 2
+  if [ "$rc" != "$want" ]; then fail "$name (exit $rc, expected $want)"; return; fi
+  local t
+  for t in "$@"; do
+    if ! grep -qF -- "$t" <<<"$out"; then fail "$name (no \"$t\" in the output)"; return; fi
+  done
+  ok "$name"
+}
+# absent NAME TEXT: the last run did not print TEXT
+absent() { if grep -qF -- "$2" <<<"$out"; then fail "$1 (\"$2\" was printed)"; else ok "$1"; fi; }
+
+TESTS=c/tests/l7-1-rmsnorm
+# set_tests FILE CONTENT: the student's test folder holds only FILE
+set_tests() { rm -rf "$TESTS"; mkdir -p "$TESTS"; printf '%s\n' "$2" > "$TESTS/$1"; }
+HEAD='#include <check.h>
+#include "tinyllm/testing.h"
+#include "tinyllm/ops.h"
+#include "tinyllm/modern/rmsnorm.h"'
+
+# ---- ol start ----------------------------------------------------------
+W=$T/ws; mkdir -p "$W"; cd "$W" || exit 2
+run "$OL" start L7.1
+expect "start copies the stub and makes the test folder" 0 "created c/tinyllm/modern/rmsnorm.c" \
+  "c/tests/l7-1-rmsnorm/" "Rung R3"
+[ -f "$TESTS/test_example.c" ] && ok "start writes one example test" || fail "start writes one example test"
+echo "/* my work */" >> c/tinyllm/modern/rmsnorm.c
+echo "/* my test */" >> "$TESTS/test_example.c"
+cp c/tinyllm/modern/rmsnorm.c "$T/mine.c"; cp "$TESTS/test_example.c" "$T/mytest.c"
+run "$OL" start L7.1
+expect "start again keeps the student's files" 0 "kept    c/tinyllm/modern/rmsnorm.c"
+cmp -s c/tinyllm/modern/rmsnorm.c "$T/mine.c" && cmp -s "$TESTS/test_example.c" "$T/mytest.c" \
+  && ok "start never overwrites" || fail "start never overwrites"
+run "$OL" start L9.9
+expect "start refuses an unknown lesson" 2 "no lesson L9.9"
+for cmd in list start tests check diff mutants fixtures hub; do
+  run "$OL" $cmd --help
+  expect "ol $cmd --help" 0 "usage: ol"
+done
+run "$OL" frobnicate
+expect "an unknown command is a usage error" 2 "not a command"
+
+# ---- ol tests ----------------------------------------------------------
+run "$OL" tests L7.1
+expect "tests: the stub fails with \"not implemented\"" 1 "not implemented" "FAIL"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1
+expect "tests: the reference as the student's code passes" 0 "passed, 0 failed"
+run "$OL" tests L7.1 -k golden
+expect "tests -k runs only the matching tests" 0 "pass test_golden"
+absent "tests -k leaves the others out" "test_eps_inside"
+run "$OL" tests L7.1 -k no_such_test
+expect "tests -k with no match is a usage error" 2 "no course test"
+run "$OL" tests
+expect "tests without a lesson is a usage error" 2 "give one lesson"
+# a failure names the test, the check and file:line
+sed 's/return tl_mul(normed, scale);/return tl_mul(normed, tl_mul_scalar(scale, 2.0));/' \
+  "$ROOT/reference/tinyllm/modern/rmsnorm.c" > c/tinyllm/modern/rmsnorm.c
+if cmp -s c/tinyllm/modern/rmsnorm.c "$ROOT/reference/tinyllm/modern/rmsnorm.c"; then
+  fail "tests: could not inject a bug (the reference changed: update e2e.sh)"
+else
+  run "$OL" tests L7.1
+  expect "tests: a failure names the test and file:line" 1 "FAIL test_golden_matches_hf" "tests/L7.1/test_golden.c:"
+fi
+echo "this is not C" >> c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1
+expect "tests: code that does not compile fails with the compiler's message" 1 "error:" "does not compile"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+
+# ---- ol check: the stages and their failures ---------------------------
+run "$OL" diff L7.1
+expect "diff is refused before a passing check" 1 "only after"
+set_tests test_empty.c "/* nothing yet */"
+run "$OL" check L7.1
+expect "check: an empty suite fails with \"no tests\"" 1 "no tests" "skip  Canary"
+set_tests test_bad.c "$HEAD
+#include \"../../tinyllm/modern/rmsnorm.c\"
+START_TEST(test_x) { ck_assert(1); } END_TEST"
+run "$OL" check L7.1
+expect "check: a non-contract include is refused with file:line" 1 "test_bad.c:5: error:" "not allowed"
+set_tests test_calls_nothing.c "$HEAD
+START_TEST(test_nothing) { ck_assert_int_eq(1, 1); } END_TEST"
+run "$OL" check L7.1
+expect "check: a suite that calls no lesson function fails the canary" 1 "none of your tests calls"
+ASSERTS_NOTHING="$HEAD
+START_TEST(test_runs_but_checks_nothing)
+{
+    tl_scope_push();
+    RMSNorm n;
+    rmsnorm_init(&n, 4, 1e-6, false);
+    const float x[4] = {1, 2, 3, 4};
+    rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(4)));
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST"
+set_tests test_weak.c "$ASSERTS_NOTHING"
+run "$OL" check L7.1
+expect "check: a suite that asserts nothing fails with survivors" 1 "warning: Survived:" \
+  "reference/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing"
+OL_TEST_BREAK_CANARY=1 run "$OL" check L7.1
+expect "check: a canary that survives the course tests is a broken harness (exit 2)" 2 "harness is broken"
+set_tests test_wrong.c "$HEAD
+START_TEST(test_fine) { ck_assert_int_eq(2 + 2, 4); } END_TEST
+/* x = [3, 4]: the reference gives [0.8485..., 1.1313...]; this expects [1, 1] */
+START_TEST(test_wrong_expectation)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 2, 0.0, false), 0);
+    const float x[2] = {3, 4}, ones[2] = {1, 1};
+    tl_assert_close(rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(2))), tl_from_f32(ones, TL_SHAPE(2)), 1e-6, 1e-6);
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST"
+run "$OL" check L7.1
+expect "check: a test failing on the reference is INVALID, named with file:line" 1 "INVALID" \
+  "test_wrong_expectation" "test_wrong.c:13"
+absent "check: INVALID never shows the reference's values" "0.848"
+absent "check: INVALID never shows the reference's values (2)" "1.131"
+
+# ---- ol check: the model answer ----------------------------------------
+rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"
+runtime_before=$(cat "$ROOT"/build/lib/libtinyllm_*.a | sha256sum)
+run "$OL" check L7.1 --json "$T/stryker.json" --gradescope "$T/gradescope.json"
+expect "check: the model-answer tests pass (exit 0)" 0 "PASS: L7.1 reaches R3" "Required pitfalls: all"
+run "$REPORT_CHECK" stryker "$T/stryker.json"
+expect "check --json is a valid Stryker report (schema 2)" 0 "valid stryker report"
+run "$REPORT_CHECK" gradescope "$T/gradescope.json"
+expect "check --gradescope is a valid results.json" 0 "valid gradescope report"
+
+OL_VERBOSE=1 run "$OL" check L7.1
+expect "check: a rerun passes again" 0 "PASS: L7.1"
+if [ "$(cat "$ROOT"/build/lib/libtinyllm_*.a | sha256sum)" != "$runtime_before" ]; then
+  echo "skip a rerun builds nothing: the runtime library was rebuilt meanwhile (a concurrent make)"
+else
+  absent "check: a rerun with nothing changed links nothing" "ol: gcc"
+  absent "check: a rerun with nothing changed compiles nothing" ") gcc"
+fi
+run "$OL" diff L7.1
+expect "diff after a pass shows both sides" 0 "reference/tinyllm/modern/rmsnorm.c"
+run "$OL" list
+expect "list shows the lesson and the last check" 0 "L7.1" "R3" "last check: PASS"
+
+# ---- instructor verbs, on a scratch copy of the course ------------------
+R=$T/root; mkdir -p "$R"
+for d in contracts stubs tests oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
+cp -r "$ROOT/course" "$R/course"; mkdir -p "$R/reference"
+cp -r "$ROOT/reference/tinyllm" "$R/reference/tinyllm"
+IW=$T/instructor; mkdir -p "$IW"
+export OL_ROOT=$R
+run "$OL" mutants L7.1 --workspace "$IW"
+expect "mutants lists the lesson's mutants" 0 "s01" "w01"
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify: s01 applies and its Caught-by tests kill it" 0 "killed by its Caught-by tests" "test_eps.c:"
+REF=$R/reference/tinyllm/modern/rmsnorm.c
+sed 's/tl_add_scalar(ms, n->eps)/tl_add_scalar(ms, 4 * n->eps)/' "$REF" > "$T/edited.c"
+if cmp -s "$T/edited.c" "$REF"; then
+  fail "mutants new: could not edit the reference (it changed: update e2e.sh)"
+else
+  run "$OL" mutants new L7.1 --from "$T/edited.c" --id s99 --title "eps four times too large" \
+    --caught-by test_eps_inside_the_square_root --workspace "$IW"
+  expect "mutants new writes the mutant and verifies it" 0 "wrote course/L7.1/mutants/s99-eps-four-times-too-large.mutant"
+  grep -q '^Caught-by: test_eps_inside_the_square_root' "$R/course/L7.1/mutants/s99-eps-four-times-too-large.mutant" \
+    && ok "mutants new writes the header" || fail "mutants new writes the header"
+  run "$OL" mutants new L7.1 --from "$T/edited.c" --id s99 --title "again" --caught-by x --workspace "$IW"
+  expect "mutants new refuses an id in use" 2 "already has s99"
+  run "$OL" mutants new L7.1 --from "$T/edited.c" --id s98 --title "eps x4 caught by the wrong test" \
+    --caught-by test_boundary_bad_eps --workspace "$IW"
+  expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it"
+fi
+{ echo "/* a new first line moves every line down */"; cat "$REF"; } > "$T/moved.c" && mv "$T/moved.c" "$REF"
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify: a stale mutant fails loudly" 1 "stale mutant"
+rm "$R/fixtures"; cp -r "$ROOT/fixtures" "$R/fixtures"
+run "$OL" fixtures L7.1 --check --workspace "$IW"
+expect "fixtures --check: the committed fixtures are what the oracle makes" 0 "are what the oracle makes"
+ST=$R/fixtures/L7.1/rmsnorm.safetensors
+python3 - "$ST" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read())
+b[-2] ^= 0x40  # a high bit of the last float: a real difference
+open(p, 'wb').write(bytes(b))
+PY
+run "$OL" fixtures L7.1 --check --workspace "$IW"
+expect "fixtures --check reports a changed tensor" 1 "differs"
+export OL_ROOT=$ROOT
+
+echo "ol e2e: $((checks - failures)) of $checks checks passed"
+[ "$failures" -eq 0 ]
