@@ -1,7 +1,7 @@
 /* hf.c: hf_download, the chapter's resumable, verified, atomic downloader.
  *
- * One file, read top to bottom: validation, URLs, one HTTP exchange, the
- * metadata request, the transfer into <file>.part, verification, and the
+ * One file, read top to bottom: validation, URLs, one HTTP exchange, what
+ * the server says a file is, hashing, the transfer into <file>.part, and the
  * loop over files. See contracts/tinyllm/io/hf.h for the contract.
  */
 #include "tinyllm/io/hf.h"
@@ -9,10 +9,8 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +23,10 @@
 
 #define DEFAULT_ENDPOINT "https://huggingface.co"
 #define MAX_REDIRECTS 5
-#define MAX_ATTEMPTS 5        /* per file: retries after 408/429/5xx or a dropped connection */
-#define MAX_RETRY_WAIT 30.0   /* seconds: cap on backoff and Retry-After */
-#define PROGRESS_MIN_BYTES (10L * 1024 * 1024)
+#define MAX_ATTEMPTS 5        /* per request: tries after 408/429/5xx, a drop or a timeout */
+#define FIRST_WAIT 0.25       /* seconds before the first retry; doubles after each */
+#define MAX_WAIT 30.0         /* seconds: cap on a wait, Retry-After included */
+#define PROGRESS_MIN_BYTES (10LL * 1024 * 1024)
 
 /* ---- validation: nothing may leave the cache folder ------------------- */
 
@@ -59,13 +58,11 @@ int hf_validate_repo_id(const char *repo_id) {
     size_t len = strlen(repo_id);
     bool ok = !has_control_char(repo_id) && !strstr(repo_id, "--") && !strstr(repo_id, "..") &&
               !(len >= 4 && !strcmp(repo_id + len - 4, ".git"));
-    if (ok && slash) {
-        ok = !strchr(slash + 1, '/') &&
-             valid_repo_part(repo_id, (size_t)(slash - repo_id), 96) &&
+    if (ok && slash)
+        ok = !strchr(slash + 1, '/') && valid_repo_part(repo_id, (size_t)(slash - repo_id), 96) &&
              valid_repo_part(slash + 1, strlen(slash + 1), 96);
-    } else if (ok) {
+    else if (ok)
         ok = valid_repo_part(repo_id, len, 96);
-    }
     if (!ok)
         return tl_fail("hf_download: invalid repo id '%s': expected 'org/name' of letters, digits "
                        "and '._-' (no '--' or '..', no '.git' suffix, names up to 96 characters)",
@@ -91,7 +88,10 @@ int hf_validate_filename(const char *filename) {
             seg = end ? end + 1 : NULL;
         }
     }
-    if (why) return tl_fail("hf_download: invalid filename '%s': %s", filename ? filename : "(null)", why), -1;
+    if (why)
+        return tl_fail("hf_download: invalid filename '%s': %s; use a relative path inside the "
+                       "repository, like 'model.safetensors' or 'onnx/model.onnx'",
+                       filename ? filename : "(null)", why), -1;
     return 0;
 }
 
@@ -113,7 +113,7 @@ static char *percent_encode(const char *s, const char *safe) {
     char *out = malloc(strlen(s) * 3 + 1), *p = out;
     if (!out) return NULL;
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (isalnum(*c) || strchr("_.-~", *c) || (*c && strchr(safe, *c))) *p++ = (char)*c;
+        if (isalnum(*c) || strchr("_.-~", *c) || strchr(safe, *c)) *p++ = (char)*c;
         else p += sprintf(p, "%%%02X", *c);
     }
     *p = 0;
@@ -149,26 +149,32 @@ typedef struct {
     long long linked_size;    /* X-Linked-Size, -1 when absent */
     long long content_length; /* -1 when absent */
     long long range_start;    /* Content-Range's first byte, -1 when absent */
+    long long range_total;    /* Content-Range's total size, -1 when absent */
     char commit[96];          /* X-Repo-Commit */
     char error_code[64];      /* X-Error-Code */
-    char location[2048];
+    char location[4096];      /* a redirect's target, made absolute by curl */
     double retry_after;       /* seconds, -1 when absent */
 } response;
 
+static const response NO_RESPONSE = {.linked_size = -1, .content_length = -1, .range_start = -1,
+                                     .range_total = -1, .retry_after = -1};
+
 /* Where a body goes: the .part file, hashed as it is written. */
 typedef struct {
-    FILE *file;
+    FILE *file;               /* opened for appending */
     EVP_MD_CTX *sha256, *sha1;
     long long written;        /* bytes in the file, including those there before */
     long long expected;       /* the announced size */
-    bool progress;
     const response *r;        /* the answer being received */
     bool body_started;
     bool bad_range;           /* a 206 that does not start where we asked */
+    bool bad_size;            /* the answer describes a file of another size */
     bool too_long;            /* more bytes than the announced size */
+    bool progress;            /* draw a progress bar on stderr */
+    int shown_percent;
 } sink;
 
-static void hashes_begin(sink *s, long long size);
+static int restart_part(sink *s);
 
 static void header_value(const char *line, size_t len, char *out, size_t size) {
     const char *v = memchr(line, ':', len);
@@ -184,46 +190,55 @@ static void header_value(const char *line, size_t len, char *out, size_t size) {
 
 static size_t on_header(char *line, size_t one, size_t len, void *data) {
     response *r = data;
-    char value[2048] = "";
+    char value[256] = "";
     (void)one;
 #define IS(name) (len > sizeof(name) - 1 && !strncasecmp(line, name, sizeof(name) - 1))
     if (!strncmp(line, "HTTP/", 5)) {       /* a new response: forget the previous one's headers */
-        *r = (response){.linked_size = -1, .content_length = -1, .range_start = -1, .retry_after = -1};
+        *r = NO_RESPONSE;
         const char *code = strchr(line, ' ');
         r->status = code ? atol(code + 1) : 0;
     } else if (IS("etag:")) header_value(line, len, r->etag, sizeof r->etag);
     else if (IS("x-linked-etag:")) header_value(line, len, r->linked_etag, sizeof r->linked_etag);
     else if (IS("x-repo-commit:")) header_value(line, len, r->commit, sizeof r->commit);
     else if (IS("x-error-code:")) header_value(line, len, r->error_code, sizeof r->error_code);
-    else if (IS("location:")) header_value(line, len, r->location, sizeof r->location);
     else if (IS("x-linked-size:")) { header_value(line, len, value, sizeof value); r->linked_size = atoll(value); }
     else if (IS("content-length:")) { header_value(line, len, value, sizeof value); r->content_length = atoll(value); }
     else if (IS("retry-after:")) { header_value(line, len, value, sizeof value); r->retry_after = atof(value); }
-    else if (IS("content-range:")) {          /* "bytes 100-199/200" */
+    else if (IS("content-range:")) {          /* "bytes 100-199/200", '*' for unknown parts */
         header_value(line, len, value, sizeof value);
-        if (!strncmp(value, "bytes ", 6)) r->range_start = atoll(value + 6);
+        const char *total = strchr(value, '/');
+        if (!strncmp(value, "bytes ", 6) && value[6] != '*') r->range_start = atoll(value + 6);
+        if (total && total[1] != '*') r->range_total = atoll(total + 1);
     }
 #undef IS
     return len;
 }
 
+/* Checks made once, when the first bytes of a file's body arrive. */
+static bool body_begins(sink *s) {
+    const response *r = s->r;
+    if (r->status == 206 && r->range_start != s->written) {
+        s->bad_range = true;                  /* would put bytes in the wrong place */
+        return false;
+    }
+    if (r->status == 200 && s->written > 0) { /* the range was ignored: start over */
+        if (restart_part(s) != 0) return false;
+    }
+    long long total = r->status == 206 ? r->range_total : r->content_length;
+    if (total >= 0 && total != s->expected) {
+        s->bad_size = true;
+        return false;
+    }
+    return true;
+}
+
 static size_t on_body(char *data, size_t one, size_t len, void *arg) {
     sink *s = arg;
     (void)one;
-    if (!s || !s->file) return len;           /* HEAD: nothing to keep */
     if (s->r->status != 200 && s->r->status != 206) return len;  /* an error page, not the file */
     if (!s->body_started) {
         s->body_started = true;
-        if (s->r->status == 206 && s->r->range_start != s->written) {
-            s->bad_range = true;
-            return 0;                         /* aborts the transfer: nothing appended */
-        }
-        if (s->r->status == 200 && s->written > 0) {
-            /* the server ignored our range and sends the whole file: start over */
-            if (ftruncate(fileno(s->file), 0) != 0 || fseek(s->file, 0, SEEK_SET) != 0) return 0;
-            hashes_begin(s, s->expected);
-            s->written = 0;
-        }
+        if (!body_begins(s)) return 0;        /* 0 aborts the transfer: nothing appended */
     }
     if (s->written + (long long)len > s->expected) {
         s->too_long = true;
@@ -237,19 +252,22 @@ static size_t on_body(char *data, size_t one, size_t len, void *arg) {
 }
 
 static int on_progress(void *arg, curl_off_t total, curl_off_t now, curl_off_t ut, curl_off_t un) {
-    const sink *s = arg;
+    sink *s = arg;
     (void)total; (void)now; (void)ut; (void)un;
-    if (s->progress && s->expected > 0) {
-        int pct = (int)(100.0 * (double)s->written / (double)s->expected);
-        fprintf(stderr, "\r  [%-40.*s] %3d%% %lld/%lld MB", pct * 40 / 100,
-                "########################################", pct, s->written >> 20, s->expected >> 20);
+    int percent = (int)(100.0 * (double)s->written / (double)s->expected);
+    if (percent != s->shown_percent) {
+        s->shown_percent = percent;
+        fprintf(stderr, "\r  [%-40.*s] %3d%% %lld/%lld MB", percent * 40 / 100,
+                "########################################", percent, s->written >> 20,
+                s->expected >> 20);
     }
     return 0;
 }
 
-/* Performs one request without following redirects. Returns the curl code. */
-static CURLcode exchange(const char *url, bool head, const char *token, long long range_from,
-                         double timeout, response *r, sink *s) {
+/* Performs one request without following redirects: a HEAD when s is NULL,
+ * else a GET whose body goes to s. Returns the curl code; errbuf says more. */
+static CURLcode exchange(const char *url, const char *token, long long range_from, double timeout,
+                         response *r, sink *s, char errbuf[CURL_ERROR_SIZE]) {
     CURL *curl = curl_easy_init();
     if (!curl) return CURLE_FAILED_INIT;
     struct curl_slist *headers = NULL;
@@ -262,28 +280,36 @@ static CURLcode exchange(const char *url, bool head, const char *token, long lon
         snprintf(line, sizeof line, "Range: bytes=%lld-", range_from);
         headers = curl_slist_append(headers, line);
     }
-    *r = (response){.linked_size = -1, .content_length = -1, .range_start = -1, .retry_after = -1};
+    *r = NO_RESPONSE;
+    errbuf[0] = 0;
     curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_NOBODY, head ? 1L : 0L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");  /* never file:// and the like */
+    curl_easy_setopt(curl, CURLOPT_NOBODY, s ? 0L : 1L);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    if (s) { s->r = r; s->body_started = false; s->bad_range = false; s->too_long = false; }
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "tinyllm-hf/1.0");
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
-    /* a stall: less than one byte per second for `timeout` seconds */
+    /* silence: less than one byte per second for `timeout` seconds */
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)(timeout < 1 ? 1 : timeout));
-    if (s && s->progress) {
-        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, s);
-        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    if (s) {
+        s->r = r;
+        s->body_started = s->bad_range = s->bad_size = s->too_long = false;
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, s);
+        if (s->progress) {
+            curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+            curl_easy_setopt(curl, CURLOPT_XFERINFODATA, s);
+            curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        }
     }
     CURLcode rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+    char *location = NULL;
+    if (curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location)
+        snprintf(r->location, sizeof r->location, "%s", location);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     return rc;
@@ -291,23 +317,39 @@ static CURLcode exchange(const char *url, bool head, const char *token, long lon
 
 static bool retryable(long status) { return status == 408 || status == 429 || status >= 500; }
 
-/* Exponential backoff from 0.5 s, or the server's Retry-After, capped. */
+/* Before try number `attempt` + 1: the server's Retry-After, else a backoff
+ * of 0.25 s doubling each time; capped. */
 static void wait_before_retry(int attempt, double retry_after) {
-    double seconds = retry_after >= 0 ? retry_after : 0.5 * (double)(1 << attempt);
-    if (seconds > MAX_RETRY_WAIT) seconds = MAX_RETRY_WAIT;
+    double seconds = retry_after >= 0 ? retry_after : FIRST_WAIT * (double)(1 << (attempt - 1));
+    if (seconds > MAX_WAIT) seconds = MAX_WAIT;
     struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
     nanosleep(&ts, NULL);
 }
 
-static void *fail_status(const char *file, const char *url, const response *r) {
+/* What went wrong on the wire, for a message: a timeout says how long. */
+static const char *wire_error(CURLcode cc, const char *errbuf, double timeout, char *out,
+                              size_t size) {
+    if (cc == CURLE_OPERATION_TIMEDOUT)
+        snprintf(out, size, "timeout: no data for %g s (%s)", timeout, errbuf);
+    else
+        snprintf(out, size, "%s", *errbuf ? errbuf : curl_easy_strerror(cc));
+    return out;
+}
+
+static int fail_status(const char *file, const char *url, const response *r, int attempts) {
     const char *what = r->status == 401 || r->status == 403
                            ? "access denied: set HF_TOKEN to a token with access to this repo"
                        : !strcmp(r->error_code, "RepoNotFound") ? "the repository does not exist"
                        : !strcmp(r->error_code, "RevisionNotFound") ? "the revision does not exist"
                        : !strcmp(r->error_code, "EntryNotFound") ? "the file is not in the repository"
+                       : r->status >= 300 && r->status < 400 ? "a redirect where the file was expected"
+                       : retryable(r->status) ? "the server keeps failing: try again later"
                        : "the server refused the request";
-    return tl_fail("hf_download: %s: HTTP %ld%s%s from %s: %s", file, r->status,
-                   *r->error_code ? " " : "", r->error_code, url, what);
+    char tries[32] = "";
+    if (attempts > 1) snprintf(tries, sizeof tries, " (%d attempts)", attempts);
+    tl_fail("hf_download: %s: HTTP %ld%s%s from %.*s%s: %s", file, r->status,
+            *r->error_code ? " " : "", r->error_code, (int)strcspn(url, "?"), url, tries, what);
+    return -1;
 }
 
 /* ---- what the server says a file is ------------------------------------- */
@@ -319,23 +361,33 @@ typedef struct {
     char sha1[96];            /* the git blob sha1 ETag, for small files (40 hex) */
 } file_meta;
 
-/* HEAD the resolve URL, following same-host redirects, stopping at the
- * redirect to another host: that one carries the LFS headers. */
+/* HEADs the resolve URL, retrying transient failures. */
+static int head(const char *file, const char *url, const char *token, double timeout,
+                response *r) {
+    char errbuf[CURL_ERROR_SIZE], why[512];
+    for (int attempt = 1;; attempt++) {
+        CURLcode cc = exchange(url, token, 0, timeout, r, NULL, errbuf);
+        if (cc == CURLE_OK && !retryable(r->status)) return 0;
+        if (attempt == MAX_ATTEMPTS) {
+            if (cc == CURLE_OK) return fail_status(file, url, r, attempt);
+            return tl_fail("hf_download: %s: cannot reach %s after %d attempts: %s", file, url,
+                           attempt, wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
+        }
+        if (cc != CURLE_OPERATION_TIMEDOUT)  /* a timeout has waited long enough */
+            wait_before_retry(attempt, cc == CURLE_OK ? r->retry_after : -1);
+    }
+}
+
+/* Asks the Hub about a file, following same-host redirects and stopping at
+ * the redirect to another host: that one carries the LFS headers. */
 static int fetch_meta(const char *file, const char *url, const char *token, double timeout,
                       const char *want_sha256, file_meta *m) {
     char current[4096], origin[2048], next_origin[2048];
     snprintf(current, sizeof current, "%s", url);
     origin_of(url, origin, sizeof origin);
-    for (int hops = 0, attempt = 0;;) {
+    for (int hops = 0;; hops++) {
         response r;
-        CURLcode rc = exchange(current, true, token, 0, timeout, &r, NULL);
-        if (rc != CURLE_OK || retryable(r.status)) {
-            if (++attempt < MAX_ATTEMPTS) { wait_before_retry(attempt, r.retry_after); continue; }
-            if (rc != CURLE_OK)
-                return tl_fail("hf_download: %s: cannot reach %s: %s", file, current,
-                               curl_easy_strerror(rc)), -1;
-            return fail_status(file, current, &r), -1;
-        }
+        if (head(file, current, token, timeout, &r) != 0) return -1;
         if (*r.commit && !is_hex(r.commit, 40))
             return tl_fail("hf_download: %s: the server sent X-Repo-Commit '%.60s', not a 40-hex "
                            "commit: refusing it", file, r.commit), -1;
@@ -343,25 +395,21 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
             if (!*r.location)
                 return tl_fail("hf_download: %s: HTTP %ld redirect without a Location from %s",
                                file, r.status, current), -1;
-            if (++hops > MAX_REDIRECTS)
+            if (hops == MAX_REDIRECTS)
                 return tl_fail("hf_download: %s: more than %d redirects from %s (a loop?)",
                                file, MAX_REDIRECTS, url), -1;
-            if (r.location[0] == '/') {          /* relative: same host */
-                snprintf(current, sizeof current, "%s%s", origin, r.location);
-                continue;
-            }
             origin_of(r.location, next_origin, sizeof next_origin);
             if (*r.linked_etag || r.linked_size >= 0 || strcmp(next_origin, origin) != 0) {
                 /* an LFS file: the redirect itself describes the content */
                 snprintf(m->url, sizeof m->url, "%s", r.location);
-                snprintf(m->sha256, sizeof m->sha256, "%s", r.linked_etag);
                 m->size = r.linked_size;
+                snprintf(m->sha256, sizeof m->sha256, "%s", r.linked_etag);
                 break;
             }
             snprintf(current, sizeof current, "%s", r.location);
             continue;
         }
-        if (r.status != 200) return fail_status(file, current, &r), -1;
+        if (r.status != 200) return fail_status(file, current, &r, 1);
         snprintf(m->url, sizeof m->url, "%s", current);
         m->size = r.linked_size >= 0 ? r.linked_size : r.content_length;
         if (*r.linked_etag) snprintf(m->sha256, sizeof m->sha256, "%s", r.linked_etag);
@@ -370,11 +418,12 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
         break;
     }
     if (*m->sha256 && !is_hex(m->sha256, 64))
-        return tl_fail("hf_download: %s: the server's X-Linked-Etag '%.80s' is not a sha256",
-                       file, m->sha256), -1;
+        return tl_fail("hf_download: %s: the server's X-Linked-Etag '%.80s' is not a sha256: "
+                       "refusing it", file, m->sha256), -1;
     if (!*m->sha256 && !*m->sha1 && !want_sha256)
-        return tl_fail("hf_download: %s: the server sent no hash (no X-Linked-Etag or ETag) at %s, "
-                       "so the bytes cannot be verified: pass the expected sha256", file, url), -1;
+        return tl_fail("hf_download: %s: the server sent no sha256 (X-Linked-Etag) or git sha1 "
+                       "(ETag) at %s, so the bytes cannot be verified: pass the expected sha256",
+                       file, url), -1;
     if (m->size < 0)
         return tl_fail("hf_download: %s: the server did not say the file's size "
                        "(no X-Linked-Size or Content-Length) at %s", file, url), -1;
@@ -383,27 +432,25 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
 
 /* ---- hashing ----------------------------------------------------------- */
 
-static void hex(const unsigned char *d, unsigned n, char *out) {
-    for (unsigned i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", d[i]);
-}
-
 static void digest_hex(EVP_MD_CTX *ctx, char *out) {
     unsigned char d[EVP_MAX_MD_SIZE];
     unsigned n = 0;
     EVP_DigestFinal_ex(ctx, d, &n);
-    hex(d, n, out);
+    for (unsigned i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", d[i]);
 }
 
 /* Starts both hashes; git's blob sha1 covers "blob <size>\0" then the bytes. */
-static void hashes_begin(sink *s, long long size) {
+static void hashes_begin(sink *s) {
     char prefix[64];
-    int n = snprintf(prefix, sizeof prefix, "blob %lld", size) + 1;
+    int n = snprintf(prefix, sizeof prefix, "blob %lld", s->expected) + 1;
     EVP_DigestInit_ex(s->sha256, EVP_sha256(), NULL);
     EVP_DigestInit_ex(s->sha1, EVP_sha1(), NULL);
     EVP_DigestUpdate(s->sha1, prefix, (size_t)n);
+    s->written = 0;
 }
 
-/* Feeds the first `len` bytes of an open file to both hashes. */
+/* Feeds the first `len` bytes of an open file to both hashes, then leaves
+ * the position at the end (where appends go). */
 static int hash_existing(FILE *f, long long len, sink *s) {
     unsigned char buf[1 << 16];
     rewind(f);
@@ -414,10 +461,18 @@ static int hash_existing(FILE *f, long long len, sink *s) {
         EVP_DigestUpdate(s->sha1, buf, want);
         left -= (long long)want;
     }
+    s->written = len;
+    return fseek(f, 0, SEEK_END);
+}
+
+/* Empties the .part file and the hashes: the download starts over. */
+static int restart_part(sink *s) {
+    if (fflush(s->file) != 0 || ftruncate(fileno(s->file), 0) != 0) return -1;
+    hashes_begin(s);
     return 0;
 }
 
-/* Verifies a finished file: size, then the hashes we were given. */
+/* Verifies a finished file: size, then every hash we were given. */
 static int verify(const char *file, const file_meta *m, const char *want_sha256, sink *s) {
     char sha256[65], sha1[41];
     digest_hex(s->sha256, sha256);
@@ -426,127 +481,124 @@ static int verify(const char *file, const file_meta *m, const char *want_sha256,
         return tl_fail("hf_download: %s: got %lld bytes, the server announced %lld",
                        file, s->written, m->size), -1;
     if (*m->sha256 && strcmp(sha256, m->sha256) != 0)
-        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), found %s",
-                       file, m->sha256, sha256), -1;
+        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), found %s; "
+                       "the bytes were deleted: run again, and if it repeats, the server or a "
+                       "proxy is corrupting the file", file, m->sha256, sha256), -1;
     if (want_sha256 && strcmp(sha256, want_sha256) != 0)
         return tl_fail("hf_download: %s: sha256 mismatch: expected %s (given by the caller), "
-                       "found %s", file, want_sha256, sha256), -1;
+                       "found %s; the bytes were deleted: check the expected hash",
+                       file, want_sha256, sha256), -1;
     if (*m->sha1 && strcmp(sha1, m->sha1) != 0)
-        return tl_fail("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found %s",
-                       file, m->sha1, sha1), -1;
+        return tl_fail("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found %s; "
+                       "the bytes were deleted: run again", file, m->sha1, sha1), -1;
     return 0;
 }
 
-/* Hashes a whole file on disk into s (for a file already in the cache). */
-static int hash_file(const char *path, long long size, sink *s) {
+/* True when the file at path already has the server's size and hashes. */
+static bool already_verified(const char *file, const char *path, const file_meta *m,
+                             const char *want_sha256, sink *s) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != m->size) return false;
     FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    hashes_begin(s, size);
-    int rc = hash_existing(f, size, s);
-    s->written = rc == 0 ? size : 0;
+    if (!f) return false;
+    s->expected = m->size;
+    hashes_begin(s);
+    bool ok = hash_existing(f, m->size, s) == 0 && verify(file, m, want_sha256, s) == 0;
     fclose(f);
-    return rc;
+    tl_clear_error();          /* a stale file is not an error: it is replaced */
+    return ok;
 }
 
-/* ---- one file ------------------------------------------------------------- */
+/* ---- the transfer -------------------------------------------------------- */
 
 static long long file_size(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (long long)st.st_size : -1;
 }
 
-/* True when the file at path already has the server's size and hashes. */
-static bool already_verified(const char *file, const char *path, const file_meta *m,
-                             const char *want_sha256, sink *s) {
-    if (file_size(path) != m->size || hash_file(path, m->size, s) != 0) return false;
-    bool ok = verify(file, m, want_sha256, s) == 0;
-    tl_clear_error();          /* a stale file is not an error: it is replaced */
-    return ok;
+/* Fills s->file (part, opened for appending) until it holds m->size bytes,
+ * resuming from what is there. 0, or -1 with an error. */
+static int fill_part(const char *file, const char *part, const file_meta *m, const char *token,
+                     double timeout, sink *s) {
+    char errbuf[CURL_ERROR_SIZE], why[512];
+    for (int attempt = 1; s->written < m->size; attempt++) {
+        response r;
+        long long from = s->written;
+        CURLcode cc = exchange(m->url, token, from, timeout, &r, s, errbuf);
+        if (s->bad_range)
+            return tl_fail("hf_download: %s: asked for bytes from %lld, the server sent a range "
+                           "starting at %lld: refusing to append it (the %lld bytes in %s are "
+                           "kept; run again to resume)", file, from, r.range_start, from, part), -1;
+        if (s->bad_size)
+            return tl_fail("hf_download: %s: the server announced %lld bytes (X-Linked-Size or "
+                           "Content-Length) but %.*s sends a file of %lld", file, m->size,
+                           (int)strcspn(m->url, "?"), m->url,
+                           r.status == 206 ? r.range_total : r.content_length), -1;
+        if (s->too_long)
+            return tl_fail("hf_download: %s: %.*s sent more than the %lld bytes announced",
+                           file, (int)strcspn(m->url, "?"), m->url, m->size), -1;
+        if (cc == CURLE_OK && r.status == 416) {      /* our offset is past the end: start over */
+            if (restart_part(s) != 0)
+                return tl_fail("hf_download: %s: cannot empty %s: %s", file, part,
+                               strerror(errno)), -1;
+        } else if (cc == CURLE_OK && (r.status == 200 || r.status == 206)) {
+            if (s->written == m->size) break;
+            cc = CURLE_PARTIAL_FILE;                  /* a clean close before the end */
+        } else if (cc == CURLE_OK && !retryable(r.status)) {
+            return fail_status(file, m->url, &r, attempt);
+        }
+        if (attempt == MAX_ATTEMPTS) {
+            if (cc == CURLE_OK) return fail_status(file, m->url, &r, attempt);
+            return tl_fail("hf_download: %s: transfer from %.*s failed %d times: %s (%lld of %lld "
+                           "bytes kept in %s; run again to resume)", file,
+                           (int)strcspn(m->url, "?"), m->url, attempt,
+                           wire_error(cc, errbuf, timeout, why, sizeof why), s->written, m->size,
+                           part), -1;
+        }
+        bool progressed = s->written > from;
+        if (!progressed && cc != CURLE_OPERATION_TIMEDOUT)
+            wait_before_retry(attempt, cc == CURLE_OK ? r.retry_after : -1);
+    }
+    return 0;
 }
 
-/* Downloads m->url into part, resuming what is there. 0 when the bytes are
- * all on disk and verified, -1 with an error. */
+/* Downloads m->url into part, resuming what is there, and verifies it.
+ * 0 when part holds the verified file; -1 with an error. */
 static int transfer(const char *file, const char *part, const file_meta *m, const char *token,
                     const char *want_sha256, double timeout, sink *s) {
     long long have = file_size(part);
-    if (have > m->size) { unlink(part); have = -1; }       /* longer than the file: useless */
-    s->file = fopen(part, have > 0 ? "r+b" : "wb");
+    if (have > m->size) unlink(part);                 /* longer than the file: useless */
+    s->file = fopen(part, "ab+");                     /* writes go to the end, reads anywhere */
     if (!s->file)
         return tl_fail("hf_download: %s: cannot write %s: %s", file, part, strerror(errno)), -1;
-    hashes_begin(s, m->size);
-    s->written = 0;
-    if (have > 0) {                                  /* resume: hash what is on disk first */
-        if (hash_existing(s->file, have, s) != 0) { fclose(s->file); s->file = NULL; unlink(part);
-            return tl_fail("hf_download: %s: cannot read %s", file, part), -1; }
-        s->written = have;
-        fseek(s->file, have, SEEK_SET);
-    }
+    s->expected = m->size;
+    s->shown_percent = -1;
+    hashes_begin(s);
     int rc = 0;
-    for (int attempt = 0; s->written < m->size;) {
-        response r;
-        long long from = s->written;
-        CURLcode cc = exchange(m->url, false, token, from, timeout, &r, s);
-        if (s->bad_range) {
-            rc = -1;
-            tl_fail("hf_download: %s: asked for bytes from %lld, the server sent a range starting "
-                    "at %lld: refusing to append it (the %lld bytes kept in %s stay valid)",
-                    file, from, r.range_start, s->written, part);
-            break;
-        }
-        if (s->too_long) {
-            rc = -1;
-            unlink(part);
-            tl_fail("hf_download: %s: the server sent more than the %lld bytes it announced at %s",
-                    file, m->size, m->url);
-            break;
-        }
-        if (cc == CURLE_OK && r.status == 416) {      /* our offset is past the end: start over */
-            if (ftruncate(fileno(s->file), 0) != 0 || fseek(s->file, 0, SEEK_SET) != 0) {
-                rc = -1;
-                tl_fail("hf_download: %s: cannot truncate %s: %s", file, part, strerror(errno));
-                break;
-            }
-            hashes_begin(s, m->size);
-            s->written = 0;
-            if (++attempt < MAX_ATTEMPTS) continue;
-        }
-        if (cc == CURLE_OK && (r.status == 200 || r.status == 206)) {
-            if (s->written == m->size) break;
-            if (s->written > m->size) break;          /* verify() reports the size */
-            cc = CURLE_PARTIAL_FILE;                  /* a short body: resume it */
-        }
-        if (cc == CURLE_OK && !retryable(r.status)) { rc = -1; fail_status(file, m->url, &r); break; }
-        if (cc != CURLE_OK && s->written > from) {    /* dropped after progress: resume now */
-            attempt = 0;
-            continue;
-        }
-        if (++attempt >= MAX_ATTEMPTS) {
-            rc = -1;
-            if (cc != CURLE_OK)
-                tl_fail("hf_download: %s: transfer from %s failed after %d attempts: %s "
-                        "(%lld of %lld bytes kept in %s; run again to resume)", file, m->url,
-                        attempt, curl_easy_strerror(cc), s->written, m->size, part);
-            else
-                fail_status(file, m->url, &r);
-            break;
-        }
-        fflush(s->file);
-        wait_before_retry(attempt, cc == CURLE_OK ? r.retry_after : -1);
+    if (have > 0 && have <= m->size) {                /* resume: hash the bytes on disk first */
+        rc = hash_existing(s->file, have, s);
+        if (rc != 0) tl_fail("hf_download: %s: cannot read %s: %s", file, part, strerror(errno));
     }
+    if (rc == 0) rc = fill_part(file, part, m, token, timeout, s);
     if (s->progress) fputc('\n', stderr);
-    if (s->file && (fflush(s->file) != 0 || fsync(fileno(s->file)) != 0) && rc == 0) {
-        rc = -1;
+    if ((fflush(s->file) != 0 || fsync(fileno(s->file)) != 0) && rc == 0) {
         tl_fail("hf_download: %s: cannot write %s: %s", file, part, strerror(errno));
+        rc = -1;
     }
     fclose(s->file);
     s->file = NULL;
-    if (rc != 0) return -1;
+    if (rc != 0) {
+        if (s->too_long) unlink(part);                /* its bytes are not the file's */
+        return -1;
+    }
     if (verify(file, m, want_sha256, s) != 0) {
         unlink(part);                                 /* corrupt bytes are never kept */
         return -1;
     }
     return 0;
 }
+
+/* ---- one file, then all of them -------------------------------------------- */
 
 /* Creates every folder of path's parent, like mkdir -p. */
 static int make_parents(const char *path) {
@@ -575,8 +627,6 @@ static int download_one(const char *dir, const char *endpoint, const char *repo_
     }
     char *url = resolve_url(endpoint, repo_id, revision, file);
     if (!url) return tl_fail("hf_download: out of memory"), -1;
-    char endpoint_origin[2048];
-    origin_of(endpoint, endpoint_origin, sizeof endpoint_origin);
     file_meta m = {.size = -1};
     int rc = fetch_meta(file, url, token, timeout, want_sha256, &m);
     free(url);
@@ -585,10 +635,10 @@ static int download_one(const char *dir, const char *endpoint, const char *repo_
     if (make_parents(path) != 0)
         return tl_fail("hf_download: %s: cannot create the folder for %s: %s", file, path,
                        strerror(errno)), -1;
-    char cdn_origin[2048];
-    origin_of(m.url, cdn_origin, sizeof cdn_origin);
-    const char *auth = strcmp(cdn_origin, endpoint_origin) == 0 ? token : NULL;  /* never to another host */
-    s->expected = m.size;
+    char endpoint_origin[2048], bytes_origin[2048];
+    origin_of(endpoint, endpoint_origin, sizeof endpoint_origin);
+    origin_of(m.url, bytes_origin, sizeof bytes_origin);
+    const char *auth = strcmp(bytes_origin, endpoint_origin) == 0 ? token : NULL;  /* never to another host */
     s->progress = isatty(STDERR_FILENO) && m.size >= PROGRESS_MIN_BYTES;
     if (transfer(file, part, &m, auth, want_sha256, timeout, s) != 0) return -1;
     if (rename(part, path) != 0)
@@ -597,30 +647,32 @@ static int download_one(const char *dir, const char *endpoint, const char *repo_
     return 0;
 }
 
-/* ---- the entry point ------------------------------------------------------ */
-
 char *hf_download(const char *repo_id, const char *const *filenames, int n,
                   const char *cache_dir, const char *revision, const char *endpoint,
                   const char *const *sha256, double timeout) {
+    tl_clear_error();          /* a new call: its error, if any, is the one to report */
     if (!revision) revision = "main";
     if (!endpoint || !*endpoint) endpoint = getenv("HF_ENDPOINT");
     if (!endpoint || !*endpoint) endpoint = DEFAULT_ENDPOINT;
-    if (timeout <= 0) timeout = 60.0;
+    if (!(timeout > 0)) timeout = 60.0;               /* also NaN */
+    if (timeout > 86400) timeout = 86400;
     if (!cache_dir || !*cache_dir) return tl_fail("hf_download: no cache folder given");
-    if (n < 0 || (n > 0 && !filenames)) return tl_fail("hf_download: no filenames given");
+    if (n < 0 || (n > 0 && !filenames))
+        return tl_fail("hf_download: %d filenames: expected n >= 0 and the list", n);
     if (hf_validate_repo_id(repo_id) || hf_validate_revision(revision)) return NULL;
     for (int i = 0; i < n; i++) {
         if (hf_validate_filename(filenames[i])) return NULL;
         if (sha256 && sha256[i] && !is_hex(sha256[i], 64))
-            return tl_fail("hf_download: the sha256 given for %s is not 64 lowercase hex digits",
-                           filenames[i]);
+            return tl_fail("hf_download: the sha256 given for %s is '%.80s', not 64 lowercase "
+                           "hex digits", filenames[i], sha256[i]);
     }
     char base[4096];
     size_t elen = strlen(endpoint);
     while (elen > 0 && endpoint[elen - 1] == '/') elen--;   /* "https://hub/" works too */
     snprintf(base, sizeof base, "%.*s", (int)elen, endpoint);
     if (strncmp(base, "http://", 7) && strncmp(base, "https://", 8))
-        return tl_fail("hf_download: endpoint '%s' is not an http(s) URL (check HF_ENDPOINT)", endpoint);
+        return tl_fail("hf_download: endpoint '%s' is not an http(s) URL (check HF_ENDPOINT)",
+                       endpoint);
 
     /* cache_dir/<org>--<name>/<revision> */
     char *dir = NULL;
@@ -643,11 +695,18 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
     curl_global_init(CURL_GLOBAL_DEFAULT);
     sink s = {.sha256 = EVP_MD_CTX_new(), .sha1 = EVP_MD_CTX_new()};
     int rc = 0;
+    if (!s.sha256 || !s.sha1) {
+        tl_fail("hf_download: out of memory");
+        rc = -1;
+    }
     for (int i = 0; i < n && rc == 0; i++)
         rc = download_one(dir, base, repo_id, revision, filenames[i], sha256 ? sha256[i] : NULL,
                           token, timeout, offline, &s);
     EVP_MD_CTX_free(s.sha256);
     EVP_MD_CTX_free(s.sha1);
-    if (rc != 0) { free(dir); return NULL; }
+    if (rc != 0) {
+        free(dir);
+        return NULL;
+    }
     return dir;
 }
