@@ -216,7 +216,8 @@ static int open_index(tl_checkpoint *c, const char *path) {
     if (d == 0) d = tl_json_duplicate_key(wm, &dup);
     if (d != 0) {
         if (d < 0) tl_fail("checkpoint: out of memory");
-        else tl_fail("checkpoint: %s: key \"%s\" appears twice", path, tl_st_shown(dup, nb, sizeof nb));
+        else tl_fail("checkpoint: %s: key \"%s\" appears twice", path,
+                     tl_st_shown(dup, nb, sizeof nb));
         goto done;
     }
     if (add_index_meta(c, path, cJSON_GetObjectItemCaseSensitive(root, "metadata")) != 0)
@@ -245,7 +246,8 @@ static int open_index(tl_checkpoint *c, const char *path) {
     for (i = 0; i < n; i++)
         if (i == 0 || strcmp(files[i], files[n_files - 1]) != 0) files[n_files++] = files[i];
     for (i = 0; i < n; i++) {
-        const char **hit = bsearch(&map[i].file, files, (size_t)n_files, sizeof *files, compare_str);
+        const char **hit =
+            bsearch(&map[i].file, files, (size_t)n_files, sizeof *files, compare_str);
         map[i].shard = (int)(hit - files);
     }
     qsort(map, (size_t)n, sizeof *map, compare_mapping);

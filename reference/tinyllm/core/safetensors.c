@@ -43,7 +43,8 @@ static const struct {
     [TL_ST_F8_E5M2] = {"F8_E5M2", 1},
 };
 #define N_DTYPES (int)(sizeof DTYPES / sizeof DTYPES[0])
-#define KNOWN_DTYPES "BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, F8_E4M3, F8_E5M2"
+#define KNOWN_DTYPES \
+    "BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, F8_E4M3, F8_E5M2"
 
 const char *tl_st_dtype_name(tl_st_dtype dt) {
     return (int)dt >= 0 && (int)dt < N_DTYPES ? DTYPES[dt].name : "?";
@@ -214,11 +215,13 @@ static int parse_metadata(tl_st_file *f, const cJSON *meta) {
     char nb[128];
     if (d < 0) return st_error(f, "out of memory checking \"__metadata__\"");
     if (d > 0)
-        return st_error(f, "duplicate key \"%s\" in \"__metadata__\"", tl_st_shown(dup, nb, sizeof nb));
+        return st_error(f, "duplicate key \"%s\" in \"__metadata__\"",
+                        tl_st_shown(dup, nb, sizeof nb));
     int n = cJSON_GetArraySize(meta);
     f->meta_keys = calloc((size_t)n + 1, sizeof *f->meta_keys);
     f->meta_values = calloc((size_t)n + 1, sizeof *f->meta_values);
-    if (!f->meta_keys || !f->meta_values) return st_error(f, "out of memory reading \"__metadata__\"");
+    if (!f->meta_keys || !f->meta_values)
+        return st_error(f, "out of memory reading \"__metadata__\"");
     for (const cJSON *c = meta->child; c; c = c->next) {
         char vb[64];
         if (!cJSON_IsString(c))
@@ -367,7 +370,8 @@ static int parse_header(tl_st_file *f) {
     for (int i = 7; i >= 0; i--) n = (n << 8) | m[i];
     if (n > TL_ST_MAX_HEADER)
         return st_error(f, "header length %llu is over the 100000000-byte limit: not a "
-                        "safetensors file, or its first 8 bytes are damaged", (unsigned long long)n);
+                        "safetensors file, or its first 8 bytes are damaged",
+                        (unsigned long long)n);
     if (n > f->map_size - 8)
         return st_error(f, "header length %llu runs past the end of the file (%zu bytes): the "
                         "file is truncated", (unsigned long long)n, f->map_size);
