@@ -117,7 +117,8 @@ END_TEST"
 set_tests test_weak.c "$ASSERTS_NOTHING"
 run "$OL" check L7.1
 expect "check: a suite that asserts nothing fails with survivors" 1 "warning: Survived:" \
-  "reference/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing"
+  "reference/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing" \
+  "warning: NoCoverage:" "no test of yours executes this line"
 OL_TEST_BREAK_CANARY=1 run "$OL" check L7.1
 expect "check: a canary that survives the course tests is a broken harness (exit 2)" 2 "harness is broken"
 set_tests test_wrong.c "$HEAD

@@ -448,7 +448,8 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
         for (int i = 0; i < r->ninvalid; i++) {
             const test_result *t = run_find(&runs[k], r->invalid[i].t.name);
             if (!t || t->status != TEST_PASS) continue;
-            char *hint = xasprintf("%s passes on a variant where %s: %s", r->invalid[i].t.name, m->title, m->hint);
+            char *hint = xasprintf("%s agrees with a known bug (%s: %s), so it fails on correct code. %s",
+                                   r->invalid[i].t.name, m->id, m->title, m->hint);
             if (!sl_contains(&r->hints, hint)) sl_push_owned(&r->hints, hint);
             else free(hint);
         }

@@ -63,6 +63,7 @@ static void print_survivors(const check_report *r) {
                o->required ? " (required)" : "");
         if (o->status == MS_NOCOVERAGE) printf("    no test of yours executes this line of the reference\n");
         if (o->m->symptom && *o->m->symptom) printf("    symptom: %s\n", o->m->symptom);
+        if (o->m->hint && *o->m->hint) printf("    hint: %s\n", o->m->hint);
     }
 }
 
@@ -70,9 +71,23 @@ static void print_invalid(ol_ctx *ctx, const check_report *r) {
     if (!r->ninvalid) return;
     printf("\nYour tests must pass on every correct implementation; these do not (values are hidden:\n"
            "they would show the reference's answers):\n");
+    /* each test once, where it first failed; then the other places it fails */
     for (int i = 0; i < r->ninvalid; i++) {
+        const char *name = r->invalid[i].t.name;
+        bool seen = false;
+        for (int k = 0; k < i; k++) seen = seen || !strcmp(r->invalid[k].t.name, name);
+        if (seen) continue;
         printf("  on %s:\n", r->invalid[i].where);
         print_test_failure(ctx, stdout, &r->invalid[i].t, true);
+        strlist also = {0};
+        for (int k = i + 1; k < r->ninvalid; k++)
+            if (!strcmp(r->invalid[k].t.name, name)) sl_push(&also, r->invalid[k].where);
+        if (also.n) {
+            char *where = sl_join(&also, "; ");
+            printf("       it fails the same way on %s\n", where);
+            free(where);
+        }
+        sl_free(&also);
     }
     for (int i = 0; i < r->hints.n; i++) printf("  %shint:%s %s\n", color(stdout, C_BOLD), color(stdout, C_RESET), r->hints.v[i]);
 }
@@ -135,7 +150,7 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
         if (r->l->required_pitfalls.n) {
             if (r->required_missed.n) {
                 char *ids = sl_join(&r->required_missed, ", ");
-                printf("Required pitfalls: %d of %d killed; survived: %s\n",
+                printf("Required pitfalls: %d of %d killed; not killed: %s\n",
                        r->l->required_pitfalls.n - r->required_missed.n, r->l->required_pitfalls.n, ids);
                 free(ids);
             } else {
