@@ -734,6 +734,7 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     if (rc == OL_PASS) rc = stage_canary(ctx, r, &w);
     if (rc == OL_PASS) rc = stage_mutation(ctx, r, &w);
     r->seconds = now_seconds() - started;
+    if (proc_interrupted()) rc = 130; /* whatever a stage made of its stopped children */
     if (rc == 130 || r->harness_broken) {
         work_free(r, &w);
         return rc == 130 ? 130 : OL_USAGE;

@@ -48,7 +48,10 @@ int main(int argc, char **argv) {
     /* the Hub handles Ctrl-C itself; elsewhere ol stops its children first */
     if (strcmp(argv[1], "hub") != 0) proc_setup();
     for (size_t i = 0; i < sizeof COMMANDS / sizeof *COMMANDS; i++)
-        if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], COMMANDS[i].name)) {
+            int rc = COMMANDS[i].run(argc - 1, argv + 1);
+            return proc_interrupted() ? 130 : rc;
+        }
     fprintf(stderr, "ol: \"%s\" is not a command\n\n%s", argv[1], USAGE);
     return OL_USAGE;
 }

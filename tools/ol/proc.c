@@ -144,6 +144,21 @@ static void kill_orphans(proc_job *jobs, int n) {
     while (waitpid(-1, NULL, WNOHANG) > 0) {}
 }
 
+/* Waits (a moment at most) until ol has no child left, killing stragglers,
+ * so nothing is left running or unreaped when ol exits. */
+static void reap_all(double limit) {
+    double until = now_seconds() + limit;
+    for (;;) {
+        pid_t pid = waitpid(-1, NULL, WNOHANG);
+        if (pid < 0) return; /* ECHILD: none left */
+        if (pid > 0) continue;
+        if (now_seconds() > until) return;
+        kill_orphans(NULL, 0);
+        struct timespec nap = {0, 2 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 static void finish(proc_job *j, int status) {
     j->seconds = now_seconds() - j->started;
     j->state = DONE;
@@ -179,7 +194,7 @@ int proc_run_all(proc_job *jobs, int n, int parallel) {
                 if (jobs[i].state == RUNNING) killpg(jobs[i].pid, SIGKILL);
             for (int i = 0; i < n; i++)
                 if (jobs[i].state == RUNNING) waitpid(jobs[i].pid, NULL, 0);
-            kill_orphans(jobs, 0);
+            reap_all(1.0);
             fprintf(stderr, "\nol: interrupted\n");
             return -1;
         }
@@ -195,11 +210,13 @@ int proc_run_all(proc_job *jobs, int n, int parallel) {
         struct timespec nap = {0, 2 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
-    if (left_orphans) kill_orphans(jobs, n);
+    if (left_orphans) reap_all(1.0);
     return 0;
 }
 
 int proc_run(proc_job *job) { return proc_run_all(job, 1, 1); }
+
+bool proc_interrupted(void) { return interrupted != 0; }
 
 char *proc_describe(const proc_job *j) {
     if (j->timed_out) return xasprintf("timed out after %.1f s", j->timeout);

@@ -39,6 +39,8 @@ void proc_setup(void);
  * status), -1 when ol was interrupted (ol then exits). */
 int proc_run_all(proc_job *jobs, int n, int parallel);
 int proc_run(proc_job *job);
+/* Ctrl-C or SIGTERM arrived: ol's exit status is then 130. */
+bool proc_interrupted(void);
 
 /* "exit 3", "signal 11 (Segmentation fault)", "timed out after 5.0 s". */
 char *proc_describe(const proc_job *j);
