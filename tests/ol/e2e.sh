@@ -191,6 +191,35 @@ else
     --caught-by test_boundary_bad_eps --workspace "$IW"
   expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it"
 fi
+# a mutant that hangs and one that crashes: Timeout, and Killed with the signal
+add_mutant() { # ID TITLE LINE: LINE inserted at the top of rmsnorm_forward
+  awk -v line="$3" '{ print } /^tl_tensor \*rmsnorm_forward\(.*\{$/ { print line }' "$REF" > "$T/$1.c"
+  { printf 'Mutant: %s\nTitle: %s\nCaught-by: test_golden_matches_hf\n---\n' "$1" "$2"
+    diff -u --label "a/reference/tinyllm/modern/rmsnorm.c" --label "b/reference/tinyllm/modern/rmsnorm.c" "$REF" "$T/$1.c"
+  } > "$R/course/L7.1/mutants/$1-x.mutant"
+}
+add_mutant s90 "spins forever" "    for (volatile int spin = 1; spin;) {}"
+add_mutant s91 "traps at once" "    __builtin_trap();"
+W2=$T/ws2; mkdir -p "$W2"; cd "$W2" || exit 2
+"$OL" start L7.1 > /dev/null; cp "$REF" c/tinyllm/modern/rmsnorm.c
+set_tests test_one.c "$HEAD
+START_TEST(test_constant_row)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 4, 0.0, false), 0);
+    const float x[4] = {3, 3, 3, 3}, ones[4] = {1, 1, 1, 1};
+    tl_assert_close(rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(4))), tl_from_f32(ones, TL_SHAPE(4)), 1e-6, 1e-6);
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST"
+run "$OL" check L7.1 --json "$T/s9x.json"
+expect "check: a hanging mutant is a Timeout, and counts as caught" 1 "s90" "Timeout"
+grep -q 'signal 4 (Illegal instruction)' "$T/s9x.json" && ok "check: a crashing mutant is Killed, the signal named" \
+  || fail "check: a crashing mutant is Killed, the signal named"
+cd "$IW" || exit 2
+rm "$R"/course/L7.1/mutants/s9[01]-x.mutant
 { echo "/* a new first line moves every line down */"; cat "$REF"; } > "$T/moved.c" && mv "$T/moved.c" "$REF"
 run "$OL" mutants verify L7.1 s01 --workspace "$IW"
 expect "mutants verify: a stale mutant fails loudly" 1 "stale mutant"
