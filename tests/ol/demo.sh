@@ -12,7 +12,8 @@ case "$(realpath -m "$WS")" in
 esac
 export OL_ROOT=$ROOT
 rm -rf "$WS"; mkdir -p "$WS"; cd "$WS"
-say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+say() { printf '\n%s%s%s\n' "$bold" "$*" "$plain"; }
 
 say "\$ ol start L7.1"
 "$OL" start L7.1

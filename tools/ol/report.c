@@ -3,6 +3,8 @@
  * the rung, the tests that kill nothing, and what to do next. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cli.h"
@@ -29,17 +31,30 @@ static const char *status_color(mutant_status s) {
     }
 }
 
+/* The terminal's width, or 0 (no limit) when stdout is not a terminal. */
+static int width_of_stdout(void) {
+    struct winsize ws;
+    if (!isatty(STDOUT_FILENO)) return 0;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 60) return ws.ws_col;
+    return 100;
+}
+
 static void print_mutant_table(const check_report *r) {
-    int title_w = 44;
-    printf("\n%-6s %-7s %-12s %-30s %s\n", "Mutant", "Pitfall", "Status", "Caught by", "Title");
+    int width = width_of_stdout();
+    int title_w = width ? width - 66 : 1000;
+    if (title_w < 20) title_w = 20;
+    printf("\n%-6s %-7s %-12s %-36s %s\n", "Mutant", "Pitfall", "Status", "Caught by", "Title");
     for (int i = 0; i < r->nmutants; i++) {
         const mutant_outcome *o = &r->outcomes[i];
-        char *killers = o->killed_by.n ? sl_join(&o->killed_by, ", ") : xstrdup("-");
-        if (strlen(killers) > 30) strcpy(killers + 26, "...");
+        /* the first test that caught it, and how many more did */
+        char *killers = !o->killed_by.n ? xstrdup("-")
+                        : o->killed_by.n == 1 ? xstrdup(o->killed_by.v[0])
+                                              : xasprintf("%s +%d", o->killed_by.v[0], o->killed_by.n - 1);
+        if (strlen(killers) > 36) strcpy(killers + 32, "...");
         char pit[16];
         snprintf(pit, sizeof pit, "%s%s", o->m->pitfall, o->required ? "*" : "");
         /* pad before colouring, so the columns hold */
-        printf("%-6s %-7s %s%-12s%s %-30s %.*s%s\n", o->m->id, pit, color(stdout, status_color(o->status)),
+        printf("%-6s %-7s %s%-12s%s %-36s %.*s%s\n", o->m->id, pit, color(stdout, status_color(o->status)),
                mutant_status_name(o->status), color(stdout, C_RESET), killers, title_w, o->m->title,
                (int)strlen(o->m->title) > title_w ? "..." : "");
         free(killers);
