@@ -58,3 +58,8 @@ verify-l7-9-mutants: $(L7_9_SUITE) $(L7_9_MSUITE)
 	  if $$model >$$d/log 2>&1; then echo "FAIL $$id: survives the model answers"; exit 1; fi; \
 	  echo "ok   $$id: killed by $$(sed -n 's/^Caught-by: *//p' $$m) and by $$(grep -c ':F:\|:E:' $$d/log) model answer(s)"; \
 	done
+
+# `tinyllm pull` (tools/tinyllm/pull.c) runs the reference downloader: its
+# object joins the command's objects, libcurl and libcrypto its libraries.
+$(BUILD)/bin/tinyllm: $(L7_9_REF_OBJ)
+$(BUILD)/bin/tinyllm: TINYLLM_LIBS += $(CURL_LIBS)

@@ -9,7 +9,8 @@
 #define TINYLLM_TOOL_VERBS_H
 
 #define TINYLLM_VERBS(VERB)                                                                  \
-    VERB(inspect, "PATH", "list a checkpoint's tensors (name, dtype, shape, bytes) and metadata")
+    VERB(inspect, "PATH", "list a checkpoint's tensors (name, dtype, shape, bytes) and metadata") \
+    VERB(pull, "REPO", "download a model's files from the Hub into the cache (resumed, verified)")
 
 #define TINYLLM_DECLARE_VERB(name, args, help) int tinyllm_##name(int argc, char **argv);
 TINYLLM_VERBS(TINYLLM_DECLARE_VERB)
