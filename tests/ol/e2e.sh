@@ -115,10 +115,14 @@ START_TEST(test_runs_but_checks_nothing)
 }
 END_TEST"
 set_tests test_weak.c "$ASSERTS_NOTHING"
-run "$OL" check L7.1
+run "$OL" check L7.1 --json "$T/weak.json"
 expect "check: a suite that asserts nothing fails with survivors" 1 "warning: Survived:" \
   "reference/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing" \
   "warning: NoCoverage:" "no test of yours executes this line"
+if grep -q 'tl_rsqrt' "$T/weak.json"; then out=$(head -c 2000 "$T/weak.json"); fail "check --json hides the reference until a pass"
+else ok "check --json hides the reference until a pass"; fi
+run "$REPORT_CHECK" stryker "$T/weak.json"
+expect "check --json with survivors is a valid Stryker report" 0 "valid stryker report"
 OL_TEST_BREAK_CANARY=1 run "$OL" check L7.1
 expect "check: a canary that survives the course tests is a broken harness (exit 2)" 2 "harness is broken"
 set_tests test_wrong.c "$HEAD
@@ -148,6 +152,8 @@ run "$OL" check L7.1 --json "$T/stryker.json" --gradescope "$T/gradescope.json"
 expect "check: the model-answer tests pass (exit 0)" 0 "PASS: L7.1 reaches R3" "Required pitfalls: all"
 run "$REPORT_CHECK" stryker "$T/stryker.json"
 expect "check --json is a valid Stryker report (schema 2)" 0 "valid stryker report"
+grep -q 'tl_rsqrt' "$T/stryker.json" && ok "check --json shows the reference after a pass" \
+  || fail "check --json shows the reference after a pass"
 run "$REPORT_CHECK" gradescope "$T/gradescope.json"
 expect "check --gradescope is a valid results.json" 0 "valid gradescope report"
 

@@ -23,7 +23,8 @@ static const char HELP[] =
     "with nothing changed takes a moment.\n"
     "\n"
     "  --ref-deps         use the reference for the lessons this one needs\n"
-    "  --json FILE        also write Stryker's mutation-testing report (schema 2)\n"
+    "  --json FILE        also write Stryker's mutation-testing report (schema 2);\n"
+    "                     until the lesson passes, the reference's text is blanked\n"
     "  --gradescope FILE  also write Gradescope's results.json\n"
     "\n"
     "Exit status: 0 pass, 1 fail, 2 usage error or a broken grading harness.\n";

@@ -32,12 +32,22 @@ static cJSON *string_array(const strlist *l) {
 
 /* A mutant as Stryker's MutantResult. Mutants that did not run (an earlier
  * stage failed) are "Ignored", with the reason. */
-static cJSON *mutant_json(const mutant_outcome *o) {
+/* Until the lesson passes, the reference stays hidden (as with `ol diff`):
+ * every character but the line breaks becomes a space, so each mutant's
+ * location still points where it should and nothing of the code shows. */
+static char *blank_source(const char *source) {
+    char *s = xstrdup(source);
+    for (char *p = s; *p; p++)
+        if (*p != '\n') *p = ' ';
+    return s;
+}
+
+static cJSON *mutant_json(const mutant_outcome *o, bool reveal) {
     const mutant *m = o->m;
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "id", m->id);
     cJSON_AddStringToObject(x, "mutatorName", m->title);
-    if (m->replacement && *m->replacement) cJSON_AddStringToObject(x, "replacement", m->replacement);
+    if (reveal && m->replacement && *m->replacement) cJSON_AddStringToObject(x, "replacement", m->replacement);
     if (m->symptom && *m->symptom) cJSON_AddStringToObject(x, "description", m->symptom);
     const changed_line *first = mutant_first_change(m);
     const changed_line *last = m->nchanges ? &m->changes[m->nchanges - 1] : NULL;
@@ -77,11 +87,13 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
         char *source = read_file(abs, NULL);
         cJSON *f = cJSON_AddObjectToObject(files, rel);
         cJSON_AddStringToObject(f, "language", "c");
-        cJSON_AddStringToObject(f, "source", source ? source : "");
+        char *shown = r->passed ? xstrdup(source ? source : "") : blank_source(source ? source : "");
+        cJSON_AddStringToObject(f, "source", shown);
+        free(shown);
         cJSON *ms = cJSON_AddArrayToObject(f, "mutants");
         for (int i = 0; i < r->nmutants; i++) {
             const changed_line *c = mutant_first_change(r->outcomes[i].m);
-            if (c && !strcmp(c->file, l->sources.v[s])) cJSON_AddItemToArray(ms, mutant_json(&r->outcomes[i]));
+            if (c && !strcmp(c->file, l->sources.v[s])) cJSON_AddItemToArray(ms, mutant_json(&r->outcomes[i], r->passed));
         }
         free(source);
         free(abs);
