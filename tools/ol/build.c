@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "proc.h"
 
 /* The libraries every test program links, as the Makefile found them. */
@@ -161,6 +162,7 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         }
         char *log_path = xasprintf("%s.log", u[i].obj);
         if (is_file(marker)) {
+            cache_touch(marker);
             u[i].ok = u[i].cached = true;
             u[i].log = read_file(log_path, NULL);
             if (!u[i].log) u[i].log = xstrdup("");
@@ -258,7 +260,10 @@ int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out) {
     if (!dir) return -1;
     out->path = xasprintf("%s/%s.a", dir, out->key);
     free(dir);
-    if (is_file(out->path)) return 0;
+    if (is_file(out->path)) {
+        cache_touch(out->path);
+        return 0;
+    }
     proc_job job = {0};
     char *tmp = xasprintf("%s.tmp%ld.a", out->path, (long)getpid());
     proc_arg(&job, "ar");
@@ -332,6 +337,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         l[i].log = NULL;
         l[i].bin = path_join(bindir, l[i].key);
         if (access(l[i].bin, X_OK) == 0) {
+            cache_touch(l[i].bin);
             l[i].ok = l[i].cached = true;
             l[i].log = xstrdup("");
             sl_free(&args);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cache.h"
 #include "cli.h"
 
 static const char HELP[] =
@@ -59,6 +60,7 @@ int cmd_check(int argc, char **argv) {
         if (gradescope && report_write_gradescope(&ctx, &r, gradescope) != 0 && rc == OL_PASS) rc = OL_USAGE;
     }
     check_report_free(&r);
+    cache_prune(&ctx);
     lesson_free(&l);
     ctx_free(&ctx);
     return rc;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "cli.h"
 
 static const char HELP[] =
@@ -153,6 +154,7 @@ int cmd_tests(int argc, char **argv) {
             if (!failed) printf("Next: write your own tests in c/%s/, then `ol check %s`\n", l.student_tests, l.id);
         }
     }
+    cache_prune(&ctx);
     run_result_free(&r);
     link_free(&prog);
     suite_free(&s);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "proc.h"
 
 #define OUTPUT_TAIL 4000
@@ -299,13 +300,15 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         run_spec_key(ctx, s, r->key);
         char *cached = xasprintf("%s/%s.json", cache, r->key);
         char *text = s->no_cache ? NULL : read_file(cached, NULL);
-        free(cached);
         if (text && result_from_json(text, r) == 0) {
+            cache_touch(cached);
+            free(cached);
             r->cached = true;
             free(text);
             continue;
         }
         free(text);
+        free(cached);
         char *dir = make_temp_dir(tmp, "run");
         if (!dir) {
             ol_error("cannot create a scratch folder under %s", tmp);
