@@ -22,11 +22,13 @@ ALL_TARGETS  += $(L7_9_SUITE) $(L7_9_MSUITE)
 TEST_TARGETS += test-l7-9
 
 .PHONY: test-l7-9 valgrind-l7-9 verify-l7-9-mutants
-test-l7-9: $(L7_9_SUITE) $(L7_9_MSUITE)
+test-l7-9: $(L7_9_SUITE) $(L7_9_MSUITE) $(BUILD)/bin/tinyllm $(HUB_BIN)
 	@echo "== L7.9 downloader: course tests (tests/L7.9) on the reference =="
 	@CK_FORK=yes OL_TEST_TIMEOUT=30 $(L7_9_SUITE)
 	@echo "== L7.9 downloader: model-answer student tests on the reference =="
 	@CK_FORK=yes OL_TEST_TIMEOUT=30 $(L7_9_MSUITE)
+	@echo "== tinyllm pull against tl-hub serve (tests/tinyllm/test_pull.sh) =="
+	@TINYLLM=$(BUILD)/bin/tinyllm TL_HUB=$(HUB_BIN) bash tests/tinyllm/test_pull.sh
 
 valgrind-l7-9: $(L7_9_SUITE) $(L7_9_MSUITE)
 	CK_FORK=no valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 $(L7_9_SUITE)

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# `tinyllm pull` against the fake Hub as a program (`tl-hub serve DIR`, what
+# `ol hub serve` runs): a plain model, a sharded one, pulling twice, explicit
+# files, offline, the failures (exit 1 with the downloader's message) and
+# usage errors (exit 2). Run by `make test-l7-9`; TINYLLM and TL_HUB are the
+# binaries.
+set -u
+TINYLLM=$(realpath "${TINYLLM:-build/bin/tinyllm}")
+TL_HUB=$(realpath "${TL_HUB:-build/bin/tl-hub}")
+work=$(mktemp -d /tmp/tl-pull-test-XXXXXX)
+hub_pid=
+cleanup() { [ -n "$hub_pid" ] && kill "$hub_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+passed=0 failed=0
+export NO_PROXY=127.0.0.1 no_proxy=127.0.0.1
+unset HF_TOKEN HF_HUB_OFFLINE HF_ENDPOINT TINYLLM_CACHE
+
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/  | /' <<<"$2" | head -20; }
+
+# run ARGS...: tinyllm pull into $work/cache; sets out, err, status
+run() {
+    out=$("$TINYLLM" pull "$@" --endpoint "$endpoint" --cache "$work/cache" 2>"$work/err")
+    status=$?
+    err=$(cat "$work/err")
+}
+# expect NAME STATUS NEEDLE...: the last run's status, and each needle in its stderr
+expect() {
+    local name=$1 want=$2 ok=1
+    shift 2
+    [ "$status" -eq "$want" ] || { ok=0; fail "$name: exit status $status, expected $want" "$err"; }
+    for n in "$@"; do
+        grep -qF -- "$n" <<<"$err" || { ok=0; fail "$name: stderr lacks '$n'" "$err"; }
+    done
+    [ $ok = 1 ] && pass
+}
+same() {   # NAME FILE1 FILE2
+    if cmp -s "$2" "$3"; then pass; else fail "$1: $2 differs from $3"; fi
+}
+# cdn_gets: GETs the CDN has answered so far (the hub's trace on its stdout)
+cdn_gets() { grep -c '^cdn GET' "$work/hub.log"; }
+
+# ---- the repos -----------------------------------------------------------
+hub=$work/hub
+mkdir -p "$hub/org/tiny" "$hub/org/sharded" "$hub/org/bare" "$hub/org/evil"
+printf '{"model_type": "llama", "hidden_size": 64}\n' >"$hub/org/tiny/config.json"
+printf '{"version": "1.0"}\n' >"$hub/org/tiny/tokenizer.json"
+head -c 300000 /dev/urandom >"$hub/org/tiny/model.safetensors"
+cp "$hub/org/tiny/config.json" "$hub/org/sharded/config.json"
+head -c 200000 /dev/urandom >"$hub/org/sharded/model-00001-of-00002.safetensors"
+head -c 150000 /dev/urandom >"$hub/org/sharded/model-00002-of-00002.safetensors"
+cat >"$hub/org/sharded/model.safetensors.index.json" <<'EOF'
+{"metadata": {"total_size": 350000},
+ "weight_map": {"a.weight": "model-00001-of-00002.safetensors",
+                "b.weight": "model-00002-of-00002.safetensors",
+                "c.weight": "model-00001-of-00002.safetensors"}}
+EOF
+cp "$hub/org/tiny/config.json" "$hub/org/bare/config.json"
+cp "$hub/org/tiny/config.json" "$hub/org/evil/config.json"
+printf '{"weight_map": {"a": "../../escape.safetensors"}}\n' >"$hub/org/evil/model.safetensors.index.json"
+
+"$TL_HUB" serve "$hub" --lfs-threshold 4096 >"$work/hub.log" 2>&1 &
+hub_pid=$!
+endpoint=
+for _ in $(seq 100); do
+    endpoint=$(sed -n 's/^Hub: \(http:[^ ]*\).*/\1/p' "$work/hub.log")
+    [ -n "$endpoint" ] && break
+    sleep 0.05
+done
+[ -n "$endpoint" ] || { echo "FAIL tl-hub serve did not start"; cat "$work/hub.log"; exit 1; }
+
+# ---- a model: the default files, the optional ones skipped when absent ----
+run org/tiny
+expect "pull org/tiny" 0 "config.json" "model.safetensors" "generation_config.json" "not in the repo, skipped"
+dir=$work/cache/org--tiny/main
+[ "$out" = "$dir" ] && pass || fail "pull org/tiny: stdout '$out', expected the folder $dir"
+same "pull org/tiny: config.json" "$dir/config.json" "$hub/org/tiny/config.json"
+same "pull org/tiny: tokenizer.json" "$dir/tokenizer.json" "$hub/org/tiny/tokenizer.json"
+same "pull org/tiny: model.safetensors" "$dir/model.safetensors" "$hub/org/tiny/model.safetensors"
+[ -z "$(find "$work/cache" -name '*.part')" ] && pass || fail "a .part file was left"
+
+# ---- again: nothing is downloaded ------------------------------------------
+before=$(cdn_gets)
+run org/tiny
+expect "pull org/tiny again" 0
+[ "$(cdn_gets)" = "$before" ] && pass || fail "the second pull fetched the model again"
+
+# ---- offline: the cache only ---------------------------------------------
+lines=$(wc -l <"$work/hub.log")
+HF_HUB_OFFLINE=1 run org/tiny
+expect "offline pull" 0 "not in the cache (offline), skipped"
+[ "$out" = "$dir" ] && pass || fail "offline pull: stdout '$out'"
+[ "$(wc -l <"$work/hub.log")" = "$lines" ] && pass || fail "offline pull made requests"
+HF_HUB_OFFLINE=1 run org/sharded
+expect "offline pull of a repo never pulled" 1 "HF_HUB_OFFLINE"
+
+# ---- a sharded model: the index and each shard once -----------------------
+run org/sharded
+expect "pull org/sharded" 0 "model.safetensors.index.json" "model-00001-of-00002.safetensors" "model-00002-of-00002.safetensors"
+sdir=$work/cache/org--sharded/main
+for f in model.safetensors.index.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors; do
+    same "pull org/sharded: $f" "$sdir/$f" "$hub/org/sharded/$f"
+done
+[ ! -e "$sdir/model.safetensors" ] && pass || fail "pull org/sharded made a model.safetensors"
+
+# ---- explicit files ---------------------------------------------------------
+run org/sharded config.json model-00002-of-00002.safetensors --revision main
+expect "pull explicit files" 0 "config.json" "model-00002-of-00002.safetensors"
+[ "$out" = "$sdir" ] && pass || fail "pull explicit files: stdout '$out'"
+
+# ---- failures: exit 1 and the downloader's message -------------------------
+run org/tiny nope.bin
+expect "a missing file" 1 "nope.bin" "EntryNotFound"
+[ -z "$out" ] && pass || fail "a failed pull printed a folder: '$out'"
+run org/bare
+expect "a repo without weights" 1 "neither model.safetensors nor model.safetensors.index.json"
+run org/evil
+expect "an index naming ../ shards" 1 "../../escape.safetensors" "invalid filename"
+[ -z "$(find "$work" -name 'escape*')" ] && pass || fail "the evil index wrote a file"
+run org/nothing
+expect "a missing repo" 1 "RepoNotFound"
+run ../escape
+expect "a bad repo id" 1 "invalid repo id"
+run org/tiny --revision ../..
+expect "a bad revision" 1 "invalid revision"
+
+# ---- usage: exit 2 ----------------------------------------------------------
+for args in "" "org/tiny --revision" "org/tiny --frobnicate"; do
+    "$TINYLLM" pull $args >/dev/null 2>"$work/err"
+    status=$? err=$(cat "$work/err")
+    expect "usage: pull $args" 2 "usage: tinyllm pull"
+done
+"$TINYLLM" pull --help >"$work/help" 2>&1 && grep -q "usage: tinyllm pull" "$work/help" && pass \
+    || fail "pull --help"
+
+echo "tinyllm pull: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
