@@ -119,3 +119,23 @@ START_TEST(test_invalid_json_gives_a_line)
     drop_root(root, "L9.1");
 }
 END_TEST
+
+START_TEST(test_link_files_are_made_absolute)
+{
+    char *root = make_root("L9.1", MINIMAL ",\"rung\":\"R3\",\"link\":[\"-lcurl\",\"build/lib/libx.a\"]}");
+    lesson l;
+    char *err = NULL;
+    ck_assert_msg(lesson_load(root, "L9.1", &l, &err) == 0, "%s", err);
+    ck_assert_str_eq(l.link.v[0], "-lcurl");
+    char want[512];
+    snprintf(want, sizeof want, "%s/build/lib/libx.a", root);
+    ck_assert_str_eq(l.link.v[1], want);
+    lesson_free(&l);
+    drop_root(root, "L9.1");
+    root = make_root("L9.1", MINIMAL ",\"rung\":\"R3\",\"link\":[\"../outside.a\"]}");
+    ck_assert_int_eq(lesson_load(root, "L9.1", &l, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "inside the course"));
+    free(err);
+    drop_root(root, "L9.1");
+}
+END_TEST

@@ -321,7 +321,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
     proc_job *jobs = xcalloc((size_t)n, sizeof *jobs);
     int *which = xcalloc((size_t)n, sizeof *which);
     char **tmps = xcalloc((size_t)n, sizeof *tmps);
-    int njobs = 0;
+    int njobs = 0, unbuildable = 0;
     for (int i = 0; i < n; i++) {
         strlist args = {0};
         link_args(ctx, &l[i], &args);
@@ -344,6 +344,16 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
             continue;
         }
         l[i].ok = l[i].cached = false;
+        const char *missing = NULL;
+        for (int k = 0; k < l[i].ldflags.n && !missing; k++)
+            if (l[i].ldflags.v[k][0] == '/' && !is_file(l[i].ldflags.v[k])) missing = l[i].ldflags.v[k];
+        if (missing) {
+            /* a library the lesson links is built by the course's Makefile */
+            l[i].log = xasprintf("ol: %s is missing: run `make -C %s` first\n", missing, ctx->root);
+            sl_free(&args);
+            unbuildable++;
+            continue;
+        }
         proc_job *j = &jobs[njobs];
         j->argv = args;
         tmps[njobs] = xasprintf("%s.tmp%ld", l[i].bin, (long)getpid());
@@ -378,7 +388,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
     free(jobs);
     free(which);
     free(bindir);
-    return failed;
+    return failed < 0 ? failed : failed + unbuildable;
 }
 
 void link_input_free(link_input *in) {

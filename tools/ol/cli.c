@@ -32,6 +32,15 @@ int open_lesson(ol_ctx *ctx, lesson *l, const char *workspace, const char *id) {
     return 0;
 }
 
+int require_link_files(ol_ctx *ctx, const lesson *l) {
+    for (int i = 0; i < l->link.n; i++)
+        if (l->link.v[i][0] == '/' && !is_file(l->link.v[i])) {
+            ol_error("%s links %s, which is missing: run `make -C %s` first", l->id, l->link.v[i], ctx->root);
+            return -1;
+        }
+    return 0;
+}
+
 bool lesson_started(ol_ctx *ctx, const lesson *l) {
     for (int i = 0; i < l->sources.n; i++) {
         char *p = path_join(ctx->student, l->sources.v[i]);
@@ -57,6 +66,11 @@ int deps_prepare(ol_ctx *ctx, const lesson *l, bool reference, bool ref_deps, de
             return -1;
         }
         char *label = xasprintf("%s %s", mine ? "your" : "the reference", dep->id);
+        if (require_link_files(ctx, dep) != 0) {
+            free(label);
+            *err = xasprintf("%s needs %s, whose libraries are not built", l->id, dep->id);
+            return -1;
+        }
         int rc = lesson_lib_prepare(ctx, &d->libs[i], dep, mine ? LIB_STUDENT : LIB_REFERENCE, NULL, label, err);
         free(label);
         if (rc != 0) return -1;

@@ -40,6 +40,10 @@ void deps_free(deps *d);
 /* A test program: the suite, the lesson's library, the needed ones, the link flags. */
 void program_spec(link_spec *spec, const suite *s, const lesson_lib *lib, const lesson *l, const deps *d);
 
+/* The files the lessons' "link" lists (libraries the Makefile builds)
+ * exist; else says to run make. */
+int require_link_files(ol_ctx *ctx, const lesson *l);
+
 /* Has the student started lesson l (every source present in c/)? */
 bool lesson_started(ol_ctx *ctx, const lesson *l);
 

@@ -126,7 +126,7 @@ static int verify(ol_ctx *ctx, const lesson *l, const strlist *ids) {
     run_result *runs = xcalloc((size_t)nlibs, sizeof *runs);
     run_spec *specs = xcalloc((size_t)nlibs, sizeof *specs);
     const mutant **which = xcalloc((size_t)nlibs, sizeof *which);
-    rc = build_prepare(ctx) != 0 ? OL_USAGE : build_course_suite(ctx, l, &course);
+    rc = build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0 ? OL_USAGE : build_course_suite(ctx, l, &course);
     if (rc == OL_PASS && (deps_prepare(ctx, l, true, true, &d, &err) != 0 ||
                           lesson_lib_prepare(ctx, &libs[0], l, LIB_REFERENCE, NULL, "the reference", &err) != 0)) {
         ol_error("%s", err);

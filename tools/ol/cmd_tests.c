@@ -23,7 +23,7 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
     char *err = NULL;
     memset(mine, 0, sizeof *mine);
     memset(d, 0, sizeof *d);
-    if (build_prepare(ctx) != 0) return OL_USAGE;
+    if (build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0) return OL_USAGE;
     if (lesson_lib_prepare(ctx, mine, l, LIB_STUDENT, NULL, "your code", &err) != 0 ||
         deps_prepare(ctx, l, false, ref_deps, d, &err) != 0) {
         ol_error("%s", err);

@@ -178,6 +178,19 @@ int lesson_load(const char *root, const char *id, lesson *out, char **err) {
             *err = xasprintf("%s: \"id\" is \"%s\" but the folder is %s: make them agree", file, out->id, id);
         else
             rc = 0;
+        /* a "link" entry that is a file (not a -flag) is relative to the root */
+        for (int i = 0; rc == 0 && i < out->link.n; i++) {
+            char *e = out->link.v[i];
+            if (e[0] != '-' && e[0] != '/') {
+                if (!safe_rel(e)) {
+                    *err = xasprintf("%s: the link entry \"%s\" must stay inside the course", file, e);
+                    rc = -1;
+                } else {
+                    out->link.v[i] = path_join(root, e);
+                    free(e);
+                }
+            }
+        }
     }
     cJSON_Delete(json);
     free(text);
