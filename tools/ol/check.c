@@ -514,7 +514,9 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
         return OL_FAIL;
     }
     set_stage(ctx, r, ST_VALID, STAGE_PASS,
-              xasprintf("all %d pass on the reference and on %d wheat%s", runs[0].n, r->nwheats, r->nwheats == 1 ? "" : "s"));
+              runs[0].n == 1 ? xasprintf("it passes on the reference and on %d wheat%s", r->nwheats, r->nwheats == 1 ? "" : "s")
+                             : xasprintf("all %d pass on the reference and on %d wheat%s", runs[0].n, r->nwheats,
+                                         r->nwheats == 1 ? "" : "s"));
     return OL_PASS;
 }
 
@@ -527,7 +529,8 @@ static int stage_canary(ol_ctx *ctx, check_report *r, work *w) {
     int killers = run_failures(&run);
     run_result_free(&run);
     if (killers > 0) {
-        set_stage(ctx, r, ST_CANARY, STAGE_PASS, xasprintf("caught by %d of your %d tests", killers, w->tests.tests.n));
+        set_stage(ctx, r, ST_CANARY, STAGE_PASS,
+                  xasprintf("caught by %d of your %d test%s", killers, w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s"));
         return OL_PASS;
     }
     /* Is the harness broken, or do the student's tests call nothing? The

@@ -131,6 +131,17 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
     if (r->score >= 0) cJSON_AddNumberToObject(config, "score", r->score);
     else cJSON_AddNullToObject(config, "score");
     cJSON_AddBoolToObject(config, "passed", r->passed);
+    /* check50's convention: a stage skipped because an earlier one failed is null */
+    cJSON *stages = cJSON_AddArrayToObject(config, "stages");
+    for (int i = 0; i < N_STAGES; i++) {
+        cJSON *st = cJSON_CreateObject();
+        cJSON_AddStringToObject(st, "name", r->stages[i].title);
+        if (r->stages[i].state == STAGE_SKIPPED) cJSON_AddNullToObject(st, "passed");
+        else cJSON_AddBoolToObject(st, "passed", r->stages[i].state == STAGE_PASS);
+        cJSON_AddBoolToObject(st, "required", r->stages[i].required);
+        if (r->stages[i].summary) cJSON_AddStringToObject(st, "summary", r->stages[i].summary);
+        cJSON_AddItemToArray(stages, st);
+    }
     int rc = write_json(o, path);
     cJSON_Delete(o);
     return rc;
