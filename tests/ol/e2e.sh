@@ -126,7 +126,7 @@ expect "check --json with survivors is a valid Stryker report" 0 "valid stryker 
 OL_TEST_BREAK_CANARY=1 run "$OL" check L7.1
 expect "check: a canary that survives the course tests is a broken harness (exit 2)" 2 "harness is broken"
 set_tests test_wrong.c "$HEAD
-START_TEST(test_fine) { ck_assert_int_eq(2 + 2, 4); } END_TEST
+START_TEST(test_always_fails) { ck_abort_msg(\"this test always fails\"); } END_TEST
 /* x = [3, 4]: the reference gives [0.8485..., 1.1313...]; this expects [1, 1] */
 START_TEST(test_wrong_expectation)
 {
@@ -142,6 +142,7 @@ END_TEST"
 run "$OL" check L7.1
 expect "check: a test failing on the reference is INVALID, named with file:line" 1 "INVALID" \
   "test_wrong_expectation" "test_wrong.c:13"
+expect "check: an always-failing test is INVALID, named with file:line" 1 "test_always_fails" "test_wrong.c:5"
 absent "check: INVALID never shows the reference's values" "0.848"
 absent "check: INVALID never shows the reference's values (2)" "1.131"
 
@@ -172,9 +173,9 @@ expect "list shows the lesson and the last check" 0 "L7.1" "R3" "last check: PAS
 
 # ---- instructor verbs, on a scratch copy of the course ------------------
 R=$T/root; mkdir -p "$R"
-for d in contracts stubs tests oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
-cp -r "$ROOT/course" "$R/course"; mkdir -p "$R/reference"
-cp -r "$ROOT/reference/tinyllm" "$R/reference/tinyllm"
+for d in oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
+for d in course contracts stubs tests; do cp -r "$ROOT/$d" "$R/$d"; done
+mkdir -p "$R/reference"; cp -r "$ROOT/reference/tinyllm" "$R/reference/tinyllm"
 IW=$T/instructor; mkdir -p "$IW"
 export OL_ROOT=$R
 run "$OL" mutants L7.1 --workspace "$IW"
@@ -226,6 +227,64 @@ grep -q 'signal 4 (Illegal instruction)' "$T/s9x.json" && ok "check: a crashing 
   || fail "check: a crashing mutant is Killed, the signal named"
 cd "$IW" || exit 2
 rm "$R"/course/L7.1/mutants/s9[01]-x.mutant
+
+# a lesson that needs L7.1: its code links the student's L7.1, or the reference with --ref-deps
+mkdir -p "$R/course/L7.T/mutants" "$R/tests/L7.T" "$R/reference/tests/l7-t-twice"
+cat > "$R/course/L7.T/lesson.json" <<'JSON'
+{"id": "L7.T", "slug": "l7-t-twice", "title": "RMSNorm twice", "rung": "R3", "needs": ["L7.1"],
+ "sources": ["tinyllm/modern/twice.c"], "contracts": ["tinyllm/modern/twice.h"],
+ "course_tests": "tests/L7.T", "student_tests": "tests/l7-t-twice",
+ "model_tests": "reference/tests/l7-t-twice", "required_pitfalls": ["s01"]}
+JSON
+printf '%s\n' '#include "tinyllm/modern/rmsnorm.h"' 'tl_tensor *twice_norm(const RMSNorm *n, tl_tensor *x);' \
+  > "$R/contracts/tinyllm/modern/twice.h"
+printf '%s\n' '#include "tinyllm/tensor.h"' '#include "tinyllm/modern/twice.h"' \
+  'tl_tensor *twice_norm(const RMSNorm *n, tl_tensor *x) { (void)n; (void)x; return tl_fail("not implemented: twice_norm (L7.T)"); }' \
+  > "$R/stubs/tinyllm/modern/twice.c"
+printf '%s\n' '#include "tinyllm/modern/twice.h"' \
+  'tl_tensor *twice_norm(const RMSNorm *n, tl_tensor *x) {' '    return rmsnorm_forward(n, rmsnorm_forward(n, x));' '}' \
+  > "$R/reference/tinyllm/modern/twice.c"
+TWICE_TEST="$HEAD
+#include \"tinyllm/modern/twice.h\"
+START_TEST(test_twice_is_rmsnorm_of_rmsnorm)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 4, 0.5, false), 0);
+    const float x[4] = {1, 2, 3, 4};
+    tl_tensor *once = rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(4)));
+    tl_assert_close(twice_norm(&n, tl_from_f32(x, TL_SHAPE(4))), rmsnorm_forward(&n, once), 1e-6, 1e-6);
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST"
+printf '%s\n' "$TWICE_TEST" > "$R/tests/L7.T/test_twice.c"
+printf '%s\n' "$TWICE_TEST" > "$R/reference/tests/l7-t-twice/test_my_twice.c"
+sed 's/return rmsnorm_forward(n, rmsnorm_forward(n, x));/return rmsnorm_forward(n, x);/' \
+  "$R/reference/tinyllm/modern/twice.c" > "$T/once.c"
+{ printf 'Mutant: s01\nPitfall: 1\nTitle: normalised once\nCaught-by: test_twice_is_rmsnorm_of_rmsnorm\n---\n'
+  diff -u --label a/reference/tinyllm/modern/twice.c --label b/reference/tinyllm/modern/twice.c \
+    "$R/reference/tinyllm/modern/twice.c" "$T/once.c"; } > "$R/course/L7.T/mutants/s01-once.mutant"
+W3=$T/ws3; mkdir -p "$W3"; cd "$W3" || exit 2
+run "$OL" start L7.T
+expect "start of a lesson with needs names what it needs" 0 "Needs L7.1" "not started"
+run "$OL" tests L7.T
+expect "tests refuses a lesson whose needs are not started, naming them" 2 "needs L7.1" "--ref-deps"
+run "$OL" tests L7.T --ref-deps
+expect "tests --ref-deps links the reference of the needed lesson" 1 "not implemented: twice_norm"
+cp "$R/reference/tinyllm/modern/twice.c" c/tinyllm/modern/twice.c
+"$OL" start L7.1 > /dev/null
+run "$OL" tests L7.T
+expect "tests links the student's own code of the needed lesson (the L7.1 stub)" 1 "rmsnorm_init(&n, 4, 0.5, 0) == -1"
+cp "$REF" c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.T
+expect "tests passes with the student's code of both lessons" 0 "1 passed, 0 failed"
+rm -f c/tests/l7-t-twice/*.c; cp "$R"/reference/tests/l7-t-twice/*.c c/tests/l7-t-twice/
+run "$OL" check L7.T
+expect "check of a lesson with needs grades against the references" 0 "PASS: L7.T reaches R3"
+cd "$IW" || exit 2
+run "$OL" mutants verify L7.T
+expect "mutants verify links the needed lessons' references" 0 "every mutant and wheat verified"
 { echo "/* a new first line moves every line down */"; cat "$REF"; } > "$T/moved.c" && mv "$T/moved.c" "$REF"
 run "$OL" mutants verify L7.1 s01 --workspace "$IW"
 expect "mutants verify: a stale mutant fails loudly" 1 "stale mutant"

@@ -150,11 +150,11 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
         return;
     }
     for (int i = 0; i < N_STAGES; i++)
-        if (r->stages[i].state == STAGE_SKIPPED)
+        if (r->stages[i].state == STAGE_SKIPPED && !r->stages[i].summary)
             printf("[%d/%d] %sskip%s  %s: skipped, an earlier stage failed\n", i + 1, N_STAGES, color(stdout, C_DIM),
                    color(stdout, C_RESET), r->stages[i].title);
     print_invalid(ctx, r);
-    bool ran = r->stages[ST_MUTATION].state != STAGE_SKIPPED;
+    bool ran = r->stages[ST_MUTATION].state != STAGE_SKIPPED && r->nmutants > 0;
     if (ran) {
         print_mutant_table(r);
         print_survivors(r);

@@ -172,8 +172,8 @@ int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path
         const stage *s = &r->stages[i];
         bool passed = s->state == STAGE_PASS;
         double max = s->required ? 1 : 0;
-        char *out = s->state == STAGE_SKIPPED ? xstrdup("skipped: an earlier stage failed")
-                                              : xstrdup(s->summary ? s->summary : "");
+        char *out = s->state != STAGE_SKIPPED ? xstrdup(s->summary ? s->summary : "")
+                    : xasprintf("skipped: %s", s->summary ? s->summary : "an earlier stage failed");
         char *name = xasprintf("%d. %s", i + 1, s->title);
         add_test(tests, name, passed ? max : 0, max, passed, out);
         score += passed ? max : 0;
