@@ -113,3 +113,31 @@ START_TEST(test_subfolders_small_redirects_and_empty_files)
     fx_end(&f);
 }
 END_TEST
+
+/* What the real Hub also sends must not confuse the downloader: weak ETags
+ * (W/"..."), which name the same bytes, and Xet's headers on LFS redirects,
+ * which a plain HTTP client ignores. */
+START_TEST(test_weak_etags_and_xet_headers)
+{
+    hf_fx f;
+    fx_init(&f);
+    hub_set_xet_headers(f.h, true);
+    fx_start(&f);
+    int weak = hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_WEAK_ETAG});
+    const char *names[] = {"config.json", "model.safetensors"};
+    char *dir = fx_download(&f, "main", names, 2, NULL);
+    ck_assert_msg(dir != NULL, "hf_download failed: %s\nrequests:%s", tl_error(), fx_log_text(&f));
+    ck_assert_int_ge(hub_fault_hits(f.h, weak), 2);
+    ck_assert(fx_holds(fx_path(&f, "org--tiny/main/config.json"), FX_CONFIG, strlen(FX_CONFIG)));
+    ck_assert(fx_holds(fx_path(&f, "org--tiny/main/model.safetensors"), f.model, f.model_size));
+    free(dir);
+
+    /* weak or not, the hash is still checked */
+    hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_FLIP_BYTE, .n = 9, .on = HUB_HOST_CDN});
+    remove(fx_path(&f, "org--tiny/main/model.safetensors"));
+    dir = fx_download(&f, "main", names, 2, NULL);
+    fx_assert_failed_cleanly(&f, dir, "model.safetensors", "org--tiny/main/model.safetensors");
+    fx_assert_error_mentions("sha256 mismatch");
+    fx_end(&f);
+}
+END_TEST
