@@ -244,10 +244,12 @@ END_TEST
 START_TEST(gemv_with_no_columns_writes_zeros_and_with_no_rows_writes_nothing) {
     float y[3] = {5.0f, 5.0f, 5.0f};
     tl_gemv_f32(NULL, NULL, y, 3, 0);
-    for (int r = 0; r < 3; r++) ck_assert_msg(y[r] == 0.0f, "f32: y[%d] = %g, expected 0", r, y[r]);
+    for (int r = 0; r < 3; r++)
+        ck_assert_msg(y[r] == 0.0f, "f32: y[%d] = %g, expected 0", r, y[r]);
     y[0] = y[1] = y[2] = 5.0f;
     tl_gemv_bf16(NULL, NULL, y, 3, 0);
-    for (int r = 0; r < 3; r++) ck_assert_msg(y[r] == 0.0f, "bf16: y[%d] = %g, expected 0", r, y[r]);
+    for (int r = 0; r < 3; r++)
+        ck_assert_msg(y[r] == 0.0f, "bf16: y[%d] = %g, expected 0", r, y[r]);
     y[0] = 5.0f;
     tl_gemv_f32(NULL, NULL, y, 0, 4);
     tl_gemv_bf16(NULL, NULL, y, 0, 4);

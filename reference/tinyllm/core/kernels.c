@@ -8,18 +8,21 @@
  *     each thread streams its own slice of W from start to end;
  *   - each row is a dot product with several independent accumulators, so the
  *     loop is limited by loads, not by the latency of one add chain;
+ *   - the AVX2 loops ask for W a few KB ahead of use (PREFETCH_BYTES);
  *   - bf16 weights are widened to f32 in registers (a 16-bit left shift, as in
  *     bf16.h), so they cost half the bytes of f32 and no conversion pass.
+ * `make bench-kernels` (bench/bench_kernels.c) measures them against the
+ * machine's read bandwidth.
  *
  * Vector instructions. We build without -march=native so one binary runs on
- * any x86-64 (other CPUs get the portable loops). The dot products exist twice: an AVX2+FMA version written with
- * intrinsics (compiled for those instructions by a target attribute) and a
- * portable version gcc vectorises itself (`omp simd`, SSE2 on x86-64). The
- * choice is made at run time with __builtin_cpu_supports. Why not
- * target_clones on the portable loop: in ISO C mode (-std=c11) gcc does not
- * fuse a*b+c into FMA, and its vectorised reduction keeps one accumulator,
- * whose add latency caps a core below what the memory bus can deliver.
- * TINYLLM_SIMD=0 forces the portable version (the tests check both).
+ * any x86-64 (other CPUs get the portable loops). The dot products exist
+ * twice: an AVX2+FMA version written with intrinsics (compiled for those
+ * instructions by a target attribute) and a portable version gcc vectorises
+ * itself (`omp simd`, SSE2 on x86-64). The choice is made at run time with
+ * __builtin_cpu_supports. Why not target_clones on the portable loop: in ISO
+ * C mode (-std=c11) gcc does not fuse a*b+c into FMA, and its vectorised
+ * reduction keeps one accumulator, whose add latency caps a core below what
+ * the memory bus can deliver. TINYLLM_SIMD=0 forces the portable version (the tests check both).
  *
  * Summation order. Each row's sum is blocked (lanes, then accumulators), so
  * it differs from a left-to-right float sum by rounding only; it does not
@@ -95,18 +98,34 @@ static int gemv_threads(int64_t rows, int64_t cols) {
 
 /* ---- portable dot products ---------------------------------------------- */
 
-static float dot_f32_portable(const float *w, const float *x, int64_t n) {
+static inline float dot_f32_portable(const float *w, const float *x, int64_t n) {
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t c = 0; c < n; c++) sum += w[c] * x[c];
     return sum;
 }
 
-static float dot_bf16_portable(const uint16_t *w, const float *x, int64_t n) {
+static inline float dot_bf16_portable(const uint16_t *w, const float *x, int64_t n) {
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t c = 0; c < n; c++) sum += tl_bf16_to_f32(w[c]) * x[c];
     return sum;
+}
+
+/* A block of rows [begin, end): what one thread computes. W is f32 or bf16. */
+typedef void rows_fn(const void *W, const float *x, float *y, int64_t cols, int64_t begin,
+                     int64_t end);
+
+static void rows_f32_portable(const void *W, const float *x, float *y, int64_t cols,
+                              int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; r++)
+        y[r] = dot_f32_portable((const float *)W + r * cols, x, cols);
+}
+
+static void rows_bf16_portable(const void *W, const float *x, float *y, int64_t cols,
+                               int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; r++)
+        y[r] = dot_bf16_portable((const uint16_t *)W + r * cols, x, cols);
 }
 
 /* ---- AVX2 + FMA dot products -------------------------------------------- */
@@ -128,7 +147,7 @@ __attribute__((target("avx2,fma"))) static inline float hsum256(__m256 v) {
  * flight, and a prefetch per 64-byte line read. The tail (n mod 32) goes 8
  * at a time, then one at a time. */
 __attribute__((target("avx2,fma")))
-static float dot_f32_avx2(const float *w, const float *x, int64_t n) {
+static inline float dot_f32_avx2(const float *w, const float *x, int64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     int64_t c = 0;
     for (; c + 32 <= n; c += 32) {
@@ -155,7 +174,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 load8_bf16(const uint16
 }
 
 __attribute__((target("avx2,fma")))
-static float dot_bf16_avx2(const uint16_t *w, const float *x, int64_t n) {
+static inline float dot_bf16_avx2(const uint16_t *w, const float *x, int64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     int64_t c = 0;
     for (; c + 32 <= n; c += 32) {
@@ -170,6 +189,21 @@ static float dot_bf16_avx2(const uint16_t *w, const float *x, int64_t n) {
     float sum = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     for (; c < n; c++) sum += tl_bf16_to_f32(w[c]) * x[c];
     return sum;
+}
+
+/* The same target as the dot products, so they inline into the row loop. */
+__attribute__((target("avx2,fma")))
+static void rows_f32_avx2(const void *W, const float *x, float *y, int64_t cols, int64_t begin,
+                          int64_t end) {
+    for (int64_t r = begin; r < end; r++)
+        y[r] = dot_f32_avx2((const float *)W + r * cols, x, cols);
+}
+
+__attribute__((target("avx2,fma")))
+static void rows_bf16_avx2(const void *W, const float *x, float *y, int64_t cols, int64_t begin,
+                           int64_t end) {
+    for (int64_t r = begin; r < end; r++)
+        y[r] = dot_bf16_avx2((const uint16_t *)W + r * cols, x, cols);
 }
 
 #endif /* TL_HAVE_X86 */
@@ -202,26 +236,36 @@ static bool gemv_args_ok(const char *op, const void *W, const float *x, float *y
     return true;
 }
 
+/* Splits the rows statically: thread t of n streams rows [rows*t/n,
+ * rows*(t+1)/n), one contiguous block of W, from start to end. Called from
+ * inside a parallel region, it runs on the calling thread alone. */
+static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
+                       int64_t cols) {
+#pragma omp parallel num_threads(gemv_threads(rows, cols))
+    {
+        int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+        fn(W, x, y, cols, rows * t / n, rows * (t + 1) / n);
+    }
+}
+
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols) {
     if (!gemv_args_ok("tl_gemv_f32", W, x, y, rows, cols)) return;
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
-    float (*dot)(const float *, const float *, int64_t) = dot_f32_portable;
+    rows_fn *fn = rows_f32_portable;
 #ifdef TL_HAVE_X86
-    if (use_avx2()) dot = dot_f32_avx2;
+    if (use_avx2()) fn = rows_f32_avx2;
 #endif
-#pragma omp parallel for schedule(static) num_threads(gemv_threads(rows, cols))
-    for (int64_t r = 0; r < rows; r++) y[r] = dot(W + r * cols, x, cols);
+    split_rows(fn, W, x, y, rows, cols);
 }
 
 void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int64_t cols) {
     if (!gemv_args_ok("tl_gemv_bf16", W, x, y, rows, cols)) return;
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
-    float (*dot)(const uint16_t *, const float *, int64_t) = dot_bf16_portable;
+    rows_fn *fn = rows_bf16_portable;
 #ifdef TL_HAVE_X86
-    if (use_avx2()) dot = dot_bf16_avx2;
+    if (use_avx2()) fn = rows_bf16_avx2;
 #endif
-#pragma omp parallel for schedule(static) num_threads(gemv_threads(rows, cols))
-    for (int64_t r = 0; r < rows; r++) y[r] = dot(W + r * cols, x, cols);
+    split_rows(fn, W, x, y, rows, cols);
 }
 
 /* ---- matrix-matrix product ---------------------------------------------- */
