@@ -10,7 +10,8 @@ $(BENCH_KERNELS): $(BUILD)/obj/bench/bench_kernels.o $(CORE_LIB)
 ALL_TARGETS   += $(BENCH_KERNELS)
 BENCH_TARGETS += bench-kernels
 
-# TINYLLM_THREADS picks the threads (default 2 here); about 10 s, 1.2 GiB.
+# TINYLLM_THREADS picks the threads (default 2 here). About 10 s; memory:
+# 4x the last-level cache, from 512 MiB to 4 GiB.
 .PHONY: bench-kernels
 bench-kernels: $(BENCH_KERNELS)
 	@echo "== kernel benchmark (bench/bench_kernels.c) =="

@@ -22,7 +22,8 @@
  * __builtin_cpu_supports. Why not target_clones on the portable loop: in ISO
  * C mode (-std=c11) gcc does not fuse a*b+c into FMA, and its vectorised
  * reduction keeps one accumulator, whose add latency caps a core below what
- * the memory bus can deliver. TINYLLM_SIMD=0 forces the portable version (the tests check both).
+ * the memory bus can deliver. TINYLLM_SIMD=0 forces the portable version
+ * (the tests check both).
  *
  * Summation order. Each row's sum is blocked (lanes, then accumulators), so
  * it differs from a left-to-right float sum by rounding only; it does not
