@@ -17,6 +17,7 @@ L7_9_MUTANTS  := $(sort $(wildcard course/L7.9/mutants/*.mutant))
 $(eval $(call check_suite,$(L7_9_SUITE),L7.9,$(L7_9_TESTS),$(L7_9_REF_OBJ) $(L7_9_LINK)))
 $(eval $(call check_suite,$(L7_9_MSUITE),l7-9-llama,$(L7_9_MODEL),$(L7_9_REF_OBJ) $(L7_9_LINK)))
 $(L7_9_SUITE): tests/L7.9/hf_fixture.h contracts/tinyllm/testing/hub.h
+$(L7_9_MSUITE): contracts/tinyllm/testing/hub.h
 
 ALL_TARGETS  += $(L7_9_SUITE) $(L7_9_MSUITE)
 TEST_TARGETS += test-l7-9
