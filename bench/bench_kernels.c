@@ -313,7 +313,7 @@ static void warn_if_blas_core_is_old(void) {
     for (size_t i = 0; i < sizeof OLD / sizeof OLD[0]; i++)
         if (core && strcmp(core, OLD[i]) == 0 && __builtin_cpu_supports("avx2"))
             printf("  note: OpenBLAS did not recognise this CPU and runs its %s (SSE3)\n"
-                   "  kernels, although the CPU has AVX2%s. Setting OPENBLAS_CORETYPE=%s\n"
+                   "  kernels, although the CPU has AVX2%s; OPENBLAS_CORETYPE=%s\n"
                    "  in the environment selects faster ones; the figures are the default's.\n",
                    core, __builtin_cpu_supports("avx512f") ? " and AVX-512" : "",
                    __builtin_cpu_supports("avx512f") ? "Cooperlake" : "Haswell");
