@@ -13,7 +13,7 @@
  *   free(dir);
  *   fx_end(&f);                  // stops the hub, removes the folder
  *
- * Layout: base = /tmp/tl-hf-XXXXXX (nothing else may appear there) and
+ * Layout: base = /tmp/tl-hf-<pid>-XXXXXX (nothing else may appear there) and
  * cache = base/cache, so a test can prove that nothing was written outside
  * the cache folder.
  */
@@ -21,6 +21,7 @@
 #define TESTS_L7_9_HF_FIXTURE_H
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -44,7 +45,7 @@
 typedef struct {
     hub *h;
     const char *endpoint;        /* the Hub's URL, once started */
-    char base[64];               /* /tmp/tl-hf-XXXXXX */
+    char base[64];               /* /tmp/tl-hf-<runner pid>-XXXXXX */
     char cache[96];              /* base/cache: the cache_dir of every call */
     unsigned char *model;        /* the bytes of model.safetensors */
     size_t model_size;
@@ -72,11 +73,39 @@ static void fx_clean_env(void) {
     setenv("no_proxy", "127.0.0.1,localhost", 1);
 }
 
+static int fx_remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+/* A failed assertion ends a test's process with _exit, so its folder stays.
+ * Folders are named after the test runner (Check forks each test from it;
+ * with CK_FORK=no the runner is the test's own process), and every test
+ * first removes what earlier tests of the same run left behind. */
+static pid_t fx_runner(void) {
+    const char *fork_mode = getenv("CK_FORK");
+    return fork_mode && !strcmp(fork_mode, "no") ? getpid() : getppid();
+}
+
+static void fx_remove_leftovers(pid_t runner) {
+    char prefix[64], path[320];
+    snprintf(prefix, sizeof prefix, "tl-hf-%ld-", (long)runner);
+    DIR *tmp = opendir("/tmp");
+    for (struct dirent *e; tmp && (e = readdir(tmp)) != NULL;)
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+            nftw(path, fx_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+        }
+    if (tmp) closedir(tmp);
+}
+
 static void fx_init(hf_fx *f) {
     memset(f, 0, sizeof *f);
     fx_clean_env();
     tl_clear_error();
-    snprintf(f->base, sizeof f->base, "/tmp/tl-hf-XXXXXX");
+    pid_t runner = fx_runner();
+    fx_remove_leftovers(runner);
+    snprintf(f->base, sizeof f->base, "/tmp/tl-hf-%ld-XXXXXX", (long)runner);
     ck_assert_msg(mkdtemp(f->base) != NULL, "mkdtemp: %s", strerror(errno));
     snprintf(f->cache, sizeof f->cache, "%s/cache", f->base);
     f->h = hub_new();
@@ -90,11 +119,6 @@ static void fx_init(hf_fx *f) {
 
 static void fx_start(hf_fx *f) {
     ck_assert_msg(hub_start(f->h, &f->endpoint) == 0, "hub_start: %s", hub_error(f->h));
-}
-
-static int fx_remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st; (void)flag; (void)ftw;
-    return remove(path);
 }
 
 static void fx_end(hf_fx *f) {
