@@ -470,7 +470,7 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
     /* coverage is kept beside the cached result; without it, run again */
     char key[HASH_HEX];
     run_spec_key(ctx, &specs[0], key);
-    char *cov_path = xasprintf("%s/run/%s.cov.json", ctx->cache, key);
+    char *cov_path = xasprintf("%s/run/%s.cov-2.json", ctx->cache, key);
     if (coverage_load(&w->cov, cov_path) != 0) {
         specs[0].no_cache = true;
         coverage_reset(&w->refcov);

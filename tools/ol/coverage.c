@@ -23,8 +23,11 @@ void coverage_reset(const lesson_lib *cov_lib) {
 }
 
 /* gcov -t prints "   count:  line:source"; count is "-" (not code), "#####"
- * (never ran) or a number (a '*' marks a partly run line). */
-static void parse_gcov(const char *text, file_coverage *fc) {
+ * (never ran) or a number (a '*' marks a partly run line). A source's
+ * output also has a section per header with inline code ("0:Source:PATH"
+ * starts each): only the section of `source` counts. */
+void coverage_parse_gcov(const char *text, const char *source, file_coverage *fc) {
+    bool mine = true;
     for (const char *p = text; p && *p;) {
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
@@ -32,7 +35,11 @@ static void parse_gcov(const char *text, file_coverage *fc) {
         p = eol ? eol + 1 : NULL;
         char *c1 = strchr(line, ':');
         char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (c2) {
+        if (c2 && atoi(c1 + 1) == 0 && strncmp(c2 + 1, "Source:", 7) == 0) {
+            const char *path = c2 + 8;
+            size_t lp = strlen(path), ls = strlen(source);
+            mine = lp >= ls && strcmp(path + lp - ls, source) == 0;
+        } else if (c2 && mine) {
             *c1 = *c2 = 0;
             char *count = line;
             while (*count == ' ') count++;
@@ -81,7 +88,7 @@ int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, coverage *out) {
             rc = -1;
         } else {
             char *text = read_file(job.out_path, NULL);
-            parse_gcov(text, fc);
+            coverage_parse_gcov(text ? text : "", u->src, fc);
             free(text);
         }
         unlink(job.out_path);

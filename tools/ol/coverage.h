@@ -24,6 +24,9 @@ int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, coverage *out);
 int coverage_save(const coverage *c, const char *path);
 int coverage_load(coverage *c, const char *path);
 void coverage_free(coverage *c);
+/* Reads `gcov -t` output into fc, keeping only the section of `source`
+ * (headers with inline code get sections of their own). For tests. */
+void coverage_parse_gcov(const char *text, const char *source, file_coverage *fc);
 /* Times executed; -1 when not executable or unknown. */
 int coverage_count(const coverage *c, const char *file, int line);
 
