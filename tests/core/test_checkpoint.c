@@ -262,7 +262,7 @@ START_TEST(test_index_json_errors)
     write_shard(d, "s1.safetensors", "a");
     const char *index = in_dir(d, "model.safetensors.index.json");
     write_text(index, "{\"metadata\":{}}");
-    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "has no \"weight_map\" object");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "has no \"weight_map\"");
     write_text(index, "{\"weight_map\":{\"a\":\"s1.safetensors\",\"a\":\"s1.safetensors\"}}");
     assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "key \"a\" appears twice");
     write_text(index, "{\"weight_map\":{\"a\":\"../s1.safetensors\"}}");
@@ -282,6 +282,147 @@ START_TEST(test_index_json_errors)
     tl_assert_ok(c);
     ck_assert_int_eq(c->dict.count, 1);
     tl_checkpoint_free(c);
+    remove_tree(d);
+}
+END_TEST
+
+START_TEST(test_index_structure_errors_say_what_is_wrong)
+{
+    char *d = temp_dir();
+    write_shard(d, "s1.safetensors", "a");
+    const char *index = in_dir(d, "model.safetensors.index.json");
+    write_text(index, "[1,2]");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "is an array, not a JSON object (is it a safetensors index?)");
+    write_text(index, "{\"weight_map\":[\"s1.safetensors\"]}");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "\"weight_map\" is an array, not an object mapping tensor names to shard files");
+    write_text(index, "{\"weight_map\":{}}");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "\"weight_map\" is empty, so the index lists no tensor");
+    write_text(index, "{\"metadata\":{\"k\":1,\"k\":2},\"weight_map\":{\"a\":\"s1.safetensors\"}}");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "key \"k\" appears twice in \"metadata\"");
+    write_text(index, "{\"metadata\":[],\"weight_map\":{\"a\":\"s1.safetensors\"}}");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "\"metadata\" is an array, not an object");
+    write_text(index, "{\"weight_map\":{\"a\":\"/etc/passwd\"}}");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "weight_map[\"a\"] must be the name of a shard file in the index's folder "
+                        "(no '/', not \"..\"), not \"/etc/passwd\"");
+    write_text(index, "{\"weight_map\":{\"a\":null}}");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "not null");
+    /* "s1.safetensors\u0000junk" would silently become "s1.safetensors" */
+    write_text(index, "{\"weight_map\":{\"a\":\"s1.safetensors\\u0000junk\"}}");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "\\u0000 escape");
+    write_text(index, "");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "is empty (an interrupted download?");
+    remove_tree(d);
+}
+END_TEST
+
+/* Shard names have no '/', but a symlink in the folder can point anywhere:
+ * a hostile index must not make the loader read files outside it. */
+START_TEST(test_index_refuses_a_shard_that_links_out_of_the_folder)
+{
+    char *root = temp_dir();
+    const char *d = strdup(in_dir(root, "model"));
+    ck_assert_int_eq(mkdir(d, 0700), 0);
+    write_shard(root, "outside.safetensors", "a");
+    ck_assert_int_eq(symlink("../outside.safetensors", in_dir(d, "s1.safetensors")), 0);
+    const char *index = in_dir(d, "model.safetensors.index.json");
+    write_text(index, INDEX("\"a\":\"s1.safetensors\""));
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "shard s1.safetensors is a symlink to ");
+    assert_fails_naming(tl_checkpoint_open(index), "outside.safetensors",
+                        "outside the model folder");
+    /* a link that stays inside the folder is fine */
+    remove(in_dir(d, "s1.safetensors"));
+    write_shard(d, "real.safetensors", "a");
+    ck_assert_int_eq(symlink("real.safetensors", in_dir(d, "s1.safetensors")), 0);
+    tl_checkpoint *c = tl_checkpoint_load(d, TL_F32);
+    tl_assert_ok(c);
+    tl_checkpoint_free(c);
+    free((char *)d);
+    remove_tree(root);
+}
+END_TEST
+
+/* The Hugging Face cache keeps a snapshot's files as symlinks into the
+ * repo's blobs folder: models--org--name/snapshots/REV/x -> ../../blobs/HASH. */
+START_TEST(test_index_follows_links_into_the_hf_cache_blobs)
+{
+    char *root = temp_dir();
+    char blobs[256], snap[256];
+    snprintf(blobs, sizeof blobs, "%s/blobs", root);
+    snprintf(snap, sizeof snap, "%s/snapshots", root);
+    ck_assert_int_eq(mkdir(blobs, 0700), 0);
+    ck_assert_int_eq(mkdir(snap, 0700), 0);
+    strcat(snap, "/abc123");
+    ck_assert_int_eq(mkdir(snap, 0700), 0);
+    write_shard(blobs, "1111", "a");
+    write_text(in_dir(blobs, "2222"), INDEX("\"a\":\"model-00001-of-00001.safetensors\""));
+    ck_assert_int_eq(symlink("../../blobs/1111", in_dir(snap, "model-00001-of-00001.safetensors")), 0);
+    ck_assert_int_eq(symlink("../../blobs/2222", in_dir(snap, "model.safetensors.index.json")), 0);
+    tl_checkpoint *c = tl_checkpoint_load(snap, TL_F32);
+    tl_assert_ok(c);
+    ck_assert_int_eq(c->dict.count, 1);
+    tl_checkpoint_free(c);
+    /* but not anywhere else from there */
+    write_shard(root, "elsewhere.safetensors", "a");
+    remove(in_dir(snap, "model-00001-of-00001.safetensors"));
+    ck_assert_int_eq(symlink("../../elsewhere.safetensors",
+                             in_dir(snap, "model-00001-of-00001.safetensors")), 0);
+    assert_fails_naming(tl_checkpoint_load(snap, TL_F32), "elsewhere.safetensors",
+                        "outside the model folder");
+    remove_tree(root);
+}
+END_TEST
+
+START_TEST(test_index_refuses_one_shard_under_two_names)
+{
+    char *d = temp_dir();
+    write_st(in_dir(d, "s1.safetensors"),
+             "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+             "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8);
+    ck_assert_int_eq(symlink("s1.safetensors", in_dir(d, "alias.safetensors")), 0);
+    const char *index = in_dir(d, "model.safetensors.index.json");
+    write_text(index, INDEX("\"a\":\"s1.safetensors\",\"b\":\"alias.safetensors\""));
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "lists alias.safetensors and s1.safetensors, which are the same file");
+    ck_assert_int_eq(link(in_dir(d, "s1.safetensors"), in_dir(d, "hard.safetensors")), 0);
+    write_text(index, INDEX("\"a\":\"s1.safetensors\",\"b\":\"hard.safetensors\""));
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "which are the same file");
+    remove_tree(d);
+}
+END_TEST
+
+/* Paths that are not a checkpoint: each refused at once, with the reason. */
+START_TEST(test_open_refuses_special_paths_with_the_reason)
+{
+    char *d = temp_dir();
+    const char *loop = in_dir(d, "loop");
+    ck_assert_int_eq(symlink("loop", loop), 0);
+    assert_fails_naming(tl_checkpoint_open(loop), loop, "cannot be opened: a loop of symlinks");
+    const char *dangling = in_dir(d, "dangling.safetensors");
+    ck_assert_int_eq(symlink("gone", dangling), 0);
+    assert_fails_naming(tl_checkpoint_open(dangling), dangling,
+                        "is a symlink to a file that does not exist");
+    /* a FIFO index would block a plain open() forever */
+    const char *fifo = in_dir(d, "model.safetensors.index.json");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    assert_fails_naming(tl_checkpoint_open(d), fifo, "is a FIFO (named pipe), not a regular file");
+    remove(fifo);
+    /* a broken model.safetensors link is reported, not skipped */
+    ck_assert_int_eq(symlink("gone", in_dir(d, "model.safetensors")), 0);
+    assert_fails_naming(tl_checkpoint_open(d), "model.safetensors",
+                        "cannot open: it is a symlink to a file that does not exist");
+    remove(in_dir(d, "model.safetensors"));
+    remove(dangling);
+    remove(loop);
+    write_shard(d, "weights.safetensors", "a");
+    assert_fails_naming(tl_checkpoint_open(d), d,
+                        "holds neither model.safetensors nor model.safetensors.index.json but does "
+                        "hold weights.safetensors: pass that file itself");
     remove_tree(d);
 }
 END_TEST

@@ -143,6 +143,72 @@ START_TEST(test_reject_invalid_json_header)
 }
 END_TEST
 
+/* cJSON turns \u0000 into a NUL that ends the C string: "a\u0000b" would
+ * load as "a", and "__metadata__\u0000x" as the metadata. */
+START_TEST(test_reject_nul_escape_in_names_and_metadata)
+{
+    assert_header_rejected("{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],"
+                           "\"data_offsets\":[0,4]}}", 4,
+                           "header holds a \\u0000 escape (a NUL character), which names and "
+                           "metadata cannot hold (byte 0x5c at header offset 3)");
+    assert_header_rejected("{\"__metadata__\\u0000x\":{\"k\":\"v\"}}", 0, "\\u0000 escape");
+    assert_header_rejected("{\"__metadata__\":{\"k\":\"v\\u0000hidden\"}}", 0,
+                           "\\u0000 escape");
+    /* other escapes, and a literal backslash before u0000, are fine */
+    char *d = temp_dir();
+    const char *p = in_dir(d, "ok.safetensors");
+    write_st(p, "{\"__metadata__\":{\"k\":\"\\\\u0000\",\"e\":\"\\u00e9\\u0001\"}}", 0);
+    tl_st_file *f = tl_st_open(p);
+    tl_assert_ok(f);
+    ck_assert_str_eq(f->meta_values[0], "\\u0000");
+    ck_assert_str_eq(f->meta_values[1], "\xc3\xa9\x01");
+    tl_st_close(f);
+    remove_tree(d);
+}
+END_TEST
+
+/* serde_json stops at 128 levels; cJSON at 1000, with a bare "not valid JSON". */
+START_TEST(test_reject_json_nested_too_deep)
+{
+    char header[4200];
+    for (int depth = 128; depth <= 2000; depth += 1872) {
+        int o = snprintf(header, sizeof header, "{\"__metadata__\":");
+        for (int i = 1; i < depth; i++) header[o++] = '[';   /* the root is level 1 */
+        for (int i = 1; i < depth; i++) header[o++] = ']';
+        snprintf(header + o, sizeof header - o, "}");
+        assert_header_rejected(header, 0, depth == 128 ? "\"__metadata__\" is not an object"
+                               : "arrays and objects nest more than 128 deep (serde_json's limit)");
+    }
+}
+END_TEST
+
+/* cJSON hands number characters to strtod, which takes more than JSON does. */
+START_TEST(test_reject_numbers_json_does_not_allow)
+{
+    static const char *bad[] = {"01", "1.", "-.5", "1.e2", "1e", "-", "2e+", "00", "1.5.2", "-01"};
+    char header[160];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(header, sizeof header,
+                 "{\"w\":{\"dtype\":\"U8\",\"shape\":[%s],\"data_offsets\":[0,0]}}", bad[i]);
+        assert_header_rejected(header, 0, "header is not valid JSON: a malformed number");
+    }
+    /* JSON's own spellings of whole numbers are accepted */
+    static const char *good[] = {"0", "2", "2.0", "2e0", "20E-1", "0.2e1", "-0"};
+    char *d = temp_dir();
+    const char *p = in_dir(d, "ok.safetensors");
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        snprintf(header, sizeof header,
+                 "{\"w\":{\"dtype\":\"U8\",\"shape\":[%s],\"data_offsets\":[0,%s]}}", good[i],
+                 good[i]);
+        write_st(p, header, strcmp(good[i], "0") == 0 || strcmp(good[i], "-0") == 0 ? 0 : 2);
+        tl_st_file *f = tl_st_open(p);
+        ck_assert_msg(f != NULL, "%s refused: %s", good[i], tl_error());
+        tl_st_close(f);
+    }
+    remove_tree(d);
+}
+END_TEST
+
 START_TEST(test_reject_nul_byte_in_header)
 {
     char *d = temp_dir();
@@ -201,9 +267,15 @@ START_TEST(test_reject_entry_fields_of_the_wrong_type)
     assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":{}}}", 4,
                            "\"data_offsets\" must be an array [begin, end]");
     assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,\"4\"]}}",
-                           4, "tensor \"w\": \"data_offsets\" must be two non-negative integers");
+                           4, "tensor \"w\": \"data_offsets\" [0, a string] must be two integers "
+                           "from 0 to 2^53");
     assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}",
-                           4, "must be two non-negative integers");
+                           4, "\"data_offsets\" [-4, 0] must be two integers");
+    /* offsets near 2^64 are past what a double holds exactly: refused, not wrapped */
+    assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":"
+                           "[18446744073709551612,18446744073709551616]}}", 4,
+                           "\"data_offsets\" [1.8446744073709552e+19, 1.8446744073709552e+19] "
+                           "must be two integers from 0 to 2^53");
 }
 END_TEST
 
@@ -239,7 +311,42 @@ START_TEST(test_reject_shape_whose_size_overflows)
 {
     assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],"
                            "\"data_offsets\":[0,0]}}", 0,
-                           "tensor \"w\": its shape holds more bytes than fit in 64 bits");
+                           "tensor \"w\": shape[1] = 4294967296 makes the shape too large: its "
+                           "nonzero dimensions multiply past 2^60");
+    /* product past 2^64: the check must not wrap around to a small number */
+    assert_header_rejected("{\"w\":{\"dtype\":\"U8\",\"shape\":[9007199254740992,"
+                           "9007199254740992,9007199254740992],\"data_offsets\":[0,0]}}", 0,
+                           "shape[1] = 9007199254740992 makes the shape too large");
+}
+END_TEST
+
+/* A zero dimension makes numel 0, but the runtime's strides are products of
+ * the other dimensions: they must fit too, or tl_st_tensor fails later with
+ * a message that names no file. */
+START_TEST(test_reject_zero_sized_shape_whose_strides_overflow)
+{
+    assert_header_rejected("{\"z\":{\"dtype\":\"F32\",\"shape\":[0,9007199254740992,"
+                           "9007199254740992],\"data_offsets\":[0,0]}}", 0,
+                           "tensor \"z\": shape[2] = 9007199254740992 makes the shape too large");
+    assert_header_rejected("{\"z\":{\"dtype\":\"F32\",\"shape\":[9007199254740992,"
+                           "9007199254740992,0],\"data_offsets\":[0,0]}}", 0,
+                           "tensor \"z\": shape[1] = 9007199254740992 makes the shape too large");
+    assert_header_rejected("{\"z\":{\"dtype\":\"F32\",\"shape\":[0,1073741824,1073741824],"
+                           "\"data_offsets\":[0,0]}}", 0, "past 2^60");   /* exactly 2^60 */
+    /* the largest span the runtime takes, 2^60 - 1 = (2^30 - 1)(2^30 + 1)
+     * elements, is still a valid empty tensor */
+    char *d = temp_dir();
+    const char *p = in_dir(d, "edge.safetensors");
+    write_st(p, "{\"z\":{\"dtype\":\"I64\",\"shape\":[0,1073741823,1073741825],"
+                "\"data_offsets\":[0,0]}}", 0);
+    tl_st_file *f = tl_st_open(p);
+    tl_assert_ok(f);
+    tl_tensor *t = tl_st_tensor(f, &f->entries[0], TL_I64);
+    tl_assert_ok(t);
+    ck_assert_int_eq(tl_numel(t), 0);
+    tl_tensor_free(t);
+    tl_st_close(f);
+    remove_tree(d);
 }
 END_TEST
 
@@ -316,6 +423,31 @@ START_TEST(test_open_errors_for_missing_file_and_folder)
     const char *p = in_dir(d, "absent.safetensors");
     assert_fails_naming(tl_st_open(p), p, "cannot open: No such file or directory");
     assert_fails_naming(tl_st_open(d), d, "is a folder, not a file");
+    remove_tree(d);
+}
+END_TEST
+
+/* Only regular files are read: a FIFO would block open() until a writer
+ * came, and a device has no end. */
+START_TEST(test_open_refuses_fifos_devices_and_broken_links)
+{
+    char *d = temp_dir();
+    const char *fifo = in_dir(d, "fifo.safetensors");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    assert_fails_naming(tl_st_open(fifo), fifo, "is a FIFO (named pipe), not a regular file");
+    assert_fails_naming(tl_st_open("/dev/zero"), "/dev/zero",
+                        "is a character device, not a regular file");
+    const char *dangling = in_dir(d, "dangling.safetensors");
+    ck_assert_int_eq(symlink("gone.safetensors", dangling), 0);
+    assert_fails_naming(tl_st_open(dangling), dangling,
+                        "cannot open: it is a symlink to a file that does not exist");
+    const char *loop = in_dir(d, "loop.safetensors");
+    ck_assert_int_eq(symlink("loop.safetensors", loop), 0);
+    assert_fails_naming(tl_st_open(loop), loop, "cannot open: a loop of symlinks");
+    const char *empty = in_dir(d, "empty.safetensors");
+    write_bytes(empty, "", 0);
+    assert_fails_naming(tl_st_open(empty), empty, "file is 0 bytes, shorter than the 8-byte "
+                        "header length: an empty file (an interrupted download?)");
     remove_tree(d);
 }
 END_TEST

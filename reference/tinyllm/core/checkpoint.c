@@ -9,24 +9,37 @@
  */
 #include "safetensors_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define INDEX_NAME "model.safetensors.index.json"
 #define SINGLE_NAME "model.safetensors"
 
-static bool is_dir(const char *path) {
+/* Whether path names anything; a dangling symlink counts, so that opening
+ * it reports the symlink rather than the folder looking empty. */
+static bool has_entry(const char *path) {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return lstat(path, &st) == 0;
 }
 
-static bool exists(const char *path) {
+/* Fails with why stat(path) failed: missing, a dangling symlink, a loop. */
+static void fail_stat(const char *path, int err) {
     struct stat st;
-    return stat(path, &st) == 0;
+    if (err == ENOENT && lstat(path, &st) == 0)
+        tl_fail("checkpoint: %s is a symlink to a file that does not exist", path);
+    else if (err == ENOENT)
+        tl_fail("checkpoint: %s does not exist", path);
+    else if (err == ELOOP)
+        tl_fail("checkpoint: %s cannot be opened: a loop of symlinks", path);
+    else
+        tl_fail("checkpoint: %s cannot be opened: %s", path, strerror(err));
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -89,43 +102,140 @@ static int add_file(tl_checkpoint *c, const char *path) {
 
 /* ---- the index ---------------------------------------------------------- */
 
-/* The index's text, NUL-terminated; NULL with an error. */
+/* The index's text, NUL-terminated; NULL with an error. A FIFO or a device
+ * is refused before any read, so none can hang or flood the loader. */
 static char *read_text(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return tl_fail("checkpoint: cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    char why[256];
+    int fd = tl_open_regular(path, &st, why, sizeof why);
+    if (fd < 0) return tl_fail("checkpoint: %s: %s", path, why);
     char *text = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536 * 2;
-            char *grown = cap > TL_ST_MAX_HEADER + 65536 * 4 ? NULL : realloc(text, cap);
-            if (!grown) {
-                free(text);
-                fclose(fp);
-                return tl_fail("checkpoint: %s is larger than an index can be (%llu bytes at "
-                               "most) or memory ran out", path, TL_ST_MAX_HEADER);
-            }
-            text = grown;
+    if (st.st_size == 0)
+        tl_fail("checkpoint: %s is empty (an interrupted download? fetch the index again)", path);
+    else if ((uint64_t)st.st_size > TL_ST_MAX_HEADER)
+        tl_fail("checkpoint: %s is %lld bytes, over the %llu-byte limit of an index: not a "
+                "safetensors index", path, (long long)st.st_size, TL_ST_MAX_HEADER);
+    else if (!(text = malloc((size_t)st.st_size + 1)))
+        tl_fail("checkpoint: out of memory reading %s", path);
+    size_t n = 0, want = text ? (size_t)st.st_size : 0;
+    while (n < want) {
+        ssize_t got = read(fd, text + n, want - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            tl_fail("checkpoint: cannot read %s: %s", path,
+                    got < 0 ? strerror(errno) : "the file shrank while it was read");
+            free(text);
+            text = NULL;
+            break;
         }
-        size_t got = fread(text + n, 1, 65536, fp);
-        n += got;
-        if (got < 65536) break;
+        n += (size_t)got;
     }
-    bool failed = ferror(fp);
-    fclose(fp);
-    if (failed || n > TL_ST_MAX_HEADER) {
-        free(text);
-        return tl_fail("checkpoint: cannot read %s%s", path,
-                       failed ? ": read error" : ": larger than 100000000 bytes");
+    close(fd);
+    if (text) {
+        text[n] = '\0';
+        *len = n;
     }
-    text[n] = '\0';
-    *len = n;
     return text;
 }
 
-/* Shard names must stay inside the index's folder. */
+/* Shard names must stay inside the index's folder: a plain name, no '/'. */
 static bool plain_file_name(const char *s) {
     return s[0] && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+/* Where the files of an index may really live: its folder, links resolved,
+ * and in the Hugging Face cache (models--org--name/snapshots/REV/, whose files
+ * are symlinks to ../../blobs/HASH) that repo's blobs folder. A shard name
+ * has no '/', but a symlink in the folder could still lead anywhere. */
+typedef struct {
+    char *folder, *blobs;   /* realpaths; blobs NULL outside the HF cache */
+} shard_home;
+
+static bool is_under(const char *real, const char *folder) {
+    size_t n = strlen(folder);
+    if (n == 1) return true;   /* the folder is "/" */
+    return strncmp(real, folder, n) == 0 && real[n] == '/';
+}
+
+static int shard_home_init(shard_home *h, const char *dir) {
+    *h = (shard_home){realpath(dir, NULL), NULL};
+    if (!h->folder) {
+        tl_fail("checkpoint: cannot resolve the folder %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    char *snapshots = folder_of(h->folder);
+    const char *base = snapshots ? strrchr(snapshots, '/') : NULL;
+    if (base && strcmp(base, "/snapshots") == 0) {
+        char *repo = folder_of(snapshots), *blobs = repo ? join(repo, "blobs") : NULL;
+        h->blobs = blobs ? realpath(blobs, NULL) : NULL;   /* NULL when absent: fine */
+        free(blobs);
+        free(repo);
+    }
+    free(snapshots);
+    return 0;
+}
+
+static void shard_home_free(shard_home *h) {
+    free(h->folder);
+    free(h->blobs);
+}
+
+/* A shard file seen through the index: its name, and the file it really is. */
+typedef struct {
+    const char *name;
+    dev_t dev;
+    ino_t ino;
+} shard_id;
+
+static int compare_shard_id(const void *pa, const void *pb) {
+    const shard_id *a = pa, *b = pb;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    if (a->ino != b->ino) return a->ino < b->ino ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* Before any shard is read: each must resolve inside its home, and no file
+ * may be listed under two names (a link and its target). */
+static int check_shards(const char *index, const char *dir, const char **files, int n_files) {
+    shard_home home;
+    if (shard_home_init(&home, dir) != 0) return -1;
+    shard_id *ids = calloc((size_t)n_files + 1, sizeof *ids);
+    int rc = ids ? 0 : -1, n_ids = 0;
+    if (!ids) tl_fail("checkpoint: out of memory");
+    char nb[128], rb[PATH_MAX + 8];
+    for (int s = 0; s < n_files && rc == 0; s++) {
+        char *path = join(dir, files[s]);
+        char *real = path ? realpath(path, NULL) : NULL;
+        struct stat st;
+        if (!path) rc = -1;
+        else if (!real || stat(real, &st) != 0) {
+            /* Missing or unreadable: tl_st_open names the reason later. */
+        } else if (!is_under(real, home.folder) && !(home.blobs && is_under(real, home.blobs))) {
+            tl_fail("checkpoint: %s: shard %s is a symlink to %s, outside the model folder %s: "
+                    "refusing to read it (copy the file into the folder if it belongs there)",
+                    index, tl_st_shown(files[s], nb, sizeof nb),
+                    tl_st_shown(real, rb, sizeof rb), home.folder);
+            rc = -1;
+        } else {
+            ids[n_ids++] = (shard_id){files[s], st.st_dev, st.st_ino};
+        }
+        free(real);
+        free(path);
+    }
+    if (rc == 0) {
+        qsort(ids, (size_t)n_ids, sizeof *ids, compare_shard_id);
+        for (int i = 1; i < n_ids && rc == 0; i++)
+            if (ids[i].dev == ids[i - 1].dev && ids[i].ino == ids[i - 1].ino) {
+                tl_fail("checkpoint: %s lists %s and %s, which are the same file (one links to "
+                        "the other): list each shard under one name", index,
+                        tl_st_shown(ids[i - 1].name, nb, sizeof nb),
+                        tl_st_shown(ids[i].name, rb, sizeof rb));
+                rc = -1;
+            }
+    }
+    free(ids);
+    shard_home_free(&home);
+    return rc;
 }
 
 typedef struct {
@@ -147,7 +257,18 @@ static int compare_str(const void *a, const void *b) {
 static int add_index_meta(tl_checkpoint *c, const char *path, const cJSON *meta) {
     if (!meta || cJSON_IsNull(meta)) return 0;
     if (!cJSON_IsObject(meta)) {
-        tl_fail("checkpoint: %s: \"metadata\" is not an object", path);
+        char vb[64];
+        tl_fail("checkpoint: %s: \"metadata\" is %s, not an object", path,
+                tl_json_shown(meta, vb, sizeof vb));
+        return -1;
+    }
+    const char *dup;
+    int d = tl_json_duplicate_key(meta, &dup);
+    if (d != 0) {
+        char nb[128];
+        if (d < 0) tl_fail("checkpoint: out of memory");
+        else tl_fail("checkpoint: %s: key \"%s\" appears twice in \"metadata\"", path,
+                     tl_st_shown(dup, nb, sizeof nb));
         return -1;
     }
     const cJSON *total = cJSON_GetObjectItemCaseSensitive(meta, "total_size");
@@ -206,9 +327,25 @@ static int open_index(tl_checkpoint *c, const char *path) {
         tl_fail("checkpoint: %s is not valid JSON (error at byte %zu)", path, at);
         goto done;
     }
+    char vb[64];
+    if (!cJSON_IsObject(root)) {
+        tl_fail("checkpoint: %s is %s, not a JSON object (is it a safetensors index?)", path,
+                tl_json_shown(root, vb, sizeof vb));
+        goto done;
+    }
     const cJSON *wm = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
-    if (!cJSON_IsObject(root) || !cJSON_IsObject(wm)) {
-        tl_fail("checkpoint: %s has no \"weight_map\" object (is it a safetensors index?)", path);
+    if (!wm) {
+        tl_fail("checkpoint: %s has no \"weight_map\" (is it a safetensors index?)", path);
+        goto done;
+    }
+    if (!cJSON_IsObject(wm)) {
+        tl_fail("checkpoint: %s: \"weight_map\" is %s, not an object mapping tensor names to "
+                "shard files", path, tl_json_shown(wm, vb, sizeof vb));
+        goto done;
+    }
+    if (!wm->child) {
+        tl_fail("checkpoint: %s: \"weight_map\" is empty, so the index lists no tensor (a "
+                "damaged download? fetch the index again)", path);
         goto done;
     }
     const char *dup;
@@ -235,7 +372,11 @@ static int open_index(tl_checkpoint *c, const char *path) {
     for (const cJSON *e = wm->child; e; e = e->next, i++) {
         if (!cJSON_IsString(e) || !plain_file_name(e->valuestring)) {
             tl_fail("checkpoint: %s: weight_map[\"%s\"] must be the name of a shard file in the "
-                    "index's folder", path, tl_st_shown(e->string, nb, sizeof nb));
+                    "index's folder (no '/', not \"..\"), not %s%s%s", path,
+                    tl_st_shown(e->string, nb, sizeof nb), cJSON_IsString(e) ? "\"" : "",
+                    cJSON_IsString(e) ? tl_st_shown(e->valuestring, fb, sizeof fb)
+                                      : tl_json_shown(e, vb, sizeof vb),
+                    cJSON_IsString(e) ? "\"" : "");
             goto done;
         }
         map[i] = (mapping){e->string, e->valuestring, -1, false};
@@ -251,6 +392,7 @@ static int open_index(tl_checkpoint *c, const char *path) {
         map[i].shard = (int)(hit - files);
     }
     qsort(map, (size_t)n, sizeof *map, compare_mapping);
+    if (check_shards(path, dir, files, n_files) != 0) goto done;
 
     for (int s = 0; s < n_files; s++) {
         char *shard_path = join(dir, files[s]);
@@ -300,29 +442,52 @@ done:
 
 /* ---- the public calls --------------------------------------------------- */
 
+/* A .safetensors file in dir (other than SINGLE_NAME), for a hint; NULL when
+ * there is none or the folder cannot be listed. */
+static char *any_safetensors_in(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return NULL;
+    char *found = NULL;
+    for (struct dirent *e; !found && (e = readdir(d));)
+        if (ends_with(e->d_name, ".safetensors")) found = strdup(e->d_name);
+    closedir(d);
+    return found;
+}
+
+/* The file a model folder's checkpoint starts from: transformers' order, the
+ * single file before the index. NULL with an error when there is neither. */
+static char *entry_file_of(const char *dir) {
+    char *single = join(dir, SINGLE_NAME);
+    if (!single || has_entry(single)) return single;
+    free(single);
+    char *index = join(dir, INDEX_NAME);
+    if (!index || has_entry(index)) return index;
+    free(index);
+    char *other = any_safetensors_in(dir), nb[128];
+    if (other)
+        tl_fail("checkpoint: the folder %s holds neither " SINGLE_NAME " nor " INDEX_NAME
+                " but does hold %s: pass that file itself", dir,
+                tl_st_shown(other, nb, sizeof nb));
+    else
+        tl_fail("checkpoint: the folder %s holds neither " SINGLE_NAME " nor " INDEX_NAME
+                ", nor any .safetensors file (download the weights first, e.g. with "
+                "`tinyllm pull REPO`)", dir);
+    free(other);
+    return NULL;
+}
+
 tl_checkpoint *tl_checkpoint_open(const char *path) {
     if (!path) return tl_fail("tl_checkpoint_open: path is NULL");
     tl_checkpoint *c = calloc(1, sizeof *c);
     if (!c) return tl_fail("checkpoint: out of memory");
     char *resolved = NULL;
     int rc = -1;
-    if (is_dir(path)) {
-        /* transformers' order: the single file wins over an index. */
-        resolved = join(path, SINGLE_NAME);
-        if (resolved && !exists(resolved)) {
-            free(resolved);
-            resolved = join(path, INDEX_NAME);
-            if (resolved && !exists(resolved)) {
-                tl_fail("checkpoint: the folder %s holds neither " SINGLE_NAME " nor " INDEX_NAME
-                        " (download the weights, or pass the .safetensors file itself)", path);
-                goto done;
-            }
-        }
-        if (!resolved) goto done;
-    } else if (!exists(path)) {
-        tl_fail("checkpoint: %s does not exist", path);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fail_stat(path, errno);
         goto done;
     }
+    if (S_ISDIR(st.st_mode) && !(resolved = entry_file_of(path))) goto done;
     const char *p = resolved ? resolved : path;
     if (ends_with(p, ".json")) rc = open_index(c, p);
     else if ((rc = add_file(c, p)) == 0)

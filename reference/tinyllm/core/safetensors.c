@@ -109,28 +109,74 @@ static size_t utf8_invalid_at(const unsigned char *s, size_t n) {
     return n;
 }
 
+/* Length of the JSON number at s (n bytes left), or 0 when the text there
+ * breaks the grammar serde_json enforces and cJSON does not (cJSON hands
+ * its number characters to strtod, which takes "01", "1." and "-.5"):
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, not followed by another
+ * number character. */
+static size_t json_number_length(const unsigned char *s, size_t n) {
+    size_t i = 0;
+#define DIGIT_AT(k) ((k) < n && s[k] >= '0' && s[k] <= '9')
+    if (i < n && s[i] == '-') i++;
+    if (!DIGIT_AT(i)) return 0;
+    if (s[i++] != '0')
+        while (DIGIT_AT(i)) i++;
+    if (i < n && s[i] == '.') {
+        if (!DIGIT_AT(i + 1)) return 0;
+        for (i++; DIGIT_AT(i); i++) {}
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        if (!DIGIT_AT(i)) return 0;
+        while (DIGIT_AT(i)) i++;
+    }
+    if (i < n && (DIGIT_AT(i) || (s[i] && strchr("+-.eE", s[i])))) return 0;
+#undef DIGIT_AT
+    return i;
+}
+
 const char *tl_json_text_problem(const unsigned char *text, size_t n, size_t *at) {
     size_t bad = utf8_invalid_at(text, n);
     if (bad < n) {
         *at = bad;
         return "is not valid UTF-8";
     }
-    /* cJSON treats every byte below 0x21 as whitespace and lets raw control
-     * bytes into strings; JSON allows neither. */
     bool in_string = false;
+    int depth = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = text[i];
+        *at = i;
         if (in_string) {
-            if (c == '\\') i++;
-            else if (c == '"') in_string = false;
-            else if (c < 0x20) {
-                *at = i;
+            if (c == '\\') {
+                /* cJSON decodes \u0000 into a NUL that silently ends the C
+                 * string: "a\u0000b" would become "a". */
+                if (n - i >= 6 && memcmp(text + i + 1, "u0000", 5) == 0)
+                    return "holds a \\u0000 escape (a NUL character), which names and metadata "
+                           "cannot hold";
+                i++;
+            } else if (c == '"') {
+                in_string = false;
+            } else if (c < 0x20) {
+                /* cJSON lets raw control bytes into strings; JSON does not. */
                 return "is not valid JSON: a raw control byte inside a string";
             }
         } else if (c == '"') {
             in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > TL_JSON_MAX_DEPTH)
+                return "is not valid JSON: arrays and objects nest more than "
+                       TL_JSON_MAX_DEPTH_TEXT " deep (serde_json's limit)";
+        } else if (c == ']' || c == '}') {
+            depth--;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t len = json_number_length(text + i, n - i);
+            if (len == 0)
+                return "is not valid JSON: a malformed number (a leading zero, or a '.' or "
+                       "exponent without digits)";
+            i += len - 1;
         } else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-            *at = i;
+            /* cJSON treats every byte below 0x21 as whitespace. */
             return "is not valid JSON: a control byte outside any string";
         }
     }
@@ -183,7 +229,7 @@ static int st_error(const tl_st_file *f, const char *fmt, ...) {
 }
 
 /* A JSON value as an error shows it: the number, or its kind. */
-static const char *json_shown(const cJSON *v, char *buf, size_t size) {
+const char *tl_json_shown(const cJSON *v, char *buf, size_t size) {
     if (!v) snprintf(buf, size, "missing");
     else if (cJSON_IsNumber(v)) snprintf(buf, size, "%.17g", v->valuedouble);
     else if (cJSON_IsString(v)) snprintf(buf, size, "a string");
@@ -227,7 +273,7 @@ static int parse_metadata(tl_st_file *f, const cJSON *meta) {
         if (!cJSON_IsString(c))
             return st_error(f, "\"__metadata__\" value of \"%s\" is %s, not a string "
                             "(metadata maps strings to strings)",
-                            tl_st_shown(c->string, nb, sizeof nb), json_shown(c, vb, sizeof vb));
+                            tl_st_shown(c->string, nb, sizeof nb), tl_json_shown(c, vb, sizeof vb));
         f->meta_keys[f->meta_count] = strdup(c->string);
         f->meta_values[f->meta_count] = strdup(c->valuestring);
         f->meta_count++;
@@ -244,7 +290,7 @@ static int parse_entry(tl_st_file *f, const cJSON *item, tl_st_entry *e) {
     const char *name = tl_st_shown(item->string, nb, sizeof nb);
     if (!cJSON_IsObject(item))
         return st_error(f, "tensor \"%s\": entry is %s, not an object with dtype, shape "
-                        "and data_offsets", name, json_shown(item, vb, sizeof vb));
+                        "and data_offsets", name, tl_json_shown(item, vb, sizeof vb));
     const char *dup;
     int d = tl_json_duplicate_key(item, &dup);
     if (d < 0) return st_error(f, "out of memory checking tensor \"%s\"", name);
@@ -260,11 +306,11 @@ static int parse_entry(tl_st_file *f, const cJSON *item, tl_st_entry *e) {
     if (!dtype) return st_error(f, "tensor \"%s\": entry has no \"dtype\"", name);
     if (!cJSON_IsString(dtype))
         return st_error(f, "tensor \"%s\": \"dtype\" is %s, not a string", name,
-                        json_shown(dtype, vb, sizeof vb));
+                        tl_json_shown(dtype, vb, sizeof vb));
     if (!shape) return st_error(f, "tensor \"%s\": entry has no \"shape\"", name);
     if (!cJSON_IsArray(shape))
         return st_error(f, "tensor \"%s\": \"shape\" is %s, not an array", name,
-                        json_shown(shape, vb, sizeof vb));
+                        tl_json_shown(shape, vb, sizeof vb));
     if (!offsets) return st_error(f, "tensor \"%s\": entry has no \"data_offsets\"", name);
     if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2)
         return st_error(f, "tensor \"%s\": \"data_offsets\" must be an array [begin, end]", name);
@@ -280,29 +326,37 @@ static int parse_entry(tl_st_file *f, const cJSON *item, tl_st_entry *e) {
         return st_error(f, "tensor \"%s\": shape has %d dimensions; tinyllm tensors have at "
                         "most %d", name, rank, TL_MAX_DIMS);
     e->ndim = rank;
-    uint64_t numel = 1;
-    bool overflow = false;
+    /* numel is the product of the dimensions; span leaves out the zeros. A
+     * tensor's strides are products of its dimensions too, so the runtime
+     * needs span, not just numel, to fit: [0, 2^40, 2^40] holds no bytes
+     * but has strides past int64. TL_ST_MAX_SPAN is also what the runtime
+     * allocates at most (8-byte elements), so numel x size cannot overflow. */
+    uint64_t numel = 1, span = 1;
     for (int k = 0; k < rank; k++) {
         const cJSON *dim = cJSON_GetArrayItem(shape, k);
         uint64_t n;
         if (!json_count(dim, &n))
             return st_error(f, "tensor \"%s\": shape[%d] is %s, not a non-negative integer", name,
-                            k, json_shown(dim, vb, sizeof vb));
+                            k, tl_json_shown(dim, vb, sizeof vb));
         e->shape[k] = (int64_t)n;
-        overflow |= __builtin_mul_overflow(numel, n, &numel);
+        numel *= n;   /* no overflow: numel <= span, or 0 */
+        if (n > 0 && (__builtin_mul_overflow(span, n, &span) || span > TL_ST_MAX_SPAN))
+            return st_error(f, "tensor \"%s\": shape[%d] = %llu makes the shape too large: its "
+                            "nonzero dimensions multiply past 2^60, more than a tensor can index "
+                            "(a damaged header?)", name, k, (unsigned long long)n);
     }
 
-    uint64_t begin, end, nbytes;
-    if (!json_count(cJSON_GetArrayItem(offsets, 0), &begin) ||
-        !json_count(cJSON_GetArrayItem(offsets, 1), &end))
-        return st_error(f, "tensor \"%s\": \"data_offsets\" must be two non-negative integers",
-                        name);
+    uint64_t begin, end, nbytes = numel * tl_st_dtype_size(e->dtype);
+    const cJSON *b = cJSON_GetArrayItem(offsets, 0), *en = cJSON_GetArrayItem(offsets, 1);
+    if (!json_count(b, &begin) || !json_count(en, &end)) {
+        char eb[64];
+        return st_error(f, "tensor \"%s\": \"data_offsets\" [%s, %s] must be two integers from "
+                        "0 to 2^53", name, tl_json_shown(b, vb, sizeof vb),
+                        tl_json_shown(en, eb, sizeof eb));
+    }
     if (end < begin)
         return st_error(f, "tensor \"%s\": data_offsets [%llu, %llu] end before they begin", name,
                         (unsigned long long)begin, (unsigned long long)end);
-    overflow |= __builtin_mul_overflow(numel, (uint64_t)tl_st_dtype_size(e->dtype), &nbytes);
-    if (overflow)
-        return st_error(f, "tensor \"%s\": its shape holds more bytes than fit in 64 bits", name);
     if (end - begin != nbytes)
         return st_error(f, "tensor \"%s\": data_offsets [%llu, %llu] hold %llu bytes but %s of "
                         "this shape needs %llu (numel %llu x %zu bytes)", name,
@@ -403,7 +457,7 @@ static int parse_header(tl_st_file *f) {
     int d;
     if (!cJSON_IsObject(root)) {
         char vb[64];
-        st_error(f, "header is %s, not a JSON object", json_shown(root, vb, sizeof vb));
+        st_error(f, "header is %s, not a JSON object", tl_json_shown(root, vb, sizeof vb));
         goto done;
     }
     if ((d = tl_json_duplicate_key(root, &dup)) != 0) {
@@ -454,6 +508,41 @@ done:
 
 /* ---- the public calls --------------------------------------------------- */
 
+const char *tl_file_kind_problem(mode_t mode) {
+    if (S_ISREG(mode)) return NULL;
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+int tl_open_regular(const char *path, struct stat *st, char *why, size_t why_size) {
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever.
+     * It changes nothing for regular files. */
+    st->st_mode = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int err = errno;
+        struct stat lst;
+        if (err == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+            snprintf(why, why_size, "cannot open: it is a symlink to a file that does not exist");
+        else if (err == ELOOP)
+            snprintf(why, why_size, "cannot open: a loop of symlinks");
+        else
+            snprintf(why, why_size, "cannot open: %s", strerror(err));
+        return -1;
+    }
+    const char *kind = NULL;
+    if (fstat(fd, st) != 0) snprintf(why, why_size, "cannot stat: %s", strerror(errno));
+    else if ((kind = tl_file_kind_problem(st->st_mode)) != NULL)
+        snprintf(why, why_size, "is %s, not a regular file", kind);
+    else return fd;
+    close(fd);
+    return -1;
+}
+
 tl_st_file *tl_st_open(const char *path) {
     if (!path) return tl_fail("tl_st_open: path is NULL");
     tl_st_file *f = calloc(1, sizeof *f);
@@ -461,27 +550,21 @@ tl_st_file *tl_st_open(const char *path) {
         free(f);
         return tl_fail("safetensors: %s: out of memory", path);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
+    char why[256];
+    int fd = tl_open_regular(path, &st, why, sizeof why);
     if (fd < 0) {
-        st_error(f, "cannot open: %s", strerror(errno));
-        goto fail;
-    }
-    if (fstat(fd, &st) != 0) {
-        st_error(f, "cannot stat: %s", strerror(errno));
-        goto fail;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        st_error(f, "is a folder, not a file (tl_checkpoint_load reads a model folder)");
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        st_error(f, "is not a regular file");
+        if (S_ISDIR(st.st_mode))
+            st_error(f, "is a folder, not a file (tl_checkpoint_load reads a model folder)");
+        else
+            st_error(f, "%s", why);
         goto fail;
     }
     if (st.st_size < 8) {
-        st_error(f, "file is %lld bytes, shorter than the 8-byte header length: truncated, or "
-                 "not a safetensors file", (long long)st.st_size);
+        st_error(f, "file is %lld bytes, shorter than the 8-byte header length: %s",
+                 (long long)st.st_size,
+                 st.st_size == 0 ? "an empty file (an interrupted download?)"
+                                 : "truncated, or not a safetensors file");
         goto fail;
     }
     f->map_size = (size_t)st.st_size;
