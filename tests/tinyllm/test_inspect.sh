@@ -64,6 +64,34 @@ check missing_path_fails 1 "does not exist" -- "$TINYLLM" inspect "$work/absent.
 mkdir "$work/empty"
 check empty_folder_fails 1 "holds neither model.safetensors nor" -- "$TINYLLM" inspect "$work/empty"
 
+# Paths that are no checkpoint: a clear reason and exit 1, at once. `timeout`
+# turns a hang (a FIFO opened for reading waits for a writer) into a failure.
+mkdir "$work/nothing" && touch "$work/nothing/README.md"
+check folder_without_safetensors_fails 1 "nor any .safetensors file" "tinyllm pull" \
+    -- timeout 10 "$TINYLLM" inspect "$work/nothing"
+ln -s loop-b "$work/loop-a" && ln -s loop-a "$work/loop-b"
+check symlink_loop_fails 1 "$work/loop-a cannot be opened: a loop of symlinks" \
+    -- timeout 10 "$TINYLLM" inspect "$work/loop-a"
+mkdir "$work/looped" && ln -s ../looped "$work/looped/self"
+check folder_reached_through_a_cycle_fails_cleanly 1 "holds neither model.safetensors" \
+    -- timeout 10 "$TINYLLM" inspect "$work/looped/self/self/self"
+check dev_zero_is_refused 1 "/dev/zero: is a character device, not a regular file" \
+    -- timeout 10 "$TINYLLM" inspect /dev/zero
+mkfifo "$work/pipe.safetensors"
+check fifo_is_refused_without_hanging 1 "pipe.safetensors: is a FIFO (named pipe), not a regular file" \
+    -- timeout 10 "$TINYLLM" inspect "$work/pipe.safetensors"
+mkdir "$work/fifo-index" && mkfifo "$work/fifo-index/model.safetensors.index.json"
+check fifo_index_is_refused_without_hanging 1 "is a FIFO (named pipe)" \
+    -- timeout 10 "$TINYLLM" inspect "$work/fifo-index"
+: >"$work/empty.safetensors"
+check empty_file_fails 1 "file is 0 bytes" "an empty file" \
+    -- timeout 10 "$TINYLLM" inspect "$work/empty.safetensors"
+mkdir "$work/escape" && cp "$FIXTURES/core/sharded/"* "$work/escape/"
+mv "$work/escape/model-00002-of-00002.safetensors" "$work/outside.safetensors"
+ln -s ../outside.safetensors "$work/escape/model-00002-of-00002.safetensors"
+check shard_linking_out_of_the_folder_is_refused 1 "is a symlink to" "outside the model folder" \
+    -- timeout 10 "$TINYLLM" inspect "$work/escape"
+
 make_st "$work/esc.safetensors" '{"evil\u001b[31m":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}' 4
 check control_bytes_in_names_are_escaped 0 'evil\x1b[31m' -- "$TINYLLM" inspect "$work/esc.safetensors"
 if "$TINYLLM" inspect "$work/esc.safetensors" | grep -q $'\x1b'; then
