@@ -15,7 +15,7 @@
 #include "fuzz_model_dir.h"
 #include "../../tools/tinyllm/verbs.h"
 
-static char file_path[PATH_MAX + 32];
+static char file_path[sizeof model_root + 32];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;

@@ -25,7 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char model_root[PATH_MAX], model_dir[PATH_MAX], model_index[PATH_MAX + 32];
+/* mkdtemp under /tmp: short paths, so fixed buffers hold every name below. */
+static char model_root[256], model_dir[256 + 16], model_index[256 + 64];
 
 /* A safetensors file from a header and data bytes. */
 static inline void put_st(const char *path, const char *header, const void *data, size_t n) {
@@ -40,23 +41,26 @@ static inline void put_st(const char *path, const char *header, const void *data
     fclose(fp);
 }
 
-static inline int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+static inline int model_dir_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
 }
 
 static inline void model_dir_remove(void) {
-    if (model_root[0]) nftw(model_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (model_root[0]) nftw(model_root, model_dir_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     model_root[0] = '\0';
 }
 
 static inline void model_dir_make(void) {
     char tmpl[] = "/tmp/tl-fuzz-XXXXXX";
-    if (!mkdtemp(tmpl) || !realpath(tmpl, model_root)) abort();
+    char *real = mkdtemp(tmpl) ? realpath(tmpl, NULL) : NULL;
+    if (!real || strlen(real) >= sizeof model_root) abort();
+    strcpy(model_root, real);
+    free(real);
     snprintf(model_dir, sizeof model_dir, "%s/model", model_root);
     snprintf(model_index, sizeof model_index, "%s/model.safetensors.index.json", model_dir);
     if (mkdir(model_dir, 0700) != 0) abort();
-    char p[PATH_MAX + 64];
+    char p[sizeof model_dir + 64];
     static const unsigned char zeros[16];
     snprintf(p, sizeof p, "%s/model-00001-of-00002.safetensors", model_dir);
     put_st(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
