@@ -38,14 +38,15 @@ $(FUZZ_ALL:%=$(FUZZ_DIR)/%): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZ
 fuzz: $(FUZZ_HARNESSES:%=$(FUZZ_DIR)/%)
 	@mkdir -p $(FUZZ_DIR)/artifacts $(FUZZ_DIR)/seeds/fuzz_inspect \
 	  $(FUZZ_HARNESSES:%=$(FUZZ_DIR)/corpus/%)
-	@for f in fixtures/core/*.safetensors fixtures/L7.1/*.safetensors tests/fuzz/seeds/st/*; do \
+	@for f in fixtures/core/*.safetensors fixtures/L7.1/*.safetensors tests/fuzz/seeds/st/* \
+	    tests/fuzz/regressions/*.safetensors; do \
 	  { printf '\0'; cat "$$f"; } >$(FUZZ_DIR)/seeds/fuzz_inspect/st-$${f##*/}; done
-	@for f in tests/fuzz/seeds/index/*; do \
+	@for f in tests/fuzz/seeds/index/* tests/fuzz/regressions/*.index.json; do \
 	  { printf '\1'; cat "$$f"; } >$(FUZZ_DIR)/seeds/fuzz_inspect/index-$${f##*/}; done
 	@set -e; for h in $(FUZZ_HARNESSES); do \
 	  case $$h in \
-	    fuzz_st_open) seeds="fixtures/core fixtures/L7.1 tests/fuzz/seeds/st" ;; \
-	    fuzz_index) seeds="fixtures/core/sharded tests/fuzz/seeds/index" ;; \
+	    fuzz_st_open) seeds="fixtures/core fixtures/L7.1 tests/fuzz/seeds/st tests/fuzz/regressions" ;; \
+	    fuzz_index) seeds="fixtures/core/sharded tests/fuzz/seeds/index tests/fuzz/regressions" ;; \
 	    *) seeds="$(FUZZ_DIR)/seeds/fuzz_inspect" ;; \
 	  esac; \
 	  echo "== $$h: $(FUZZ_SECONDS) s =="; \
