@@ -64,7 +64,10 @@ typedef struct {
  * holding either (model.safetensors first, as transformers does). want: the
  * dtype float tensors are returned in (F32 converts exactly; BF16 only
  * shares BF16 data); integer and bool tensors keep their own dtype. meta:
- * a single file's __metadata__, or the index's "metadata" then the shards'. */
+ * a single file's __metadata__, or the index's "metadata" then the shards'.
+ * Only regular files are read. An index names each shard by a plain file
+ * name in its folder, once; a shard that is a symlink must resolve inside
+ * that folder (or, in the Hugging Face cache, the repo's blobs folder). */
 tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want);
 /* The same files and checks without making any tensor (dict is empty): for
  * tools that list what a checkpoint holds. Free with tl_checkpoint_free. */
