@@ -24,9 +24,10 @@ size_t tl_st_dtype_size(tl_st_dtype dt);
  * \xNN, cut at about 80 characters. Returns buf. */
 const char *tl_st_shown(const char *name, char *buf, size_t size);
 
-/* serde_json refuses JSON nested deeper than this; cJSON's own limit is 1000. */
-#define TL_JSON_MAX_DEPTH 128
-#define TL_JSON_MAX_DEPTH_TEXT "128"
+/* The deepest nesting serde_json takes (its counter of 128 stops at the
+ * 128th level); cJSON's own limit is 1000, reported as a bare syntax error. */
+#define TL_JSON_MAX_DEPTH 127
+#define TL_JSON_MAX_DEPTH_TEXT "127"
 
 /* Checks JSON text the way serde_json does before cJSON sees it: valid UTF-8,
  * no raw control bytes (none inside strings; only tab, LF and CR outside),
