@@ -95,7 +95,7 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
     }
     run_spec spec = {.bin = w->course_prog.bin, .bin_key = w->course_prog.key, .tests = &w->course.tests,
                      .timeout = r->l->test_timeout, .data_key = w->data_key};
-    if (run_tests(ctx, &spec, &w->course_run, 1) != 0) return 130;
+    if (run_suite_by_file(ctx, &w->course, &spec, &w->course_run) != 0) return 130;
     int bad = run_failures(&w->course_run);
     if (bad) {
         for (int i = 0; i < w->course_run.n; i++)

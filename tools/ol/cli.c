@@ -169,3 +169,47 @@ void fixtures_key(ol_ctx *ctx, const lesson *l, char out[HASH_HEX]) {
     }
     hash_done(h, out);
 }
+
+int run_suite_by_file(ol_ctx *ctx, const suite *s, const run_spec *base, run_result *out) {
+    memset(out, 0, sizeof *out);
+    /* one program run per test: its file (CK_RUN_CASE) and its name (-k) */
+    run_spec *specs = xcalloc((size_t)s->tests.n + 1, sizeof *specs);
+    strlist *names = xcalloc((size_t)s->tests.n + 1, sizeof *names);
+    int n = 0;
+    for (int t = 0; t < s->tests.n; t++) {
+        if (base->filter && !strstr(s->tests.v[t], base->filter)) continue;
+        sl_push(&names[n], s->tests.v[t]);
+        specs[n] = *base;
+        specs[n].tests = &names[n];
+        specs[n].filter = s->tests.v[t];
+        specs[n].tcase = path_base(s->test_file.v[t]); /* testgen names each TCase after its file */
+        n++;
+    }
+    run_result *parts = xcalloc((size_t)n + 1, sizeof *parts);
+    int rc = run_tests(ctx, specs, parts, n);
+    out->cached = n > 0;
+    strbuf output = {0};
+    for (int k = 0; k < n; k++) {
+        run_result *p = &parts[k];
+        /* -k matches substrings: keep the one test asked for (settle puts it first) */
+        if (rc == 0 && p->n > 0) {
+            out->t = xrealloc(out->t, (size_t)(out->n + 1) * sizeof *out->t);
+            out->t[out->n++] = p->t[0];
+            memmove(p->t, p->t + 1, (size_t)(p->n - 1) * sizeof *p->t);
+            p->n--;
+            if (p->exit_code && !out->exit_code) out->exit_code = p->exit_code;
+            if (p->term_signal && !out->term_signal) out->term_signal = p->term_signal;
+            out->watchdog = out->watchdog || p->watchdog;
+            out->seconds += p->seconds;
+            out->cached = out->cached && p->cached;
+            if (p->output && *p->output) sb_add(&output, p->output);
+        }
+        run_result_free(p);
+        sl_free(&names[k]);
+    }
+    out->output = sb_take(&output);
+    free(parts);
+    free(specs);
+    free(names);
+    return rc;
+}

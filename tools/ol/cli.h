@@ -53,6 +53,12 @@ bool lesson_started(ol_ctx *ctx, const lesson *l);
 int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d);
 /* Scans, registers and compiles the course tests of l. OL_PASS or OL_USAGE. */
 int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s);
+/* Runs a suite's program once per test (its file by Check's CK_RUN_CASE,
+ * its name by -k), ctx->jobs at once, and gathers the results in the
+ * suite's order: slow, sleeping tests (the downloader's) then overlap.
+ * 0, or -1 if interrupted. */
+int run_suite_by_file(ol_ctx *ctx, const suite *s, const run_spec *base, run_result *out);
+
 /* Prints each test's result and a summary line; returns the failures. */
 int print_results(ol_ctx *ctx, const run_result *r, const char *what, bool hide_values, bool list_passes);
 

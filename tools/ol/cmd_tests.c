@@ -144,7 +144,7 @@ int cmd_tests(int argc, char **argv) {
         char data_key[HASH_HEX];
         fixtures_key(&ctx, &l, data_key);
         spec.data_key = data_key;
-        if (run_tests(&ctx, &spec, &r, 1) != 0) rc = 130;
+        if (run_suite_by_file(&ctx, &s, &spec, &r) != 0) rc = 130;
         else {
             printf("%s: the course tests on your code\n", l.id);
             char *what = xasprintf("%s course tests", l.id);

@@ -226,6 +226,7 @@ void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hash_str(h, ctx->toolchain);
     hash_str(h, s->bin_key);
     hash_str(h, s->filter ? s->filter : "");
+    hash_str(h, s->tcase ? s->tcase : "");
     char t[64];
     snprintf(t, sizeof t, "%.3f %d", s->timeout, s->threads);
     hash_str(h, t);
@@ -323,6 +324,7 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         }
         j->clear_check_env = true;
         proc_env(j, "CK_FORK", "yes");
+        if (s->tcase) proc_env(j, "CK_RUN_CASE", s->tcase);
         proc_env(j, "CK_VERBOSITY", "silent");
         char *tap = path_join(dir, "tap.txt"), *log = path_join(dir, "log.txt"),
              *xml = path_join(dir, "log.xml");

@@ -45,6 +45,7 @@ typedef struct {
     const char *bin_key;  /* its build key */
     const strlist *tests; /* the names it should report, in order */
     const char *filter;   /* -k NAME or NULL */
+    const char *tcase;    /* run only this file's tests (CK_RUN_CASE), or NULL */
     double timeout;       /* per test, seconds */
     const char *data_key; /* the fixtures' hash: a result depends on them */
     bool no_cache;        /* always run (e.g. to collect coverage) */
