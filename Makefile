@@ -54,7 +54,18 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory build-all
 	@set -e; for t in $(TEST_TARGETS); do $(MAKE) --no-print-directory $$t; done
+	@$(MAKE) --no-print-directory test-memory
 	@echo "make test: every test passed"
+
+# The memory claims, proved on every run: the runtime's tests under ASan and
+# UBSan, then under valgrind (no leaks, no invalid access), and the fake Hub
+# under valgrind.
+.PHONY: test-memory
+test-memory:
+	@echo "== runtime tests under AddressSanitizer and UBSan (make asan) =="
+	@$(MAKE) --no-print-directory asan
+	@echo "== runtime tests under valgrind (make valgrind) =="
+	@$(MAKE) --no-print-directory valgrind
 
 bench: deps
 	@$(MAKE) --no-print-directory build-all

@@ -27,5 +27,5 @@ test-core: $(BUILD)/tests/core/run
 
 # valgrind needs no fork to follow each test; leaks fail the run.
 valgrind: $(BUILD)/tests/core/run
-	CK_FORK=no valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
+	CK_FORK=no valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --error-exitcode=1 \
 	  $(BUILD)/tests/core/run
