@@ -30,7 +30,7 @@ ALL_TARGETS  :=
 TEST_TARGETS :=
 BENCH_TARGETS :=
 
-.PHONY: all deps test demo bench asan valgrind clean fixtures dist
+.PHONY: all deps test demo bench asan valgrind clean fixtures
 all: build-all
 
 # $(call check_suite,OUT_BINARY,SUITE_NAME,TEST_SOURCES,EXTRA_LINK)
@@ -79,6 +79,17 @@ asan: deps
 
 clean:
 	rm -rf $(BUILD) build
+
+# Reruns every oracle into fixtures/: the runtime's goldens, then each lesson's
+# (ol fixtures L7.x; lessons without an oracle folder have no fixtures yet).
+fixtures: deps
+	@$(MAKE) --no-print-directory build-all
+	/usr/bin/python3 oracle/core/make_safetensors_golden.py fixtures
+	@set -e; for j in course/*/lesson.json; do \
+	  id=$$(basename $$(dirname $$j)); \
+	  if [ -d oracle/$$id ]; then $(BUILD)/bin/ol fixtures $$id; fi; \
+	done
+	@git status --short fixtures/ | sed 's/^/changed: /'; true
 
 # Generic rule: objects mirror sources under $(BUILD)/obj.
 $(BUILD)/obj/%.o: %.c
