@@ -18,20 +18,30 @@
  *          earlier one) the bytes already on disk are hashed first, then the
  *          rest is asked for with "Range: bytes=<size>-". A 200 answer to a
  *          range request restarts the file; a 206 starting anywhere else is
- *          refused; 416 restarts.
+ *          refused; 416 restarts. The .part is never opened through a
+ *          symbolic link, and is locked (flock) from opening to renaming: a
+ *          second download of the same file at the same time (a thread or a
+ *          process) fails at once, saying another download is using it,
+ *          instead of mixing its bytes in.
  *   Place  only a file whose size and hash check out is renamed to its final
  *          name (atomic): a failure never leaves a bad file there.
  *   Cache  cache_dir/<org>--<name>/<revision>/<filename>. A file already there
  *          whose size and hash match the server's is not downloaded again; a
  *          stale one is replaced.
- * Retries: 408, 429 (honouring Retry-After) and 5xx, with backoff, a bounded
- * number of times. HF_TOKEN is sent as "Authorization: Bearer ..." to the
- * endpoint's host only, never to a redirect's other host. HF_HUB_OFFLINE=1
- * serves only from the cache, without any request. A progress bar is drawn on
- * stderr for large files when stderr is a terminal.
+ * Retries: 408, 429 (honouring Retry-After), 5xx, and a connection refused,
+ * dropped or timed out, with backoff, a bounded number of times. Answers
+ * that are not well-formed are refused at once: not HTTP, a size, hash or
+ * Content-Range that is malformed or sent twice with different values, a
+ * redirect to anything but http(s) or carrying credentials; so is a size
+ * larger than the disk's free space, before any byte is asked for.
+ * HF_TOKEN is sent as "Authorization: Bearer ..." to the endpoint's host and
+ * port only, never to a redirect's other host. HF_HUB_OFFLINE=1 serves only
+ * from the cache, without any request. A progress bar is drawn on stderr for
+ * large files when stderr is a terminal.
  *
  * Nothing is ever written outside cache_dir: the repo id, the filenames, the
- * revision, and any commit or etag the server sends are validated first.
+ * revision (path segments of at most 250 bytes: 255 less ".part"), and any
+ * commit or etag the server sends are validated first.
  */
 #ifndef TINYLLM_IO_HF_H
 #define TINYLLM_IO_HF_H

@@ -9,13 +9,16 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +30,11 @@
 #define FIRST_WAIT 0.25       /* seconds before the first retry; doubles after each */
 #define MAX_WAIT 30.0         /* seconds: cap on a wait, Retry-After included */
 #define PROGRESS_MIN_BYTES (10LL * 1024 * 1024)
+#define MAX_SEGMENT 250       /* bytes in a path segment: 255 (NAME_MAX) less ".part" */
+#define PATH_BYTES 4096       /* PATH_MAX: a longer path is refused, never cut */
+
+/* A URL for a message: without its query, which may hold a signature. */
+#define SHOWN(url) (int)strcspn(url, "?"), url
 
 /* ---- validation: nothing may leave the cache folder ------------------- */
 
@@ -70,39 +78,47 @@ int hf_validate_repo_id(const char *repo_id) {
     return 0;
 }
 
-int hf_validate_filename(const char *filename) {
-    const char *why = NULL;
-    if (!filename || !*filename) why = "it is empty";
-    else if (filename[0] == '/') why = "it is an absolute path";
-    else if (strchr(filename, '\\')) why = "it contains a backslash";
-    else if (isalpha((unsigned char)filename[0]) && filename[1] == ':') why = "it has a drive prefix";
-    else if (has_control_char(filename)) why = "it contains a control character";
-    else {
-        /* every segment non-empty and neither "." nor ".." */
-        for (const char *seg = filename; seg && !why;) {
-            const char *end = strchr(seg, '/');
-            size_t len = end ? (size_t)(end - seg) : strlen(seg);
-            if (len == 0) why = "it has an empty path segment";
-            else if ((len == 1 && seg[0] == '.') || (len == 2 && !strncmp(seg, "..", 2)))
-                why = "it has a '.' or '..' segment";
-            seg = end ? end + 1 : NULL;
+/* Why a relative path cannot become a path in the cache; NULL when it can. */
+static const char *path_problem(const char *path, char *buf, size_t size) {
+    if (!path || !*path) return "it is empty";
+    if (path[0] == '/') return "it is an absolute path";
+    if (strchr(path, '\\')) return "it contains a backslash";
+    if (isalpha((unsigned char)path[0]) && path[1] == ':') return "it has a drive prefix";
+    if (has_control_char(path)) return "it contains a control character";
+    /* every segment non-empty, neither "." nor "..", and short enough for a file system */
+    for (const char *seg = path; seg;) {
+        const char *end = strchr(seg, '/');
+        size_t len = end ? (size_t)(end - seg) : strlen(seg);
+        if (len == 0) return "it has an empty path segment";
+        if ((len == 1 && seg[0] == '.') || (len == 2 && !strncmp(seg, "..", 2)))
+            return "it has a '.' or '..' segment";
+        if (len > MAX_SEGMENT) {
+            snprintf(buf, size, "a path segment has %zu bytes, more than %d (255 less '.part')",
+                     len, MAX_SEGMENT);
+            return buf;
         }
+        seg = end ? end + 1 : NULL;
     }
+    return NULL;
+}
+
+int hf_validate_filename(const char *filename) {
+    char buf[96];
+    const char *why = path_problem(filename, buf, sizeof buf);
     if (why)
-        return tl_fail("hf_download: invalid filename '%s': %s; use a relative path inside the "
-                       "repository, like 'model.safetensors' or 'onnx/model.onnx'",
+        return tl_fail("hf_download: invalid filename '%.300s': %s; use a relative path inside "
+                       "the repository, like 'model.safetensors' or 'onnx/model.onnx'",
                        filename ? filename : "(null)", why), -1;
     return 0;
 }
 
 int hf_validate_revision(const char *revision) {
     /* A revision becomes a folder of the cache: the filename rules apply. */
-    if (!revision || hf_validate_filename(revision) != 0) {
-        tl_set_error("hf_download: invalid revision '%s': use a branch, a tag, 'refs/pr/N' or a "
-                     "40-hex commit (no '..', no leading '/', no backslash)",
-                     revision ? revision : "(null)");
-        return -1;
-    }
+    char buf[96];
+    const char *why = path_problem(revision, buf, sizeof buf);
+    if (why)
+        return tl_fail("hf_download: invalid revision '%.300s': %s; use a branch, a tag, "
+                       "'refs/pr/N' or a 40-hex commit", revision ? revision : "(null)", why), -1;
     return 0;
 }
 
@@ -132,7 +148,9 @@ static char *resolve_url(const char *endpoint, const char *repo_id, const char *
     return url;
 }
 
-/* "http://host:port/path" -> "http://host:port", to compare hosts. */
+/* "http://host:port/path" -> "http://host:port", to compare hosts. Compared
+ * as text, a host in capitals or with its default port written out counts
+ * as another host: that can only withhold the token, never leak it. */
 static void origin_of(const char *url, char *out, size_t size) {
     const char *scheme_end = strstr(url, "://");
     const char *host = scheme_end ? scheme_end + 3 : url;
@@ -152,8 +170,10 @@ typedef struct {
     long long range_total;    /* Content-Range's total size, -1 when absent */
     char commit[96];          /* X-Repo-Commit */
     char error_code[64];      /* X-Error-Code */
-    char location[4096];      /* a redirect's target, made absolute by curl */
+    char location[PATH_BYTES]; /* a redirect's target, made absolute by curl */
     double retry_after;       /* seconds, -1 when absent */
+    const char *malformed;    /* a header that is not well-formed, or came twice with
+                                 different values; NULL when none */
 } response;
 
 static const response NO_RESPONSE = {.linked_size = -1, .content_length = -1, .range_start = -1,
@@ -170,6 +190,7 @@ typedef struct {
     bool bad_range;           /* a 206 that does not start where we asked */
     bool bad_size;            /* the answer describes a file of another size */
     bool too_long;            /* more bytes than the announced size */
+    int write_errno;          /* why writing the file failed, else 0 */
     bool progress;            /* draw a progress bar on stderr */
     int shown_percent;
 } sink;
@@ -188,27 +209,77 @@ static void header_value(const char *line, size_t len, char *out, size_t size) {
     snprintf(out, size, "%.*s", (int)(end - v), v);
 }
 
+/* Reads the decimal digits at *s, at most 18 (no overflow), and moves past
+ * them; -1 when there are none or more. */
+static long long read_count(const char **s) {
+    const char *p = *s;
+    long long n = 0;
+    while (isdigit((unsigned char)*p) && p - *s < 18) n = n * 10 + (*p++ - '0');
+    if (p == *s || isdigit((unsigned char)*p)) return -1;
+    *s = p;
+    return n;
+}
+
+/* A value that is only a count ("200"); -1 for "-5", "abc", "12abc", 20 digits. */
+static long long parse_count(const char *value) {
+    long long n = read_count(&value);
+    return *value ? -1 : n;
+}
+
+/* Content-Range: "bytes 100-199/200"; '*' stands for a total not known,
+ * and, in a 416, for the range. Fills what it gives; false when it is
+ * anything else. */
+static bool read_content_range(const char *v, long long *first, long long *total) {
+    long long last = -1;
+    if (strncmp(v, "bytes ", 6) != 0) return false;
+    v += 6;
+    if (*v == '*') v++;
+    else if ((*first = read_count(&v)) < 0 || *v++ != '-' || (last = read_count(&v)) < *first)
+        return false;
+    if (*v++ != '/') return false;
+    if (!strcmp(v, "*")) return true;
+    *total = parse_count(v);
+    return *total > last;
+}
+
+/* Headers whose values we keep: a second, different value makes the answer
+ * malformed (which of the two would be true?). */
+static void take_text(response *r, const char *name, char *field, size_t size, const char *v) {
+    if (*field && strncmp(field, v, size - 1) != 0) r->malformed = name;
+    snprintf(field, size, "%s", v);
+}
+
+static void take_count(response *r, const char *name, long long *field, const char *v) {
+    long long n = parse_count(v);
+    if (n < 0 || (*field >= 0 && *field != n)) r->malformed = name;
+    *field = n;
+}
+
 static size_t on_header(char *line, size_t one, size_t len, void *data) {
     response *r = data;
     char value[256] = "";
     (void)one;
-#define IS(name) (len > sizeof(name) - 1 && !strncasecmp(line, name, sizeof(name) - 1))
     if (!strncmp(line, "HTTP/", 5)) {       /* a new response: forget the previous one's headers */
         *r = NO_RESPONSE;
         const char *code = strchr(line, ' ');
         r->status = code ? atol(code + 1) : 0;
-    } else if (IS("etag:")) header_value(line, len, r->etag, sizeof r->etag);
-    else if (IS("x-linked-etag:")) header_value(line, len, r->linked_etag, sizeof r->linked_etag);
-    else if (IS("x-repo-commit:")) header_value(line, len, r->commit, sizeof r->commit);
+        return len;
+    }
+    header_value(line, len, value, sizeof value);
+#define IS(name) (len > sizeof(name) - 1 && !strncasecmp(line, name, sizeof(name) - 1))
+    if (IS("etag:")) take_text(r, "ETag", r->etag, sizeof r->etag, value);
+    else if (IS("x-linked-etag:"))
+        take_text(r, "X-Linked-Etag", r->linked_etag, sizeof r->linked_etag, value);
+    else if (IS("x-repo-commit:"))
+        take_text(r, "X-Repo-Commit", r->commit, sizeof r->commit, value);
     else if (IS("x-error-code:")) header_value(line, len, r->error_code, sizeof r->error_code);
-    else if (IS("x-linked-size:")) { header_value(line, len, value, sizeof value); r->linked_size = atoll(value); }
-    else if (IS("content-length:")) { header_value(line, len, value, sizeof value); r->content_length = atoll(value); }
-    else if (IS("retry-after:")) { header_value(line, len, value, sizeof value); r->retry_after = atof(value); }
-    else if (IS("content-range:")) {          /* "bytes 100-199/200", '*' for unknown parts */
-        header_value(line, len, value, sizeof value);
-        const char *total = strchr(value, '/');
-        if (!strncmp(value, "bytes ", 6) && value[6] != '*') r->range_start = atoll(value + 6);
-        if (total && total[1] != '*') r->range_total = atoll(total + 1);
+    else if (IS("x-linked-size:")) take_count(r, "X-Linked-Size", &r->linked_size, value);
+    else if (IS("content-length:")) take_count(r, "Content-Length", &r->content_length, value);
+    else if (IS("retry-after:")) r->retry_after = (double)parse_count(value);  /* a date: -1 */
+    else if (IS("content-range:")) {
+        bool again = r->range_start >= 0 || r->range_total >= 0;
+        if (again || !read_content_range(value, &r->range_start, &r->range_total))
+            r->malformed = "Content-Range";
     }
 #undef IS
     return len;
@@ -217,6 +288,7 @@ static size_t on_header(char *line, size_t one, size_t len, void *data) {
 /* Checks made once, when the first bytes of a file's body arrive. */
 static bool body_begins(sink *s) {
     const response *r = s->r;
+    if (r->malformed) return false;           /* refused by the caller, before any byte */
     if (r->status == 206 && r->range_start != s->written) {
         s->bad_range = true;                  /* would put bytes in the wrong place */
         return false;
@@ -244,7 +316,10 @@ static size_t on_body(char *data, size_t one, size_t len, void *arg) {
         s->too_long = true;
         return 0;
     }
-    if (fwrite(data, 1, len, s->file) != len) return 0;
+    if (fwrite(data, 1, len, s->file) != len) {
+        s->write_errno = errno;
+        return 0;
+    }
     EVP_DigestUpdate(s->sha256, data, len);
     EVP_DigestUpdate(s->sha1, data, len);
     s->written += (long long)len;
@@ -298,6 +373,7 @@ static CURLcode exchange(const char *url, const char *token, long long range_fro
     if (s) {
         s->r = r;
         s->body_started = s->bad_range = s->bad_size = s->too_long = false;
+        s->write_errno = 0;
         curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(curl, CURLOPT_WRITEDATA, s);
         if (s->progress) {
@@ -316,6 +392,20 @@ static CURLcode exchange(const char *url, const char *token, long long range_fro
 }
 
 static bool retryable(long status) { return status == 408 || status == 429 || status >= 500; }
+
+/* A connection refused or dropped, or a timeout: worth another try. An
+ * answer that is not HTTP (garbage, a status line without a code, a header
+ * too large) or a failed write will not get better. */
+static bool transient(CURLcode cc) {
+    switch (cc) {
+    case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_CONNECT: case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT: case CURLE_SSL_CONNECT_ERROR: case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR: case CURLE_RECV_ERROR: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+        return true;
+    default:
+        return false;
+    }
+}
 
 /* Before try number `attempt` + 1: the server's Retry-After, else a backoff
  * of 0.25 s doubling each time; capped. */
@@ -348,14 +438,14 @@ static int fail_status(const char *file, const char *url, const response *r, int
     char tries[32] = "";
     if (attempts > 1) snprintf(tries, sizeof tries, " (%d attempts)", attempts);
     tl_fail("hf_download: %s: HTTP %ld%s%s from %.*s%s: %s", file, r->status,
-            *r->error_code ? " " : "", r->error_code, (int)strcspn(url, "?"), url, tries, what);
+            *r->error_code ? " " : "", r->error_code, SHOWN(url), tries, what);
     return -1;
 }
 
 /* ---- what the server says a file is ------------------------------------- */
 
 typedef struct {
-    char url[4096];           /* where the bytes are (a CDN for LFS files) */
+    char url[PATH_BYTES];     /* where the bytes are (a CDN for LFS files) */
     long long size;
     char sha256[96];          /* from X-Linked-Etag, for LFS files (checked: 64 hex) */
     char sha1[96];            /* the git blob sha1 ETag, for small files (40 hex) */
@@ -368,36 +458,60 @@ static int head(const char *file, const char *url, const char *token, double tim
     for (int attempt = 1;; attempt++) {
         CURLcode cc = exchange(url, token, 0, timeout, r, NULL, errbuf);
         if (cc == CURLE_OK && !retryable(r->status)) return 0;
+        if (cc != CURLE_OK && !transient(cc))
+            return tl_fail("hf_download: %s: no valid HTTP answer from %.*s: %s; check that "
+                           "HF_ENDPOINT is a Hub", file, SHOWN(url),
+                           wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, url, r, attempt);
-            return tl_fail("hf_download: %s: cannot reach %s after %d attempts: %s", file, url,
-                           attempt, wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
+            return tl_fail("hf_download: %s: cannot reach %.*s after %d attempts: %s; check the "
+                           "network and HF_ENDPOINT, then run again", file, SHOWN(url), attempt,
+                           wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
         }
         if (cc != CURLE_OPERATION_TIMEDOUT)  /* a timeout has waited long enough */
             wait_before_retry(attempt, cc == CURLE_OK ? r->retry_after : -1);
     }
 }
 
+/* Why a redirect's target must not be followed, or NULL: only http(s),
+ * no user name or password, and not cut to fit our buffer. */
+static const char *bad_target(const char *url, size_t capacity) {
+    size_t host = !strncmp(url, "https://", 8) ? 8 : !strncmp(url, "http://", 7) ? 7 : 0;
+    if (!host) return "only http and https are followed";
+    if (memchr(url + host, '@', strcspn(url + host, "/?#"))) return "it carries credentials";
+    if (strlen(url) >= capacity - 1) return "it is too long";
+    return NULL;
+}
+
 /* Asks the Hub about a file, following same-host redirects and stopping at
  * the redirect to another host: that one carries the LFS headers. */
 static int fetch_meta(const char *file, const char *url, const char *token, double timeout,
                       const char *want_sha256, file_meta *m) {
-    char current[4096], origin[2048], next_origin[2048];
+    char current[PATH_BYTES], origin[2048], next_origin[2048];
     snprintf(current, sizeof current, "%s", url);
     origin_of(url, origin, sizeof origin);
     for (int hops = 0;; hops++) {
         response r;
         if (head(file, current, token, timeout, &r) != 0) return -1;
+        if (r.malformed)
+            return tl_fail("hf_download: %s: the answer from %.*s has a malformed %s, or two "
+                           "that differ: refusing it (the server or a proxy is broken)", file,
+                           SHOWN(current), r.malformed), -1;
         if (*r.commit && !is_hex(r.commit, 40))
-            return tl_fail("hf_download: %s: the server sent X-Repo-Commit '%.60s', not a 40-hex "
-                           "commit: refusing it", file, r.commit), -1;
+            return tl_fail("hf_download: %s: %.*s sent X-Repo-Commit '%.60s', not a 40-hex "
+                           "commit: refusing it", file, SHOWN(current), r.commit), -1;
         if (r.status >= 300 && r.status < 400) {
             if (!*r.location)
-                return tl_fail("hf_download: %s: HTTP %ld redirect without a Location from %s",
-                               file, r.status, current), -1;
+                return tl_fail("hf_download: %s: HTTP %ld redirect without a Location from %.*s",
+                               file, r.status, SHOWN(current)), -1;
+            const char *why = bad_target(r.location, sizeof r.location);
+            if (why)
+                return tl_fail("hf_download: %s: refusing the redirect from %.*s to a %.*s URL: "
+                               "%s", file, SHOWN(current), (int)strcspn(r.location, ":/"),
+                               r.location, why), -1;
             if (hops == MAX_REDIRECTS)
-                return tl_fail("hf_download: %s: more than %d redirects from %s (a loop?)",
-                               file, MAX_REDIRECTS, url), -1;
+                return tl_fail("hf_download: %s: more than %d redirects from %.*s (a loop?)",
+                               file, MAX_REDIRECTS, SHOWN(url)), -1;
             origin_of(r.location, next_origin, sizeof next_origin);
             if (*r.linked_etag || r.linked_size >= 0 || strcmp(next_origin, origin) != 0) {
                 /* an LFS file: the redirect itself describes the content */
@@ -418,15 +532,16 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
         break;
     }
     if (*m->sha256 && !is_hex(m->sha256, 64))
-        return tl_fail("hf_download: %s: the server's X-Linked-Etag '%.80s' is not a sha256: "
-                       "refusing it", file, m->sha256), -1;
+        return tl_fail("hf_download: %s: the X-Linked-Etag '%.80s' from %.*s is not a sha256: "
+                       "refusing it", file, m->sha256, SHOWN(url)), -1;
     if (!*m->sha256 && !*m->sha1 && !want_sha256)
         return tl_fail("hf_download: %s: the server sent no sha256 (X-Linked-Etag) or git sha1 "
-                       "(ETag) at %s, so the bytes cannot be verified: pass the expected sha256",
-                       file, url), -1;
+                       "(ETag) at %.*s, so the bytes cannot be verified: pass the expected sha256",
+                       file, SHOWN(url)), -1;
     if (m->size < 0)
-        return tl_fail("hf_download: %s: the server did not say the file's size "
-                       "(no X-Linked-Size or Content-Length) at %s", file, url), -1;
+        return tl_fail("hf_download: %s: the server did not say the file's size (no "
+                       "X-Linked-Size or Content-Length) at %.*s: try again later", file,
+                       SHOWN(url)), -1;
     return 0;
 }
 
@@ -478,19 +593,21 @@ static int verify(const char *file, const file_meta *m, const char *want_sha256,
     digest_hex(s->sha256, sha256);
     digest_hex(s->sha1, sha1);
     if (s->written != m->size)
-        return tl_fail("hf_download: %s: got %lld bytes, the server announced %lld",
-                       file, s->written, m->size), -1;
+        return tl_fail("hf_download: %s: got %lld bytes from %.*s, which announced %lld: run "
+                       "again", file, s->written, SHOWN(m->url), m->size), -1;
     if (*m->sha256 && strcmp(sha256, m->sha256) != 0)
-        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), found %s; "
-                       "the bytes were deleted: run again, and if it repeats, the server or a "
-                       "proxy is corrupting the file", file, m->sha256, sha256), -1;
+        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), found %s "
+                       "in the bytes from %.*s; they were deleted: run again, and if it repeats, "
+                       "the server or a proxy is corrupting the file", file, m->sha256, sha256,
+                       SHOWN(m->url)), -1;
     if (want_sha256 && strcmp(sha256, want_sha256) != 0)
         return tl_fail("hf_download: %s: sha256 mismatch: expected %s (given by the caller), "
-                       "found %s; the bytes were deleted: check the expected hash",
-                       file, want_sha256, sha256), -1;
+                       "found %s in the bytes from %.*s; they were deleted: check the expected "
+                       "hash", file, want_sha256, sha256, SHOWN(m->url)), -1;
     if (*m->sha1 && strcmp(sha1, m->sha1) != 0)
-        return tl_fail("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found %s; "
-                       "the bytes were deleted: run again", file, m->sha1, sha1), -1;
+        return tl_fail("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found %s "
+                       "in the bytes from %.*s; they were deleted: run again", file, m->sha1,
+                       sha1, SHOWN(m->url)), -1;
     return 0;
 }
 
@@ -525,18 +642,31 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
         response r;
         long long from = s->written;
         CURLcode cc = exchange(m->url, token, from, timeout, &r, s, errbuf);
+        if (r.malformed)
+            return tl_fail("hf_download: %s: the answer from %.*s has a malformed %s, or two "
+                           "that differ: refusing it (the %lld bytes in %s are kept; run again "
+                           "to resume)", file, SHOWN(m->url), r.malformed, from, part), -1;
         if (s->bad_range)
-            return tl_fail("hf_download: %s: asked for bytes from %lld, the server sent a range "
-                           "starting at %lld: refusing to append it (the %lld bytes in %s are "
-                           "kept; run again to resume)", file, from, r.range_start, from, part), -1;
+            return tl_fail("hf_download: %s: asked %.*s for bytes from %lld, its 206 has a "
+                           "Content-Range starting at %lld: refusing to append it (the %lld "
+                           "bytes in %s are kept; run again to resume)", file, SHOWN(m->url),
+                           from, r.range_start, from, part), -1;
         if (s->bad_size)
             return tl_fail("hf_download: %s: the server announced %lld bytes (X-Linked-Size or "
-                           "Content-Length) but %.*s sends a file of %lld", file, m->size,
-                           (int)strcspn(m->url, "?"), m->url,
+                           "Content-Length) but %.*s sends a file of %lld: run again later",
+                           file, m->size, SHOWN(m->url),
                            r.status == 206 ? r.range_total : r.content_length), -1;
         if (s->too_long)
-            return tl_fail("hf_download: %s: %.*s sent more than the %lld bytes announced",
-                           file, (int)strcspn(m->url, "?"), m->url, m->size), -1;
+            return tl_fail("hf_download: %s: %.*s sent more than the %lld bytes announced: run "
+                           "again later", file, SHOWN(m->url), m->size), -1;
+        if (s->write_errno)
+            return tl_fail("hf_download: %s: cannot write %s: %s; free some space or choose "
+                           "another cache folder", file, part, strerror(s->write_errno)), -1;
+        if (cc != CURLE_OK && !transient(cc))
+            return tl_fail("hf_download: %s: no valid HTTP answer from %.*s: %s (%lld of %lld "
+                           "bytes kept in %s)", file, SHOWN(m->url),
+                           wire_error(cc, errbuf, timeout, why, sizeof why), s->written, m->size,
+                           part), -1;
         if (cc == CURLE_OK && r.status == 416) {      /* our offset is past the end: start over */
             if (restart_part(s) != 0)
                 return tl_fail("hf_download: %s: cannot empty %s: %s", file, part,
@@ -550,8 +680,7 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, m->url, &r, attempt);
             return tl_fail("hf_download: %s: transfer from %.*s failed %d times: %s (%lld of %lld "
-                           "bytes kept in %s; run again to resume)", file,
-                           (int)strcspn(m->url, "?"), m->url, attempt,
+                           "bytes kept in %s; run again to resume)", file, SHOWN(m->url), attempt,
                            wire_error(cc, errbuf, timeout, why, sizeof why), s->written, m->size,
                            part), -1;
         }
@@ -562,20 +691,47 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
     return 0;
 }
 
-/* Downloads m->url into part, resuming what is there, and verifies it.
- * 0 when part holds the verified file; -1 with an error. */
-static int transfer(const char *file, const char *part, const file_meta *m, const char *token,
-                    const char *want_sha256, double timeout, sink *s) {
-    long long have = file_size(part);
-    if (have > m->size) unlink(part);                 /* longer than the file: useless */
-    s->file = fopen(part, "ab+");                     /* writes go to the end, reads anywhere */
-    if (!s->file)
-        return tl_fail("hf_download: %s: cannot write %s: %s", file, part, strerror(errno)), -1;
+/* Opens part for reading and appending, locked. The lock keeps a second
+ * download of the same file (another thread or process) from mixing its
+ * bytes in; a symbolic link is refused, for it could point anywhere. */
+static FILE *open_part(const char *file, const char *part) {
+    int fd = open(part, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ELOOP)
+        return tl_fail("hf_download: %s: %s is a symbolic link: refusing to write through it; "
+                       "delete it and run again", file, part);
+    if (fd < 0)
+        return tl_fail("hf_download: %s: cannot write %s: %s; check that the cache folder is "
+                       "writable", file, part, strerror(errno));
+    /* Locked, and still the file named part: not one that a download which
+     * just finished moved into place. */
+    struct stat locked, named;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &locked) != 0 || lstat(part, &named) != 0 ||
+        locked.st_ino != named.st_ino || locked.st_dev != named.st_dev) {
+        close(fd);
+        return tl_fail("hf_download: %s: another download of this file is using %s: let it "
+                       "finish, then run again", file, part);
+    }
+    FILE *f = fdopen(fd, "a+");
+    if (!f) close(fd);
+    return f ? f : tl_fail("hf_download: out of memory");
+}
+
+/* Downloads m->url into part, resuming what is there, verifies it and
+ * renames it to path, all under part's lock. 0, or -1 with an error. */
+static int transfer(const char *file, const char *part, const char *path, const file_meta *m,
+                    const char *token, const char *want_sha256, double timeout, sink *s) {
+    s->file = open_part(file, part);
+    if (!s->file) return -1;
+    struct stat st;
+    long long have = fstat(fileno(s->file), &st) == 0 ? (long long)st.st_size : 0;
     s->expected = m->size;
     s->shown_percent = -1;
     hashes_begin(s);
     int rc = 0;
-    if (have > 0 && have <= m->size) {                /* resume: hash the bytes on disk first */
+    if (have > m->size) {                             /* longer than the file: useless */
+        rc = restart_part(s);
+        if (rc != 0) tl_fail("hf_download: %s: cannot empty %s: %s", file, part, strerror(errno));
+    } else if (have > 0) {                            /* resume: hash the bytes on disk first */
         rc = hash_existing(s->file, have, s);
         if (rc != 0) tl_fail("hf_download: %s: cannot read %s: %s", file, part, strerror(errno));
     }
@@ -585,46 +741,75 @@ static int transfer(const char *file, const char *part, const file_meta *m, cons
         tl_fail("hf_download: %s: cannot write %s: %s", file, part, strerror(errno));
         rc = -1;
     }
-    fclose(s->file);
-    s->file = NULL;
     if (rc != 0) {
         if (s->too_long) unlink(part);                /* its bytes are not the file's */
-        return -1;
-    }
-    if (verify(file, m, want_sha256, s) != 0) {
+    } else if (verify(file, m, want_sha256, s) != 0) {
         unlink(part);                                 /* corrupt bytes are never kept */
-        return -1;
+        rc = -1;
+    } else if (rename(part, path) != 0) {
+        rc = -1;
+        tl_fail("hf_download: %s: cannot move %s into place: %s", file, part, strerror(errno));
     }
-    return 0;
+    fclose(s->file);                                  /* unlocks, once part is gone */
+    s->file = NULL;
+    return rc;
 }
 
 /* ---- one file, then all of them -------------------------------------------- */
 
-/* Creates every folder of path's parent, like mkdir -p. */
-static int make_parents(const char *path) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
+/* Creates the folder named by path's first len bytes, and those above it. */
+static int make_folders(const char *what, const char *path, size_t len) {
+    char buf[PATH_BYTES];
+    if (len >= sizeof buf)
+        return tl_fail("hf_download: %s: the path %.100s... is longer than %d bytes: use a "
+                       "shorter cache folder", what, path, PATH_BYTES - 1), -1;
+    memcpy(buf, path, len);
+    buf[len] = 0;
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != 0) continue;
+        buf[i] = 0;
+        struct stat st;
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return tl_fail("hf_download: %s: cannot create the folder %s: %s; check the "
+                           "permissions of the cache folder", what, buf, strerror(errno)), -1;
+        if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+            return tl_fail("hf_download: %s: %s is not a folder: move it away, or use another "
+                           "cache folder", what, buf), -1;
+        buf[i] = i < len ? '/' : 0;
     }
     return 0;
+}
+
+/* Refuses a file the disk cannot hold: a wrong or hostile size (10^18
+ * bytes) fails here, before a byte is asked for. */
+static int check_space(const char *file, const char *dir, const char *part, long long size) {
+    struct statvfs fs;
+    long long have = file_size(part);
+    unsigned long long need = (unsigned long long)(size - (have > 0 && have <= size ? have : 0));
+    if (statvfs(dir, &fs) != 0 || need <= (unsigned long long)fs.f_bavail * fs.f_frsize) return 0;
+    return tl_fail("hf_download: %s: the server announces %lld bytes, more than the %llu bytes "
+                   "free in %s: free some space or use another cache folder", file, size,
+                   (unsigned long long)fs.f_bavail * fs.f_frsize, dir), -1;
 }
 
 static int download_one(const char *dir, const char *endpoint, const char *repo_id,
                         const char *revision, const char *file, const char *want_sha256,
                         const char *token, double timeout, bool offline, sink *s) {
-    char path[4096], part[4200];
+    char path[PATH_BYTES], part[PATH_BYTES];
+    if (snprintf(part, sizeof part, "%s/%s.part", dir, file) >= (int)sizeof part)
+        return tl_fail("hf_download: %s: its path in %s would be longer than %d bytes: use a "
+                       "shorter cache folder", file, dir, PATH_BYTES - 1), -1;
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    snprintf(part, sizeof part, "%s.part", path);
     if (offline) {
         if (file_size(path) < 0)
             return tl_fail("hf_download: %s: HF_HUB_OFFLINE=1 and the file is not in the cache at "
                            "%s: unset HF_HUB_OFFLINE to download it", file, path), -1;
         return 0;
     }
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return tl_fail("hf_download: %s: %s is a folder, so the file cannot be put there: move "
+                       "the folder away and run again", file, path), -1;
     char *url = resolve_url(endpoint, repo_id, revision, file);
     if (!url) return tl_fail("hf_download: out of memory"), -1;
     file_meta m = {.size = -1};
@@ -632,19 +817,14 @@ static int download_one(const char *dir, const char *endpoint, const char *repo_
     free(url);
     if (rc != 0) return -1;
     if (already_verified(file, path, &m, want_sha256, s)) return 0;
-    if (make_parents(path) != 0)
-        return tl_fail("hf_download: %s: cannot create the folder for %s: %s", file, path,
-                       strerror(errno)), -1;
+    if (make_folders(file, path, (size_t)(strrchr(path, '/') - path)) != 0) return -1;
+    if (check_space(file, dir, part, m.size) != 0) return -1;
     char endpoint_origin[2048], bytes_origin[2048];
     origin_of(endpoint, endpoint_origin, sizeof endpoint_origin);
     origin_of(m.url, bytes_origin, sizeof bytes_origin);
     const char *auth = strcmp(bytes_origin, endpoint_origin) == 0 ? token : NULL;  /* never to another host */
     s->progress = isatty(STDERR_FILENO) && m.size >= PROGRESS_MIN_BYTES;
-    if (transfer(file, part, &m, auth, want_sha256, timeout, s) != 0) return -1;
-    if (rename(part, path) != 0)
-        return tl_fail("hf_download: %s: cannot move %s into place: %s", file, part,
-                       strerror(errno)), -1;
-    return 0;
+    return transfer(file, part, path, &m, auth, want_sha256, timeout, s);
 }
 
 char *hf_download(const char *repo_id, const char *const *filenames, int n,
@@ -666,13 +846,14 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
             return tl_fail("hf_download: the sha256 given for %s is '%.80s', not 64 lowercase "
                            "hex digits", filenames[i], sha256[i]);
     }
-    char base[4096];
+    char base[2048];
     size_t elen = strlen(endpoint);
     while (elen > 0 && endpoint[elen - 1] == '/') elen--;   /* "https://hub/" works too */
+    bool http = !strncmp(endpoint, "http://", 7) || !strncmp(endpoint, "https://", 8);
+    if (!http || elen >= sizeof base)
+        return tl_fail("hf_download: endpoint '%.100s' is not an http(s) URL of at most %zu "
+                       "bytes (check HF_ENDPOINT)", endpoint, sizeof base - 1);
     snprintf(base, sizeof base, "%.*s", (int)elen, endpoint);
-    if (strncmp(base, "http://", 7) && strncmp(base, "https://", 8))
-        return tl_fail("hf_download: endpoint '%s' is not an http(s) URL (check HF_ENDPOINT)",
-                       endpoint);
 
     /* cache_dir/<org>--<name>/<revision> */
     char *dir = NULL;
@@ -685,10 +866,7 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
     const char *token = getenv("HF_TOKEN");
     if (token && !*token) token = NULL;
 
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/x", dir);
-    if (!offline && make_parents(probe) != 0) {
-        tl_fail("hf_download: cannot create the cache folder %s: %s", dir, strerror(errno));
+    if (!offline && make_folders("the cache", dir, strlen(dir)) != 0) {
         free(dir);
         return NULL;
     }
