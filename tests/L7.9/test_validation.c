@@ -220,3 +220,59 @@ START_TEST(test_percent_encoding_of_revisions_and_filenames)
     fx_end(&f);
 }
 END_TEST
+
+/* Lengths at the limits, and names that only look dangerous: a path
+ * segment may have 250 bytes (255, a file system's limit, less ".part"),
+ * a repo name 96 characters; "%2e%2e" and trailing dots or spaces are
+ * plain characters, sent encoded and stored as they are. */
+START_TEST(test_names_at_the_limits)
+{
+    char seg[300], name[400], repo[256];
+    memset(seg, 'a', sizeof seg);
+    seg[250] = 0;
+    ck_assert_msg(hf_validate_filename(seg) == 0, "250 bytes: %s", tl_error());
+    snprintf(name, sizeof name, "dir/%s", seg);
+    ck_assert_int_eq(hf_validate_filename(name), 0);
+    ck_assert_int_eq(hf_validate_revision(seg), 0);
+    seg[250] = 'a', seg[251] = 0;
+    tl_clear_error();
+    ck_assert_int_eq(hf_validate_filename(seg), -1);
+    fx_assert_error_mentions("filename", "250");
+    snprintf(name, sizeof name, "%s/x.bin", seg);
+    ck_assert_int_eq(hf_validate_filename(name), -1);
+    tl_clear_error();
+    ck_assert_int_eq(hf_validate_revision(seg), -1);
+    fx_assert_error_mentions("revision");
+    for (const char *bad = "\x01\x1f\x7f"; *bad; bad++) {
+        char rev[8] = {'v', *bad, '1', 0};
+        ck_assert_msg(hf_validate_revision(rev) == -1, "a revision with \\x%02x", *bad);
+    }
+    char name96[97];
+    memset(name96, 'n', 96);
+    name96[96] = 0;
+    snprintf(repo, sizeof repo, "org/%s", name96);
+    ck_assert_msg(hf_validate_repo_id(repo) == 0, "a 96-character name: %s", tl_error());
+    snprintf(repo, sizeof repo, "%s/tiny", name96);
+    ck_assert_msg(hf_validate_repo_id(repo) == 0, "a 96-character namespace: %s", tl_error());
+    snprintf(repo, sizeof repo, "org/%sn", name96);
+    ck_assert_int_eq(hf_validate_repo_id(repo), -1);
+    snprintf(repo, sizeof repo, "%sn/tiny", name96);
+    ck_assert_int_eq(hf_validate_repo_id(repo), -1);
+
+    hf_fx f;
+    fx_init(&f);
+    const char *plain[] = {"%2e%2e/x.bin", "%2F.bin", "dots. . .", "y. "};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(hub_add_file(f.h, FX_REPO, plain[i], "p", 1), 0);
+    fx_start(&f);
+    char *dir = fx_download(&f, "main", plain, 4, NULL);
+    ck_assert_msg(dir != NULL, "%s\nrequests:%s", tl_error(), fx_log_text(&f));
+    free(dir);
+    ck_assert_msg(fx_count(&f, "GET", HUB_HOST_HUB, "/main/%252e%252e/x.bin") == 1,
+                  "'%%' must be sent as %%25; requests:%s", fx_log_text(&f));
+    char tree[1024];
+    fx_tree(f.base, tree, sizeof tree);
+    ck_assert_str_eq(tree, "cache/org--tiny/main/%2F.bin\ncache/org--tiny/main/%2e%2e/x.bin\n"
+                           "cache/org--tiny/main/dots. . .\ncache/org--tiny/main/y. \n");
+    fx_end(&f);
+}
+END_TEST
