@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "cli.h"
 #include "lessonlib.h"
@@ -36,9 +37,10 @@ typedef struct {
     unit canary;
     strlist canary_symbols;
     link_spec baseline, canary_prog, canary_course;
+    link_spec control;         /* the plain reference, run again among the mutants */
+    strlist gcov_dirs;         /* where the baseline writes its line counts */
     link_spec *wheat_progs, *mutant_progs;
     run_result *validity_runs; /* the baseline (the reference, with coverage), then each wheat */
-    run_result *mutant_runs;
     coverage cov;
     char data_key[HASH_HEX];
 } work;
@@ -344,9 +346,9 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     /* batch 2: every test program */
     w->wheat_progs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_progs);
     w->mutant_progs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_progs);
-    int nprogs = 2 + r->nwheats + r->nmutants;
+    int nprogs = 3 + r->nwheats + r->nmutants;
     link_spec *progs = xcalloc((size_t)nprogs, sizeof *progs);
-    int *origin = xcalloc((size_t)nprogs, sizeof *origin); /* -1 baseline, -2 canary, wheat i, 1000+mutant i */
+    int *origin = xcalloc((size_t)nprogs, sizeof *origin); /* -1 baseline, -2 canary, -3 control, wheat i, 1000+mutant i */
     k = 0;
     program_spec(&progs[k], &w->tests, &w->refcov, l, &w->ref_deps);
     progs[k].coverage = true;
@@ -360,6 +362,8 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     if (!(broken && *broken && strcmp(broken, "0") != 0))
         for (int i = 0; i < w->canary_symbols.n; i++) sl_push(&progs[k].wraps, w->canary_symbols.v[i]);
     origin[k++] = -2;
+    program_spec(&progs[k], &w->tests, &w->ref, l, &w->ref_deps);
+    origin[k++] = -3;
     for (int i = 0; i < r->nwheats; i++) {
         program_spec(&progs[k], &w->tests, &w->wheat_libs[i], l, &w->ref_deps);
         origin[k++] = i;
@@ -379,6 +383,7 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     for (int i = 0; i < k; i++) {
         if (origin[i] == -1) w->baseline = progs[i];
         else if (origin[i] == -2) w->canary_prog = progs[i];
+        else if (origin[i] == -3) w->control = progs[i];
         else if (origin[i] < 1000) w->wheat_progs[origin[i]] = progs[i];
         else w->mutant_progs[origin[i] - 1000] = progs[i];
     }
@@ -398,6 +403,15 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     if (!w->canary_prog.ok) {
         print_compiler_log(ctx, w->canary_prog.log);
         return harness(r, xstrdup("the canary does not link (above)"));
+    }
+    if (!w->control.ok) {
+        print_compiler_log(ctx, w->control.log);
+        return harness(r, xstrdup("the reference does not link with your tests without coverage (above)"));
+    }
+    for (int i = 0; i < w->refcov.n; i++) {
+        char *dir = path_dirname(w->refcov.units[i].obj);
+        if (!sl_contains(&w->gcov_dirs, dir)) sl_push(&w->gcov_dirs, dir);
+        free(dir);
     }
     for (int i = 0; i < r->nmutants; i++)
         if (w->mutant_ready[i] && !w->mutant_progs[i].ok) {
@@ -467,6 +481,7 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
     run_spec *specs = xcalloc((size_t)n, sizeof *specs);
     run_result *runs = xcalloc((size_t)n, sizeof *runs);
     specs[0] = grading_spec(&w->baseline, &w->tests.tests, r->l->test_timeout, w->data_key);
+    specs[0].writable = &w->gcov_dirs;
     /* coverage is kept beside the cached result; without it, run again */
     char key[HASH_HEX];
     run_spec_key(ctx, &specs[0], key);
@@ -495,12 +510,15 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
                 add_invalid(r, where, &runs[1 + k].t[i]);
                 free(where);
             }
-    /* the timeout for mutants: Stryker's shape, from the slowest test here */
+    /* The timeout for mutants: Stryker's shape, from the slowest test here,
+     * but never past the lesson's own limit (a test that sleeps on the
+     * reference must not make every mutant's run that long). */
     double slowest = -1;
     for (int i = 0; i < runs[0].n; i++)
         if (runs[0].t[i].seconds > slowest) slowest = runs[0].t[i].seconds;
     r->baseline_seconds = slowest >= 0 ? slowest : runs[0].seconds;
     r->timeout = 1.5 * r->baseline_seconds + 2.0;
+    if (r->timeout > r->l->test_timeout) r->timeout = r->l->test_timeout;
     if (r->ninvalid) {
         if ((rc = find_hints(ctx, r, w)) != OL_PASS) return rc;
         strlist names = {0};
@@ -514,54 +532,16 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
         sl_free(&names);
         return OL_FAIL;
     }
-    set_stage(ctx, r, ST_VALID, STAGE_PASS,
-              runs[0].n == 1 ? xasprintf("it passes on the reference and on %d wheat%s", r->nwheats, r->nwheats == 1 ? "" : "s")
-                             : xasprintf("all %d pass on the reference and on %d wheat%s", runs[0].n, r->nwheats,
-                                         r->nwheats == 1 ? "" : "s"));
+    /* said once the reference has passed again, among the mutants */
+    r->stages[ST_VALID].state = STAGE_PASS;
+    r->stages[ST_VALID].summary =
+        runs[0].n == 1 ? xasprintf("it passes on the reference and on %d wheat%s", r->nwheats, r->nwheats == 1 ? "" : "s")
+                       : xasprintf("all %d pass on the reference and on %d wheat%s", runs[0].n, r->nwheats,
+                                   r->nwheats == 1 ? "" : "s");
     return OL_PASS;
 }
 
-/* ---- stage 5: the canary ---- */
-
-static int stage_canary(ol_ctx *ctx, check_report *r, work *w) {
-    run_spec spec = grading_spec(&w->canary_prog, &w->tests.tests, r->timeout, w->data_key);
-    run_result run = {0};
-    if (run_tests(ctx, &spec, &run, 1) != 0) return 130;
-    int killers = run_failures(&run);
-    run_result_free(&run);
-    if (killers > 0) {
-        set_stage(ctx, r, ST_CANARY, STAGE_PASS,
-                  xasprintf("caught by %d of your %d test%s", killers, w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s"));
-        return OL_PASS;
-    }
-    /* Is the harness broken, or do the student's tests call nothing? The
-     * course tests call every function: they must catch it. */
-    w->canary_course = (link_spec){0};
-    suite_link(&w->course, &w->canary_course);
-    link_add_unit(&w->canary_course, &w->canary);
-    suite none = {0};
-    program_spec(&w->canary_course, &none, &w->ref, r->l, &w->ref_deps);
-    for (int i = 0; i < w->canary_prog.wraps.n; i++) sl_push(&w->canary_course.wraps, w->canary_prog.wraps.v[i]);
-    int failed = build_links(ctx, &w->canary_course, 1);
-    if (failed < 0) return 130;
-    if (failed > 0) {
-        print_compiler_log(ctx, w->canary_course.log);
-        return harness(r, xstrdup("the canary does not link with the course tests (above)"));
-    }
-    spec = grading_spec(&w->canary_course, &w->course.tests, r->timeout, w->data_key);
-    if (run_tests(ctx, &spec, &run, 1) != 0) return 130;
-    int course_killers = run_failures(&run);
-    run_result_free(&run);
-    if (course_killers == 0)
-        return harness(r, xstrdup("the canary, which aborts in every function of the lesson, survived even the course "
-                                  "tests: the mutants are not reaching the test programs"));
-    set_stage(ctx, r, ST_CANARY, STAGE_FAIL,
-              xasprintf("none of your tests calls a function of %s (a variant that aborts in every one of them "
-                        "passed them all), so no mutant can be caught", r->l->id));
-    return OL_FAIL;
-}
-
-/* ---- stage 6: the mutants ---- */
+/* ---- stages 5 and 6: the canary and the mutants, with the control ---- */
 
 /* A mutant none of whose changed lines ran in the baseline cannot be caught:
  * NoCoverage. Lines gcov does not count as code say nothing either way. */
@@ -620,37 +600,85 @@ static void classify(mutant_outcome *o, const run_result *run) {
     }
 }
 
-static int stage_mutation(ol_ctx *ctx, check_report *r, work *w) {
-    if (r->nmutants == 0) { /* an R1 or R2 lesson may have none: nothing to score */
-        set_stage(ctx, r, ST_MUTATION, STAGE_SKIPPED, xasprintf("the lesson has no mutants (%s does not ask for a score)", r->l->rung));
+/* A random order (Fisher-Yates on getrandom's bytes, else the clock). */
+static void shuffle(int *v, int n) {
+    unsigned seed = (unsigned)(now_seconds() * 1e6);
+    for (int i = n - 1; i > 0; i--) {
+        unsigned x;
+        if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) x = seed = seed * 1103515245u + 12345u;
+        int j = (int)(x % (unsigned)(i + 1));
+        int t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+/* The control: the reference again, run as one more mutant would be (in the
+ * same batch, at a random place, with the mutants' timeout). A test that
+ * tells the validity runs from the mutants' by anything but behaviour
+ * (their order or time, files left by earlier runs, the timeout it is
+ * given) fails here, and is INVALID like any test that fails on the
+ * reference. */
+static int judge_control(ol_ctx *ctx, check_report *r, const run_result *run) {
+    int before = r->ninvalid;
+    for (int i = 0; i < run->n; i++)
+        if (run->t[i].status != TEST_PASS)
+            add_invalid(r, "the reference, run a second time (among the mutants, with their timeout)", &run->t[i]);
+    if (r->ninvalid == before) {
+        report_stage(ctx, r, ST_VALID);
         return OL_PASS;
     }
-    run_spec *specs = xcalloc((size_t)r->nmutants + 1, sizeof *specs);
-    int *which = xcalloc((size_t)r->nmutants + 1, sizeof *which);
-    int n = 0;
-    for (int i = 0; i < r->nmutants; i++) {
-        mutant_outcome *o = &r->outcomes[i];
-        if (!w->mutant_ready[i]) continue;
-        int line = 0;
-        if (uncovered(&w->cov, &r->mutants[i], &line)) {
-            o->uncovered_line = line;
-            set_outcome(o, MS_NOCOVERAGE, xasprintf("no test executes line %d of reference/%s", line,
-                                                    r->mutants[i].changes[0].file));
-            continue;
-        }
-        specs[n] = grading_spec(&w->mutant_progs[i], &w->tests.tests, r->timeout, w->data_key);
-        which[n++] = i;
-    }
-    w->mutant_runs = xcalloc((size_t)n + 1, sizeof *w->mutant_runs);
-    int rc = run_tests(ctx, specs, w->mutant_runs, n) == 0 ? OL_PASS : 130;
-    for (int k = 0; k < n && rc == OL_PASS; k++) classify(&r->outcomes[which[k]], &w->mutant_runs[k]);
-    for (int k = 0; k < n; k++) run_result_free(&w->mutant_runs[k]);
-    free(w->mutant_runs);
-    w->mutant_runs = NULL;
-    free(specs);
-    free(which);
-    if (rc != OL_PASS) return rc;
+    strlist names = {0};
+    for (int i = before; i < r->ninvalid; i++)
+        if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
+    char *list = sl_join(&names, ", ");
+    set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+              xasprintf("INVALID: %d test%s passed on the reference once but not when it ran again among the "
+                        "mutants (%s): a test must give the same answer every time, whatever ran before it, "
+                        "so the mutation score is unknown",
+                        names.n, names.n == 1 ? "" : "s", list));
+    free(list);
+    sl_free(&names);
+    return OL_FAIL;
+}
 
+/* The canary must be caught. If it is not, do the student's tests call
+ * nothing, or is the harness broken? The course tests call every function:
+ * they must catch it. */
+static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result *run) {
+    int killers = run_failures(run);
+    if (killers > 0) {
+        set_stage(ctx, r, ST_CANARY, STAGE_PASS,
+                  xasprintf("caught by %d of your %d test%s", killers, w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s"));
+        return OL_PASS;
+    }
+    w->canary_course = (link_spec){0};
+    suite_link(&w->course, &w->canary_course);
+    link_add_unit(&w->canary_course, &w->canary);
+    suite none = {0};
+    program_spec(&w->canary_course, &none, &w->ref, r->l, &w->ref_deps);
+    for (int i = 0; i < w->canary_prog.wraps.n; i++) sl_push(&w->canary_course.wraps, w->canary_prog.wraps.v[i]);
+    int failed = build_links(ctx, &w->canary_course, 1);
+    if (failed < 0) return 130;
+    if (failed > 0) {
+        print_compiler_log(ctx, w->canary_course.log);
+        return harness(r, xstrdup("the canary does not link with the course tests (above)"));
+    }
+    run_spec spec = grading_spec(&w->canary_course, &w->course.tests, r->timeout, w->data_key);
+    run_result course = {0};
+    if (run_tests(ctx, &spec, &course, 1) != 0) return 130;
+    int course_killers = run_failures(&course);
+    run_result_free(&course);
+    if (course_killers == 0)
+        return harness(r, xstrdup("the canary, which aborts in every function of the lesson, survived even the course "
+                                  "tests: the mutants are not reaching the test programs"));
+    set_stage(ctx, r, ST_CANARY, STAGE_FAIL,
+              xasprintf("none of your tests calls a function of %s (a variant that aborts in every one of them "
+                        "passed them all), so no mutant can be caught", r->l->id));
+    return OL_FAIL;
+}
+
+static int score_mutants(ol_ctx *ctx, check_report *r, work *w) {
     strlist killers = {0};
     for (int i = 0; i < r->nmutants; i++) {
         const mutant_outcome *o = &r->outcomes[i];
@@ -685,6 +713,61 @@ static int stage_mutation(ol_ctx *ctx, check_report *r, work *w) {
     return ok ? OL_PASS : OL_FAIL;
 }
 
+/* One batch, in a random order: the control, the canary and every covered
+ * mutant, each with the same timeout. Then stages 4 (the control), 5 and 6
+ * are said, in that order. */
+static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
+    int n = 0;
+    run_spec *specs = xcalloc((size_t)r->nmutants + 2, sizeof *specs);
+    int *which = xcalloc((size_t)r->nmutants + 2, sizeof *which); /* -1 control, -2 canary, else the mutant */
+    specs[n] = grading_spec(&w->control, &w->tests.tests, r->timeout, w->data_key);
+    which[n++] = -1;
+    specs[n] = grading_spec(&w->canary_prog, &w->tests.tests, r->timeout, w->data_key);
+    which[n++] = -2;
+    for (int i = 0; i < r->nmutants; i++) {
+        mutant_outcome *o = &r->outcomes[i];
+        if (!w->mutant_ready[i]) continue;
+        int line = 0;
+        if (uncovered(&w->cov, &r->mutants[i], &line)) {
+            o->uncovered_line = line;
+            set_outcome(o, MS_NOCOVERAGE, xasprintf("no test executes line %d of reference/%s", line,
+                                                    r->mutants[i].changes[0].file));
+            continue;
+        }
+        specs[n] = grading_spec(&w->mutant_progs[i], &w->tests.tests, r->timeout, w->data_key);
+        which[n++] = i;
+    }
+    int *order = xcalloc((size_t)n, sizeof *order);
+    for (int k = 0; k < n; k++) order[k] = k;
+    shuffle(order, n);
+    run_spec *shuffled = xcalloc((size_t)n, sizeof *shuffled);
+    for (int k = 0; k < n; k++) shuffled[k] = specs[order[k]];
+    run_result *runs = xcalloc((size_t)n, sizeof *runs);
+    int rc = run_tests(ctx, shuffled, runs, n) == 0 ? OL_PASS : 130;
+    const run_result *control = NULL, *canary = NULL;
+    for (int k = 0; k < n && rc == OL_PASS; k++) {
+        int what = which[order[k]];
+        if (what == -1) control = &runs[k];
+        else if (what == -2) canary = &runs[k];
+        else classify(&r->outcomes[what], &runs[k]);
+    }
+    if (rc == OL_PASS) rc = judge_control(ctx, r, control);
+    if (rc == OL_PASS) rc = judge_canary(ctx, r, w, canary);
+    if (rc == OL_PASS) {
+        if (r->nmutants == 0) /* an R1 or R2 lesson may have none: nothing to score */
+            set_stage(ctx, r, ST_MUTATION, STAGE_SKIPPED,
+                      xasprintf("the lesson has no mutants (%s does not ask for a score)", r->l->rung));
+        else rc = score_mutants(ctx, r, w);
+    }
+    for (int k = 0; k < n; k++) run_result_free(&runs[k]);
+    free(runs);
+    free(shuffled);
+    free(order);
+    free(specs);
+    free(which);
+    return rc;
+}
+
 /* ---- the pipeline ---- */
 
 static void work_free(check_report *r, work *w) {
@@ -706,6 +789,8 @@ static void work_free(check_report *r, work *w) {
     sl_free(&w->canary_symbols);
     link_free(&w->baseline);
     link_free(&w->canary_prog);
+    link_free(&w->control);
+    sl_free(&w->gcov_dirs);
     link_free(&w->canary_course);
     for (int i = 0; w->wheat_progs && i < r->nwheats; i++) link_free(&w->wheat_progs[i]);
     for (int i = 0; w->mutant_progs && i < r->nmutants; i++) link_free(&w->mutant_progs[i]);
@@ -739,8 +824,7 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     if (rc == OL_PASS) rc = stage_tests(ctx, r, &w);
     if (rc == OL_PASS) rc = build_variants(ctx, r, &w);
     if (rc == OL_PASS) rc = stage_validity(ctx, r, &w);
-    if (rc == OL_PASS) rc = stage_canary(ctx, r, &w);
-    if (rc == OL_PASS) rc = stage_mutation(ctx, r, &w);
+    if (rc == OL_PASS) rc = stage_grading(ctx, r, &w);
     r->seconds = now_seconds() - started;
     if (proc_interrupted()) rc = 130; /* whatever a stage made of its stopped children */
     if (rc == 130 || r->harness_broken) {

@@ -68,6 +68,9 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
             /* the copy's own folder has no private headers: look in the original's */
             char *dir = path_dirname(src);
             sl_push_owned(&u->flags, xasprintf("-iquote%s/reference/%s", ctx->root, dir));
+            /* debug info names the folder built in: name the reference's, so a
+             * test reading its own program cannot tell which variant it is */
+            sl_push_owned(&u->flags, xasprintf("-fdebug-prefix-map=%s=%s", patched_dir, ctx->root));
             free(dir);
             break;
         }

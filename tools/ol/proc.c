@@ -1,5 +1,7 @@
 #include "proc.h"
 
+#include "sandbox.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +80,8 @@ static void child_exec(proc_job *j) {
         /* collect first: unsetenv while walking environ skips entries */
         strlist names = {0};
         for (char **e = environ; *e; e++)
-            if (strncmp(*e, "CK_", 3) == 0) sl_push_owned(&names, xstrndup(*e, strcspn(*e, "=")));
+            if (strncmp(*e, "CK_", 3) == 0 || strncmp(*e, "OL_", 3) == 0 || strncmp(*e, "GCOV_", 5) == 0)
+                sl_push_owned(&names, xstrndup(*e, strcspn(*e, "=")));
         for (int i = 0; i < names.n; i++) unsetenv(names.v[i]);
     }
     for (int i = 0; i < j->env.n; i++) putenv(j->env.v[i]);
@@ -86,6 +89,7 @@ static void child_exec(proc_job *j) {
         fprintf(stderr, "ol: cannot enter %s: %s\n", j->cwd, strerror(errno));
         _exit(127);
     }
+    if (j->sandbox && sandbox_enter(j->sandbox) != 0) _exit(126);
     char **argv = xcalloc((size_t)j->argv.n + 1, sizeof *argv);
     for (int i = 0; i < j->argv.n; i++) argv[i] = j->argv.v[i];
     execvp(argv[0], argv);

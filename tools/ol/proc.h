@@ -12,7 +12,9 @@
 typedef struct proc_job {
     strlist argv;         /* argv[0] is looked up in PATH */
     strlist env;          /* "KEY=VALUE" set in the child */
-    bool clear_check_env; /* drop inherited CK_* variables (a run must not be filtered) */
+    bool clear_check_env; /* drop inherited CK_*, OL_* and GCOV_* variables: a run must not
+                           * be filtered, nor see ol's settings */
+    const struct sandbox *sandbox; /* limits and Landlock for a test program; NULL: none */
     char *cwd;            /* NULL: ol's own */
     char *out_path;       /* stdout and stderr; NULL: /dev/null */
     double timeout;       /* seconds of wall clock; 0: none */

@@ -177,8 +177,12 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
             printf("Tests that kill no mutant: %s\n", names);
             free(names);
         }
-        printf("Per-test timeout for mutants: %.1f s = 1.5 x %.3f s (the slowest of your tests on the reference) + 2 s\n",
-               r->timeout, r->baseline_seconds);
+        if (r->timeout + 1e-9 < 1.5 * r->baseline_seconds + 2.0)
+            printf("Per-test timeout for mutants: %.1f s, the lesson's limit (1.5 x %.3f s, the slowest of your tests "
+                   "on the reference, + 2 s would be more)\n", r->timeout, r->baseline_seconds);
+        else
+            printf("Per-test timeout for mutants: %.1f s = 1.5 x %.3f s (the slowest of your tests on the reference) + 2 s\n",
+                   r->timeout, r->baseline_seconds);
     }
     print_next(r);
 }

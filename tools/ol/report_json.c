@@ -127,7 +127,8 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
     cJSON_AddNumberToObject(config, "threshold", l->threshold);
     cJSON_AddItemToObject(config, "requiredPitfalls", string_array(&l->required_pitfalls));
     cJSON_AddNumberToObject(config, "timeoutSeconds", r->timeout);
-    cJSON_AddStringToObject(config, "timeoutFormula", "1.5 x the slowest test on the reference + 2 s");
+    cJSON_AddStringToObject(config, "timeoutFormula",
+                            "1.5 x the slowest test on the reference + 2 s, at most the lesson's test_timeout_seconds");
     if (r->score >= 0) cJSON_AddNumberToObject(config, "score", r->score);
     else cJSON_AddNullToObject(config, "score");
     cJSON_AddBoolToObject(config, "passed", r->passed);

@@ -2,13 +2,29 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "proc.h"
+#include "sandbox.h"
 
 #define OUTPUT_TAIL 4000
+#define MESSAGE_MAX 2000          /* a longer assertion message is cut */
+#define LOG_MAX (16 << 20)        /* how much of a log ol reads */
+/* What a test program may use (a runaway test crashes, the machine stays up). */
+#define TEST_MEMORY (4LL << 30)   /* address space */
+#define TEST_FILE_SIZE (512LL << 20)
+#define TEST_EXTRA_TASKS 256      /* processes and threads */
+/* Every variant's program is the same file to the test: one name, a size
+ * padded to this grain, one date. */
+#define PROGRAM_NAME "tests"
+#define PROGRAM_GRAIN (64 << 10)
+#define PROGRAM_TIME 946684800    /* 2000-01-01 */
 
 static const char *const STATUS_NAMES[] = {"pass", "fail", "crash", "timeout", "exit", "missing"};
 
@@ -47,7 +63,7 @@ int parse_tap(const char *text, test_result **out, int *n) {
         bool ok = strncmp(line, "ok ", 3) == 0;
         bool not_ok = strncmp(line, "not ok ", 7) == 0;
         if (!ok && !not_ok) {
-            if (last && strncmp(line, "1..", 3) != 0) {
+            if (last && strncmp(line, "1..", 3) != 0 && strlen(last->message) < MESSAGE_MAX) {
                 char *more = xasprintf("%s\n%s", last->message, line);
                 free(last->message);
                 last->message = more;
@@ -75,7 +91,7 @@ int parse_tap(const char *text, test_result **out, int *n) {
         last->name = xstrdup(name);
         last->tcase = xstrdup(tcase ? tcase : "");
         last->file = xstrdup(tcase ? head : "");
-        last->message = xstrdup(msg);
+        last->message = strlen(msg) > MESSAGE_MAX ? xasprintf("%.*s [... cut]", MESSAGE_MAX, msg) : xstrdup(msg);
         last->seconds = -1;
         last_ok = ok;
         free(head);
@@ -222,7 +238,7 @@ static int result_from_json(const char *text, run_result *r) {
 
 void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hasher *h = hash_new();
-    hash_str(h, "run-2");
+    hash_str(h, "run-3"); /* 3: sandboxed, one program name, a fresh folder */
     hash_str(h, ctx->toolchain);
     hash_str(h, s->bin_key);
     hash_str(h, s->filter ? s->filter : "");
@@ -252,6 +268,25 @@ static void settle(run_result *r, test_result *found, int nfound, const strlist 
         if (k < nfound) {
             *dst = found[k];
             taken[k] = true;
+            /* Check reports each test once: a second result was written by
+             * the test itself, so neither can be believed */
+            bool forged = false;
+            for (int j = k + 1; j < nfound; j++)
+                if (!taken[j] && strcmp(found[j].name, name) == 0) {
+                    taken[j] = forged = true;
+                    free(found[j].name);
+                    free(found[j].tcase);
+                    free(found[j].file);
+                    free(found[j].message);
+                }
+            if (forged) {
+                dst->status = TEST_FAIL;
+                dst->line = 0;
+                free(dst->message);
+                dst->message = xstrdup("two results for this test in Check's log: something other than Check "
+                                       "wrote to it, so the test counts as failed (a test must not write to "
+                                       "the files named by CK_*_LOG_FILE_NAME)");
+            }
         } else {
             memset(dst, 0, sizeof *dst);
             dst->name = xstrdup(name);
@@ -271,14 +306,115 @@ static void settle(run_result *r, test_result *found, int nfound, const strlist 
     free(found);
 }
 
-static char *tail_of(const char *path) {
-    size_t len = 0;
-    char *text = read_file(path, &len);
-    if (!text) return xstrdup("");
-    if (len <= OUTPUT_TAIL) return text;
-    char *t = xasprintf("...%s", text + len - OUTPUT_TAIL);
-    free(text);
+/* At most `max` bytes of a file from `from_end` bytes before its end (0:
+ * from its start); NULL when it cannot be read. A test's output or log can
+ * be as large as the file-size limit: ol reads only what it shows. */
+static char *read_part(const char *path, long long max, bool tail) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    struct stat st;
+    long long size = fstat(fileno(f), &st) == 0 ? (long long)st.st_size : 0;
+    bool cut = tail && size > max;
+    if (cut) fseeko(f, (off_t)(size - max), SEEK_SET);
+    char *buf = xmalloc((size_t)max + 1);
+    size_t got = fread(buf, 1, (size_t)max, f);
+    fclose(f);
+    buf[got] = 0;
+    if (!cut) return buf;
+    char *t = xasprintf("...%s", buf);
+    free(buf);
     return t;
+}
+
+/* Did Check's runner finish on its own? Then the TAP log ends with its plan
+ * "1..N", N counting every result, and the program (testgen's main) exits 0
+ * when all passed, else 1. Anything else means something in the program
+ * stopped or subverted the runner (killed it, wrote into its files or its
+ * messages): then its passes cannot be believed. */
+static bool runner_finished(const char *tap, int nfound, int exit_code, const test_result *t) {
+    if (!tap || (exit_code != 0 && exit_code != 1)) return false;
+    const char *end = tap + strlen(tap);
+    while (end > tap && (end[-1] == '\n' || end[-1] == ' ')) end--;
+    const char *last = end;
+    while (last > tap && last[-1] != '\n') last--;
+    int plan = -1;
+    if (sscanf(last, "1..%d", &plan) != 1 || plan != nfound) return false;
+    int failed = 0;
+    for (int i = 0; i < nfound; i++) failed += t[i].status != TEST_PASS;
+    return (exit_code == 0) == (failed == 0);
+}
+
+static void distrust_passes(run_result *r, const char *why) {
+    for (int i = 0; i < r->n; i++) {
+        test_result *t = &r->t[i];
+        if (t->status != TEST_PASS) continue;
+        t->status = TEST_MISSING;
+        t->line = 0;
+        free(t->message);
+        t->message = xasprintf("no trustworthy result: the test program %s before Check's runner finished, so "
+                               "its report of a pass cannot be believed (a test must not kill, signal or write to "
+                               "the runner)", why);
+    }
+}
+
+static char *tail_of(const char *path) {
+    char *text = read_part(path, OUTPUT_TAIL, true);
+    return text ? text : xstrdup("");
+}
+
+/* Puts the program into the run's folder under the one neutral name, padded
+ * to `size` (ELF ignores trailing bytes) and dated PROGRAM_TIME, so no
+ * variant can be told apart by its path, name, size or date. */
+static int place_program(const char *bin, const char *dst, long long size) {
+    int in = open(bin, O_RDONLY | O_CLOEXEC);
+    if (in < 0) return -1;
+    /* close-on-exec: a sibling started meanwhile must not hold it open for
+     * writing, or exec fails with ETXTBSY */
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+    int rc = out < 0 ? -1 : 0;
+    char buf[65536];
+    ssize_t got;
+    while (rc == 0 && (got = read(in, buf, sizeof buf)) != 0) {
+        if (got < 0 && errno == EINTR) continue;
+        for (ssize_t done = 0; rc == 0 && got > 0 && done < got;) {
+            ssize_t w = write(out, buf + done, (size_t)(got - done));
+            if (w < 0 && errno != EINTR) rc = -1;
+            else if (w > 0) done += w;
+        }
+        if (got < 0) rc = -1;
+    }
+    struct stat st;
+    if (rc == 0 && fstat(out, &st) == 0 && st.st_size < size && ftruncate(out, (off_t)size) != 0) rc = -1;
+    const struct timespec when[2] = {{PROGRAM_TIME, 0}, {PROGRAM_TIME, 0}};
+    if (rc == 0) futimens(out, when);
+    if (out >= 0 && close(out) != 0) rc = -1;
+    close(in);
+    return rc;
+}
+
+static void sandbox_copy(sandbox *dst, const sandbox *src) {
+    memset(dst, 0, sizeof *dst);
+    for (int i = 0; i < src->read.n; i++) sl_push(&dst->read, src->read.v[i]);
+    for (int i = 0; i < src->write.n; i++) sl_push(&dst->write, src->write.v[i]);
+    dst->sealed = src->sealed;
+    dst->unsealed_by = src->unsealed_by ? xstrdup(src->unsealed_by) : NULL;
+    dst->cpu_seconds = src->cpu_seconds;
+    dst->memory_bytes = src->memory_bytes;
+    dst->file_bytes = src->file_bytes;
+    dst->extra_tasks = src->extra_tasks;
+}
+
+/* Once per ol run: say what the sandbox cannot do here. */
+static void sandbox_notes(const sandbox *sb) {
+    static bool said;
+    if (said) return;
+    said = true;
+    if (sandbox_abi() == 0)
+        ol_warn("this kernel has no Landlock, so test programs are not sandboxed: they could read the course's "
+                "reference and ol's caches (Linux 5.13 or later, with Landlock enabled, seals them)");
+    else if (!sb->sealed)
+        ol_warn("%s holds the workspace or the course, and tests may write there, so the sandbox cannot keep "
+                "them out of it: keep the workspace outside %s", sb->unsealed_by, sb->unsealed_by);
 }
 
 int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
@@ -289,11 +425,16 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         free(tmp);
         return -1;
     }
-    proc_job *jobs = xcalloc((size_t)n, sizeof *jobs);
-    char **dirs = xcalloc((size_t)n, sizeof *dirs);
-    int *which = xcalloc((size_t)n, sizeof *which);
+    proc_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
+    sandbox *boxes = xcalloc((size_t)n + 1, sizeof *boxes);
+    char **dirs = xcalloc((size_t)n + 1, sizeof *dirs);
+    int *which = xcalloc((size_t)n + 1, sizeof *which);
     int njobs = 0, rc = 0;
     char *fixtures = path_join(ctx->root, "fixtures");
+
+    /* what runs, and the size every program is padded to */
+    bool *to_run = xcalloc((size_t)n + 1, sizeof *to_run);
+    long long padded = 0;
     for (int i = 0; i < n; i++) {
         const run_spec *s = &specs[i];
         run_result *r = &out[i];
@@ -303,21 +444,51 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         char *text = s->no_cache ? NULL : read_file(cached, NULL);
         if (text && result_from_json(text, r) == 0) {
             cache_touch(cached);
-            free(cached);
             r->cached = true;
-            free(text);
-            continue;
+        } else {
+            run_result_free(r);
+            run_spec_key(ctx, s, r->key);
+            to_run[i] = true;
+            struct stat st;
+            if (stat(s->bin, &st) == 0 && st.st_size > padded) padded = st.st_size;
         }
         free(text);
         free(cached);
+    }
+    padded = (padded + PROGRAM_GRAIN - 1) / PROGRAM_GRAIN * PROGRAM_GRAIN;
+
+    sandbox base = {0};
+    strlist keep_out = {0};
+    sl_push(&keep_out, ctx->root);
+    sl_push(&keep_out, ctx->ws);
+    sandbox_system(&base, &keep_out);
+    sl_free(&keep_out);
+    sandbox_allow(&base, fixtures, false);
+    base.memory_bytes = TEST_MEMORY;
+    base.file_bytes = TEST_FILE_SIZE;
+    base.extra_tasks = TEST_EXTRA_TASKS;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (!to_run[i]) continue;
+        const run_spec *s = &specs[i];
+        /* a fresh folder for each run: the program, its working folder
+         * (empty), its TMPDIR and the logs */
         char *dir = make_temp_dir(tmp, "run");
-        if (!dir) {
-            ol_error("cannot create a scratch folder under %s", tmp);
+        char *prog = dir ? path_join(dir, PROGRAM_NAME) : NULL;
+        char *work = dir ? path_join(dir, "work") : NULL, *tmpdir = dir ? path_join(dir, "tmp") : NULL;
+        if (!dir || mkdir_p(work) != 0 || mkdir_p(tmpdir) != 0 || place_program(s->bin, prog, padded) != 0) {
+            ol_error("cannot prepare a scratch folder for a test program under %s: %s", tmp, strerror(errno));
+            free(work);
+            free(tmpdir);
+            free(prog);
+            if (dir) remove_tree(dir, ctx->cache);
+            free(dir);
             rc = -1;
             break;
         }
         proc_job *j = &jobs[njobs];
-        proc_arg(j, s->bin);
+        proc_arg(j, prog);
         if (s->filter) {
             proc_arg(j, "-k");
             proc_arg(j, s->filter);
@@ -337,40 +508,66 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         char value[64];
         snprintf(value, sizeof value, "%g", s->timeout);
         proc_env(j, "OL_TEST_TIMEOUT", value);
-        if (!getenv("TINYLLM_FIXTURES")) proc_env(j, "TINYLLM_FIXTURES", fixtures);
+        /* always the course's fixtures: golden values from elsewhere would grade nothing */
+        proc_env(j, "TINYLLM_FIXTURES", fixtures);
+        proc_env(j, "TMPDIR", tmpdir);
         if (s->threads > 0) {
             snprintf(value, sizeof value, "%d", s->threads);
             proc_env(j, "OMP_NUM_THREADS", value);
             proc_env(j, "TINYLLM_THREADS", value);
             proc_env(j, "OPENBLAS_NUM_THREADS", value);
         }
-        j->cwd = xstrdup(dir);
+        j->cwd = work;
         j->out_path = path_join(dir, "output.txt");
         int count = s->tests ? s->tests->n : 1;
         j->timeout = s->timeout * (count > 0 ? count : 1) + 10;
+        sandbox *box = &boxes[njobs];
+        sandbox_copy(box, &base);
+        sandbox_allow(box, dir, true);
+        for (int k = 0; s->writable && k < s->writable->n; k++) sandbox_allow(box, s->writable->v[k], true);
+        box->cpu_seconds = j->timeout * (double)(cpus > 0 ? cpus : 1);
+        j->sandbox = box;
+        free(tmpdir);
+        free(prog);
         dirs[njobs] = dir;
         which[njobs++] = i;
     }
     free(fixtures);
+    free(to_run);
+    if (rc == 0 && njobs) sandbox_notes(&base);
+    sandbox_free(&base);
     if (rc == 0 && njobs && proc_run_all(jobs, njobs, ctx->jobs) != 0) rc = -1;
     for (int k = 0; k < njobs && rc == 0; k++) {
         const run_spec *s = &specs[which[k]];
         run_result *r = &out[which[k]];
         char *tap_path = path_join(dirs[k], "tap.txt"), *log_path = path_join(dirs[k], "log.txt"),
              *xml_path = path_join(dirs[k], "log.xml");
-        char *tap = read_file(tap_path, NULL), *log = read_file(log_path, NULL),
-             *xml = read_file(xml_path, NULL);
+        char *tap = read_part(tap_path, LOG_MAX, false), *log = read_part(log_path, LOG_MAX, false),
+             *xml = read_part(xml_path, LOG_MAX, false);
         test_result *found;
         int nfound;
         parse_tap(tap, &found, &nfound);
         merge_log(log, found, nfound);
         if (xml) merge_durations(xml, found, nfound);
+        bool finished = runner_finished(tap, nfound, jobs[k].exit_code, found);
         settle(r, found, nfound, s->tests, s->filter);
+        if (!finished && !jobs[k].timed_out) {
+            char *why = proc_describe(&jobs[k]);
+            char *what = xasprintf("ended with %s", why);
+            distrust_passes(r, what);
+            free(what);
+            free(why);
+        }
         r->exit_code = jobs[k].exit_code;
         r->term_signal = jobs[k].term_signal;
         r->watchdog = jobs[k].timed_out;
         r->seconds = jobs[k].seconds;
         r->output = tail_of(jobs[k].out_path);
+        if (jobs[k].exit_code == 126 && r->output && strstr(r->output, "ol: cannot")) {
+            /* the sandbox could not be set up: say so rather than grade */
+            ol_error("a test program could not start: %s", r->output);
+            rc = -1;
+        }
         free(tap);
         free(log);
         free(xml);
@@ -378,7 +575,7 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         free(log_path);
         free(xml_path);
         /* a run ol had to stop is not a result to keep */
-        if (!r->watchdog) {
+        if (!r->watchdog && rc == 0) {
             cJSON *json = result_to_json(r);
             char *text = cJSON_Print(json);
             char *path = xasprintf("%s/%s.json", cache, r->key);
@@ -392,9 +589,11 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         remove_tree(dirs[k], ctx->cache);
         free(dirs[k]);
         proc_job_free(&jobs[k]);
+        sandbox_free(&boxes[k]);
     }
     free(dirs);
     free(jobs);
+    free(boxes);
     free(which);
     free(cache);
     free(tmp);

@@ -1,6 +1,10 @@
 /* run: runs a Check test program the way grading needs it: each test in
  * its own process (CK_FORK=yes), a per-test timeout, and per-test results
  * read back from Check's TAP log (status) and plain log (file:line).
+ * Every run starts from a fresh scratch folder holding the program under
+ * one neutral name (padded to one size, one date), with an empty working
+ * folder, the same environment and the sandbox (sandbox.h): whether it is
+ * the reference, a wheat or a mutant, a test can tell only by behaviour.
  * Results are cached by the program's key, the timeout and the fixtures. */
 #ifndef OL_RUN_H
 #define OL_RUN_H
@@ -49,10 +53,12 @@ typedef struct {
     double timeout;       /* per test, seconds */
     const char *data_key; /* the fixtures' hash: a result depends on them */
     bool no_cache;        /* always run (e.g. to collect coverage) */
+    const strlist *writable; /* more trees the program may write (the coverage build's .gcda folders) */
     int threads;          /* OMP/TINYLLM threads per program; 0: leave as is */
 } run_spec;
 
-/* Runs the programs, ctx->jobs at a time. 0, or -1 when interrupted. */
+/* Runs the programs, ctx->jobs at a time. 0, or -1 when interrupted (or,
+ * with a message, when a program could not be set up to run). */
 int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n);
 void run_result_free(run_result *r);
 /* The cache key run_tests gives a spec (to keep more data beside it). */
