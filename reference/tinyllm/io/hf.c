@@ -499,19 +499,22 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
                            SHOWN(current), r.malformed), -1;
         if (*r.commit && !is_hex(r.commit, 40))
             return tl_fail("hf_download: %s: %.*s sent X-Repo-Commit '%.60s', not a 40-hex "
-                           "commit: refusing it", file, SHOWN(current), r.commit), -1;
+                           "commit: refusing it (check HF_ENDPOINT)", file, SHOWN(current),
+                           r.commit), -1;
         if (r.status >= 300 && r.status < 400) {
             if (!*r.location)
-                return tl_fail("hf_download: %s: HTTP %ld redirect without a Location from %.*s",
-                               file, r.status, SHOWN(current)), -1;
+                return tl_fail("hf_download: %s: HTTP %ld redirect without a Location from %.*s: "
+                               "the server or a proxy is broken; try again later", file,
+                               r.status, SHOWN(current)), -1;
             const char *why = bad_target(r.location, sizeof r.location);
             if (why)
                 return tl_fail("hf_download: %s: refusing the redirect from %.*s to a %.*s URL: "
-                               "%s", file, SHOWN(current), (int)strcspn(r.location, ":/"),
-                               r.location, why), -1;
+                               "%s (check HF_ENDPOINT)", file, SHOWN(current),
+                               (int)strcspn(r.location, ":/"), r.location, why), -1;
             if (hops == MAX_REDIRECTS)
-                return tl_fail("hf_download: %s: more than %d redirects from %.*s (a loop?)",
-                               file, MAX_REDIRECTS, SHOWN(url)), -1;
+                return tl_fail("hf_download: %s: more than %d redirects from %.*s (a loop?): the "
+                               "server or a proxy is misconfigured", file, MAX_REDIRECTS,
+                               SHOWN(url)), -1;
             origin_of(r.location, next_origin, sizeof next_origin);
             if (*r.linked_etag || r.linked_size >= 0 || strcmp(next_origin, origin) != 0) {
                 /* an LFS file: the redirect itself describes the content */
@@ -533,7 +536,7 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
     }
     if (*m->sha256 && !is_hex(m->sha256, 64))
         return tl_fail("hf_download: %s: the X-Linked-Etag '%.80s' from %.*s is not a sha256: "
-                       "refusing it", file, m->sha256, SHOWN(url)), -1;
+                       "refusing it (check HF_ENDPOINT)", file, m->sha256, SHOWN(url)), -1;
     if (!*m->sha256 && !*m->sha1 && !want_sha256)
         return tl_fail("hf_download: %s: the server sent no sha256 (X-Linked-Etag) or git sha1 "
                        "(ETag) at %.*s, so the bytes cannot be verified: pass the expected sha256",
@@ -738,7 +741,8 @@ static int transfer(const char *file, const char *part, const char *path, const 
     if (rc == 0) rc = fill_part(file, part, m, token, timeout, s);
     if (s->progress) fputc('\n', stderr);
     if ((fflush(s->file) != 0 || fsync(fileno(s->file)) != 0) && rc == 0) {
-        tl_fail("hf_download: %s: cannot write %s: %s", file, part, strerror(errno));
+        tl_fail("hf_download: %s: cannot write %s: %s; free some space or use another cache "
+                "folder", file, part, strerror(errno));
         rc = -1;
     }
     if (rc != 0) {
@@ -748,7 +752,8 @@ static int transfer(const char *file, const char *part, const char *path, const 
         rc = -1;
     } else if (rename(part, path) != 0) {
         rc = -1;
-        tl_fail("hf_download: %s: cannot move %s into place: %s", file, part, strerror(errno));
+        tl_fail("hf_download: %s: cannot rename %s to %s: %s; check the folder's permissions",
+                file, part, path, strerror(errno));
     }
     fclose(s->file);                                  /* unlocks, once part is gone */
     s->file = NULL;
