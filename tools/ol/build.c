@@ -1,5 +1,6 @@
 #include "build.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -241,7 +242,116 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
     return failed;
 }
 
+/* "the preprocessed text holds .incbin": string pieces joined first, so
+ * ".inc" "bin" is found too */
+static bool holds_incbin(const char *path) {
+    char *text = read_file(path, NULL);
+    if (!text) return false;
+    char *w = text;
+    for (const char *p = text; *p; p++) {
+        if (*p == '"') { /* a closing quote, blanks, an opening quote: drop them */
+            const char *q = p + 1;
+            while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+            if (*q == '"' && w > text) {
+                p = q;
+                continue;
+            }
+        }
+        *w++ = (char)tolower((unsigned char)*p);
+    }
+    *w = 0;
+    bool found = strstr(text, "incbin") != NULL;
+    free(text);
+    return found;
+}
+
+/* The records build_include_trees keeps, from `cc -E -H -v`'s messages. */
+static char *include_records(const char *said, bool incbin) {
+    strbuf b = {0};
+    bool in_search = false;
+    char *copy = xstrdup(said ? said : "");
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "#include <...> search starts here:", 34) == 0) in_search = true;
+        else if (strncmp(line, "End of search list.", 19) == 0) in_search = false;
+        else if (in_search && line[0] == ' ') sb_printf(&b, "S\t%s\n", line + 1);
+        else if (line[0] == '.') {
+            size_t depth = strspn(line, ".");
+            if (line[depth] == ' ' && line[depth + 1]) sb_printf(&b, "D\t%zu\t%s\n", depth, line + depth + 1);
+        }
+    }
+    free(copy);
+    if (incbin) sb_add(&b, "A\n");
+    return sb_take(&b);
+}
+
+int build_include_trees(ol_ctx *ctx, unit *u, int n) {
+    if (build_prepare(ctx) != 0) return n ? n : 1;
+    char *objdir = ctx_cache_dir(ctx, "obj");
+    if (!objdir) return n ? n : 1;
+    proc_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
+    int *which = xcalloc((size_t)n + 1, sizeof *which);
+    char **outs = xcalloc((size_t)n + 1, sizeof *outs);
+    int njobs = 0;
+    for (int i = 0; i < n; i++) {
+        strlist args = {0};
+        compile_args(ctx, &u[i], &args);
+        unit_key(ctx, &u[i], &args);
+        free(u[i].includes);
+        u[i].includes = NULL;
+        char *cached = xasprintf("%s/%s.inc", objdir, u[i].key);
+        u[i].includes = read_file(cached, NULL);
+        free(cached);
+        if (u[i].includes) {
+            sl_free(&args);
+            continue;
+        }
+        /* compile_args ends with "-c SRC": preprocess instead */
+        free(args.v[--args.n]);
+        free(args.v[--args.n]);
+        proc_job *j = &jobs[njobs];
+        j->argv = args;
+        outs[njobs] = xasprintf("%s/%s.tmp%ld.i", objdir, u[i].key, (long)getpid());
+        proc_arg(j, "-E");
+        proc_arg(j, "-H");
+        proc_arg(j, "-v");
+        proc_arg(j, u[i].src);
+        proc_arg(j, "-o");
+        proc_arg(j, outs[njobs]);
+        proc_env(j, "LC_ALL", "C"); /* the search list's headings, in English */
+        j->cwd = xstrdup(u[i].cwd ? u[i].cwd : ctx->root);
+        j->out_path = xasprintf("%s.log", outs[njobs]);
+        which[njobs++] = i;
+    }
+    int failed = 0;
+    if (njobs && proc_run_all(jobs, njobs, ctx->jobs) != 0) failed = -1;
+    for (int k = 0; k < njobs && failed >= 0; k++) {
+        unit *x = &u[which[k]];
+        char *said = read_file(jobs[k].out_path, NULL);
+        x->includes = include_records(said, holds_incbin(outs[k]));
+        if (jobs[k].exit_code == 0) {
+            char *cached = xasprintf("%s/%s.inc", objdir, x->key);
+            write_file_atomic(cached, x->includes, strlen(x->includes));
+            free(cached);
+        } else {
+            failed++; /* compiling it says why, without -v's noise */
+        }
+        free(said);
+    }
+    for (int k = 0; k < njobs; k++) {
+        unlink(outs[k]);
+        if (jobs[k].out_path) unlink(jobs[k].out_path);
+        free(outs[k]);
+        proc_job_free(&jobs[k]);
+    }
+    free(outs);
+    free(jobs);
+    free(which);
+    free(objdir);
+    return failed;
+}
+
 void unit_free(unit *u) {
+    free(u->includes);
     free(u->src);
     free(u->cwd);
     sl_free(&u->flags);

@@ -21,6 +21,7 @@ typedef struct unit {
     char key[HASH_HEX];
     char *obj;      /* the cached object */
     char *log;      /* what the compiler said ("" when nothing) */
+    char *includes; /* build_include_trees: what the preprocessor opened */
     bool ok, cached;
 } unit;
 
@@ -50,6 +51,17 @@ int build_prepare(ol_ctx *ctx);
  * many failed (their log says why), or -1 when interrupted. */
 int build_units(ol_ctx *ctx, unit *u, int n);
 void unit_free(unit *u);
+
+/* What the preprocessor finds for each unit, in u->includes, one record a
+ * line: "D<TAB>DEPTH<TAB>PATH" for every file it opens (as `cc -H` lists
+ * them: depth 1 is what the source includes itself), "S<TAB>DIR" for each
+ * folder of the compiler's <...> search path, and "A" when the
+ * preprocessed text holds an assembler .incbin (a file copied into the
+ * program). The preprocessor, not a scan of the text, decides: macros,
+ * #if 0, trigraphs and line continuations are as the compiler sees them.
+ * Cached by the unit's key. Returns how many failed (compiling them says
+ * why), -1 when interrupted. */
+int build_include_trees(ol_ctx *ctx, unit *u, int n);
 
 /* An archive of the units' objects (all must be ok), cached by their keys. */
 int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out);

@@ -136,8 +136,13 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
             sl_push(&r->student_files, path_rel(w->tests.test_file.v[i], ctx->ws));
         }
         strlist problems = {0};
-        suite_check_includes(ctx, &w->tests, &problems);
-        if (problems.n) {
+        int nproblems = 0;
+        if (suite_generate(ctx, &w->tests, &err) != 0) {
+            rc = harness(r, err);
+            err = NULL;
+        } else if ((nproblems = suite_check_includes(ctx, &w->tests, &problems)) < 0) {
+            rc = 130;
+        } else if (problems.n) {
             for (int i = 0; i < problems.n; i++) {
                 /* "file:line: message" -> "file:line: error: message", as a compiler says it */
                 const char *msg = strstr(problems.v[i], ": ");
@@ -146,11 +151,9 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
                        msg ? msg + 2 : problems.v[i]);
             }
             set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
-                      xasprintf("%d #include line%s not allowed (above): include only contract headers, "
-                                "<check.h> and standard C headers", problems.n, problems.n == 1 ? " is" : "s are"));
-        } else if (suite_generate(ctx, &w->tests, &err) != 0) {
-            rc = harness(r, err);
-            err = NULL;
+                      xasprintf("%d thing%s your tests include %s not allowed (above): only contract headers, "
+                                "<check.h>, standard C headers and your own test folder's files",
+                                problems.n, problems.n == 1 ? "" : "s", problems.n == 1 ? "is" : "are"));
         } else {
             int failed = suite_compile(ctx, &w->tests, "your tests");
             if (failed < 0) rc = 130;

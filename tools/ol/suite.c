@@ -1,10 +1,12 @@
 #include "suite.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "testgen.h"
 
 int suite_scan(suite *s, const char *name, const char *dir, char **err) {
@@ -37,6 +39,23 @@ int suite_scan(suite *s, const char *name, const char *dir, char **err) {
     }
     return 0;
 }
+
+/* Every regular file beneath dir (links followed, at most 8 folders deep). */
+static void list_tree_at(const char *dir, strlist *out, int depth) {
+    DIR *d = depth < 8 ? opendir(dir) : NULL;
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *full = path_join(dir, e->d_name);
+        if (is_dir(full)) list_tree_at(full, out, depth + 1);
+        else if (is_file(full)) sl_push(out, full);
+        free(full);
+    }
+    closedir(d);
+}
+
+static void list_tree(const char *dir, strlist *out) { list_tree_at(dir, out, 0); }
 
 /* Copies a generated file into place only when it changed, so a rerun sees
  * the same paths and contents (and the cache keys hold). */
@@ -75,9 +94,11 @@ int suite_generate(ol_ctx *ctx, suite *s, char **err) {
         *err = xasprintf("cannot register the tests of %s: %s", s->dir, msg);
         goto done;
     }
-    /* course test folders may keep helper headers beside the tests */
+    /* a test may include any file of its folder (helper headers, in
+     * subfolders too): each object depends on all of them */
     strlist headers = {0};
-    list_files(s->dir, ".h", &headers);
+    list_tree(s->dir, &headers);
+    sl_sort(&headers);
     s->nunits = s->files.n + 1;
     s->units = xcalloc((size_t)s->nunits, sizeof *s->units);
     for (int i = 0; i < s->nunits; i++) {
@@ -175,92 +196,135 @@ static bool is_standard(const char *name) {
     return false;
 }
 
-/* A header of contracts/, reached without "..". */
-static bool is_contract(ol_ctx *ctx, const char *name) {
-    if (name[0] == '/' || strstr(name, "..")) return false;
-    char *path = xasprintf("%s/contracts/%s", ctx->root, name);
-    bool ok = is_file(path);
-    free(path);
-    return ok;
+/* path is dir or lies beneath it */
+static bool beneath(const char *path, const char *dir) {
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
-/* Blanks comments, keeping newlines (so line numbers hold) and strings. */
-static void blank_comments(char *s) {
-    for (char *p = s; *p; p++) {
-        if (p[0] == '/' && p[1] == '*') {
-            char *end = strstr(p + 2, "*/");
-            char *stop = end ? end + 2 : p + strlen(p);
-            for (char *q = p; q < stop; q++)
-                if (*q != '\n') *q = ' ';
-            p = stop - 1;
-        } else if (p[0] == '/' && p[1] == '/') {
-            while (*p && *p != '\n') *p++ = ' ';
-            if (!*p) break;
-        } else if (*p == '"' || *p == '\'') {
-            char q = *p++;
-            while (*p && *p != q && *p != '\n') {
-                if (*p == '\\' && p[1]) p++;
-                p++;
-            }
-            if (!*p) break;
-        }
+/* The real path (links resolved) of a path the preprocessor printed, which
+ * is relative to where it ran when not absolute. */
+static char *real_path(const char *path, const char *cwd) {
+    char *joined = path[0] == '/' ? xstrdup(path) : path_join(cwd, path);
+    char buf[PATH_MAX];
+    char *r = realpath(joined, buf) ? xstrdup(buf) : xstrdup(joined);
+    free(joined);
+    return r;
+}
+
+/* The line of `includer` whose #include names `included` (by its last
+ * component), or 0: the preprocessor's tree has no line numbers, and a
+ * name built by a macro is not in the text. */
+static int include_line(const char *includer, const char *included) {
+    char *text = read_file(includer, NULL);
+    if (!text) return 0;
+    const char *base = path_base(included);
+    int found = 0, lineno = 1;
+    for (char *line = text, *next; line && !found; line = next, lineno++) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        char *p = line + strspn(line, " \t");
+        if ((*p == '#' || strncmp(p, "?\?=", 3) == 0) && strstr(p, "include") && strstr(p, base)) found = lineno;
     }
+    free(text);
+    return found;
 }
 
-int suite_check_includes(ol_ctx *ctx, const suite *s, strlist *problems) {
+typedef struct {
+    ol_ctx *ctx;
+    const char *test_dir;   /* real path */
+    char *contracts;        /* real path */
+    strlist sysdirs;        /* the compiler's <...> folders, outside the course and workspace */
+    strlist *problems;
+} include_rule;
+
+/* Checks one file a student's file includes (`path`, links resolved;
+ * `as_named`, as the preprocessor opened it); a problem is "file:line: message". */
+static void check_one(include_rule *rule, const char *includer, const char *path, const char *as_named) {
+    ol_ctx *ctx = rule->ctx;
+    int line = include_line(includer, as_named);
+    char *where = line ? xasprintf("%s:%d", shown_path(ctx, includer), line) : xstrdup(shown_path(ctx, includer));
+    char *problem = NULL;
+    if (beneath(path, rule->test_dir)) {
+        /* the student's own helper, unless it stands in for a contract */
+        const char *rel = path + strlen(rule->test_dir) + (path[strlen(rule->test_dir)] == '/');
+        char *contract = path_join(rule->contracts, rel);
+        if (*rel && is_file(contract))
+            problem = xasprintf("%s: \"%s\" reads the copy in your test folder, not the contract: remove %s", where,
+                                rel, shown_path(ctx, path));
+        free(contract);
+    } else if (beneath(path, rule->contracts)) {
+        /* a contract */
+    } else {
+        const char *sysdir = NULL;
+        for (int i = 0; i < rule->sysdirs.n; i++)
+            if (beneath(path, rule->sysdirs.v[i]) && (!sysdir || strlen(rule->sysdirs.v[i]) > strlen(sysdir)))
+                sysdir = rule->sysdirs.v[i];
+        const char *name = sysdir ? path + strlen(sysdir) + 1 : NULL;
+        if (!name || !is_standard(name))
+            problem = xasprintf("%s: #include %s%s%s is not allowed: tests include only contract headers "
+                                "(contracts/tinyllm/...), <check.h>, standard C headers and headers of their own "
+                                "test folder, so they test the contract, not one implementation",
+                                where, name ? "<" : "\"", name ? name : shown_path(ctx, path), name ? ">" : "\"");
+    }
+    if (problem && !sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
+    else free(problem);
+    free(where);
+}
+
+/* Every file included by a student's file (what the preprocessor actually
+ * opened, nested as `cc -H` lists it) must be allowed; what a contract or
+ * a system header includes in turn is theirs. */
+static void check_tree(include_rule *rule, const unit *u, const char *test_file) {
+    strlist stack = {0}; /* stack.v[d]: the file open at depth d (0: the wrapper) */
+    sl_push(&stack, u->src);
+    bool incbin = false;
+    char *copy = xstrdup(u->includes ? u->includes : "");
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == 'A') incbin = true;
+        if (line[0] != 'D') continue;
+        char *end;
+        long depth = strtol(line + 2, &end, 10);
+        if (depth < 1 || depth > stack.n || *end != '\t') continue;
+        char *path = real_path(end + 1, u->cwd);
+        while (stack.n > depth) free(stack.v[--stack.n]);
+        const char *includer = stack.v[depth - 1];
+        if (depth >= 2 && beneath(includer, rule->test_dir)) check_one(rule, includer, path, end + 1);
+        sl_push_owned(&stack, path);
+    }
+    if (incbin) {
+        char *problem = xasprintf("%s: the preprocessed test holds an assembler .incbin, which copies a file into "
+                                  "the test program: tests may not embed files", shown_path(rule->ctx, test_file));
+        if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
+        else free(problem);
+    }
+    free(copy);
+    sl_free(&stack);
+}
+
+int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems) {
     int before = problems->n;
+    if (build_include_trees(ctx, s->units, s->files.n) < 0) return -1;
+    char buf[PATH_MAX];
+    char *contracts = path_join(ctx->root, "contracts");
+    include_rule rule = {.ctx = ctx, .test_dir = realpath(s->dir, buf) ? buf : s->dir,
+                         .contracts = real_path(contracts, ctx->root), .problems = problems};
+    free(contracts);
     for (int i = 0; i < s->files.n; i++) {
-        const char *file = s->files.v[i];
-        const char *shown = path_rel(file, ctx->ws);
-        char *text = read_file(file, NULL);
-        if (!text) {
-            sl_push_owned(problems, xasprintf("%s: cannot read it", shown));
-            continue;
+        strlist dirs = {0};
+        char *copy = xstrdup(s->units[i].includes ? s->units[i].includes : "");
+        for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            if (line[0] != 'S' || line[1] != '\t') continue;
+            char *dir = real_path(line + 2, ctx->root);
+            /* -I contracts is searched for <...> too, but is not the system's */
+            if (!beneath(dir, ctx->root) && !beneath(dir, ctx->ws) && !sl_contains(&dirs, dir)) sl_push(&dirs, dir);
+            free(dir);
         }
-        blank_comments(text);
-        char *dir = path_dirname(file);
-        int lineno = 1;
-        for (char *line = text, *next; line; line = next, lineno++) {
-            next = strchr(line, '\n');
-            if (next) *next++ = 0;
-            char *p = line;
-            while (*p == ' ' || *p == '\t') p++;
-            if (*p != '#') continue;
-            p++;
-            while (*p == ' ' || *p == '\t') p++;
-            if (strncmp(p, "include", 7) != 0 && strncmp(p, "import", 6) != 0) continue;
-            bool next_form = strncmp(p, "include_next", 12) == 0;
-            p += (*p == 'i' && p[1] == 'm') ? 6 : (next_form ? 12 : 7);
-            while (*p == ' ' || *p == '\t') p++;
-            char open = *p, close = open == '<' ? '>' : '"';
-            char *end = (open == '<' || open == '"') ? strchr(p + 1, close) : NULL;
-            if (next_form || !end) {
-                sl_push_owned(problems, xasprintf("%s:%d: this #include is not a plain <header> or \"header\": "
-                                                  "include contract headers by name", shown, lineno));
-                continue;
-            }
-            char *name = xstrndup(p + 1, (size_t)(end - p - 1));
-            if (is_standard(name) && open == '<') {
-                /* <stdio.h>, <check.h>: fine */
-            } else if (is_contract(ctx, name)) {
-                /* a quoted name is looked up beside the test first: it must not shadow the contract */
-                char *local = path_join(dir, name);
-                if (open == '"' && is_file(local))
-                    sl_push_owned(problems, xasprintf("%s:%d: \"%s\" would read the copy in your test folder, "
-                                                      "not the contract: remove %s", shown, lineno, name,
-                                                      path_rel(local, ctx->ws)));
-                free(local);
-            } else {
-                sl_push_owned(problems,
-                              xasprintf("%s:%d: #include %c%s%c is not allowed: tests include only contract "
-                                        "headers (contracts/tinyllm/...), <check.h> and standard C headers, "
-                                        "so they test the contract, not one implementation",
-                                        shown, lineno, open, name, close));
-            }
-            free(name);
-        }
-        free(dir);
-        free(text);
+        free(copy);
+        rule.sysdirs = dirs;
+        check_tree(&rule, &s->units[i], s->files.v[i]);
+        sl_free(&dirs);
     }
+    free(rule.contracts);
     return problems->n - before;
 }

@@ -27,9 +27,12 @@ int suite_generate(ol_ctx *ctx, suite *s, char **err);
 int suite_compile(ol_ctx *ctx, suite *s, const char *label);
 void suite_free(suite *s);
 
-/* Student tests may include only contract headers, <check.h> and standard
- * C headers. Each offence goes into problems as "file:line: message". */
-int suite_check_includes(ol_ctx *ctx, const suite *s, strlist *problems);
+/* Student tests may include only contract headers, <check.h>, standard C
+ * headers and files of their own folder (which are held to the same rule),
+ * as the preprocessor resolves them (after suite_generate). Each offence
+ * goes into problems as "file:line: message" (or "file: message"). Returns
+ * how many, or -1 when interrupted. */
+int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems);
 
 /* The link inputs of the suite's objects. */
 void suite_link(const suite *s, link_spec *l);
