@@ -96,7 +96,10 @@ static void compile_args(ol_ctx *ctx, const unit *u, strlist *args) {
     } else {
         sl_push(args, "-O2");
     }
-    if (u->test) sl_push(args, "-Wno-unused-function");
+    if (u->test) { /* testgen's wrappers: a file without tests leaves its TCase unused */
+        sl_push(args, "-Wno-unused-function");
+        sl_push(args, "-Wno-unused-parameter");
+    }
     sl_push_owned(args, xasprintf("-I%s/contracts", ctx->root));
     add_words(args, OL_CHECK_CFLAGS);
     for (int i = 0; i < u->flags.n; i++) sl_push(args, u->flags.v[i]);
@@ -242,31 +245,51 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
     return failed;
 }
 
-/* "the preprocessed text holds .incbin": string pieces joined first, so
- * ".inc" "bin" is found too */
-static bool holds_incbin(const char *path) {
+/* What the preprocessed text (cc -E -P: no line markers) says: "T<TAB>NAME"
+ * for each test it declares (START_TEST(NAME) expands to "static const
+ * TTest * NAME = & NAME_ttest;"), and "A" when it holds .incbin (string
+ * pieces joined first, so ".inc" "bin" is found too). */
+static void scan_preprocessed(const char *path, strbuf *records) {
     char *text = read_file(path, NULL);
-    if (!text) return false;
+    if (!text) return;
+    /* blanks to one space, and "a" "b" to "ab" */
     char *w = text;
     for (const char *p = text; *p; p++) {
-        if (*p == '"') { /* a closing quote, blanks, an opening quote: drop them */
+        if (isspace((unsigned char)*p)) {
+            if (w > text && w[-1] != ' ') *w++ = ' ';
+            continue;
+        }
+        if (*p == '"' && w > text) {
             const char *q = p + 1;
-            while (*q == ' ' || *q == '\t' || *q == '\n') q++;
-            if (*q == '"' && w > text) {
+            while (isspace((unsigned char)*q)) q++;
+            if (*q == '"') {
                 p = q;
                 continue;
             }
         }
-        *w++ = (char)tolower((unsigned char)*p);
+        *w++ = *p;
     }
     *w = 0;
-    bool found = strstr(text, "incbin") != NULL;
+    static const char DECL[] = "static const TTest * ";
+    for (const char *p = strstr(text, DECL); p; p = strstr(p + 1, DECL)) {
+        const char *name = p + sizeof DECL - 1;
+        size_t n = 0; /* an identifier, UCNs (\u00e9, as cc -E spells é) included */
+        while (isalnum((unsigned char)name[n]) || name[n] == '_' || name[n] == '$' || name[n] == '\\' ||
+               (unsigned char)name[n] >= 0x80)
+            n++;
+        if (n == 0 || strncmp(name + n, " = & ", 5) != 0 || strncmp(name + n + 5, name, n) != 0 ||
+            strncmp(name + n + 5 + n, "_ttest", 6) != 0)
+            continue;
+        sb_printf(records, "T\t%.*s\n", (int)n, name);
+    }
+    for (char *c = text; *c; c++) *c = (char)tolower((unsigned char)*c);
+    if (strstr(text, "incbin")) sb_add(records, "A\n");
     free(text);
-    return found;
 }
 
-/* The records build_include_trees keeps, from `cc -E -H -v`'s messages. */
-static char *include_records(const char *said, bool incbin) {
+/* The records build_include_trees keeps, from `cc -E -H -v`'s messages and
+ * the preprocessed text. */
+static char *include_records(const char *said, const char *preprocessed) {
     strbuf b = {0};
     bool in_search = false;
     char *copy = xstrdup(said ? said : "");
@@ -280,7 +303,7 @@ static char *include_records(const char *said, bool incbin) {
         }
     }
     free(copy);
-    if (incbin) sb_add(&b, "A\n");
+    scan_preprocessed(preprocessed, &b);
     return sb_take(&b);
 }
 
@@ -298,7 +321,7 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         unit_key(ctx, &u[i], &args);
         free(u[i].includes);
         u[i].includes = NULL;
-        char *cached = xasprintf("%s/%s.inc", objdir, u[i].key);
+        char *cached = xasprintf("%s/%s.inc-2", objdir, u[i].key);
         u[i].includes = read_file(cached, NULL);
         free(cached);
         if (u[i].includes) {
@@ -312,6 +335,7 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         j->argv = args;
         outs[njobs] = xasprintf("%s/%s.tmp%ld.i", objdir, u[i].key, (long)getpid());
         proc_arg(j, "-E");
+        proc_arg(j, "-P");
         proc_arg(j, "-H");
         proc_arg(j, "-v");
         proc_arg(j, u[i].src);
@@ -327,13 +351,16 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
     for (int k = 0; k < njobs && failed >= 0; k++) {
         unit *x = &u[which[k]];
         char *said = read_file(jobs[k].out_path, NULL);
-        x->includes = include_records(said, holds_incbin(outs[k]));
+        x->includes = include_records(said, outs[k]);
         if (jobs[k].exit_code == 0) {
-            char *cached = xasprintf("%s/%s.inc", objdir, x->key);
+            char *cached = xasprintf("%s/%s.inc-2", objdir, x->key);
             write_file_atomic(cached, x->includes, strlen(x->includes));
             free(cached);
         } else {
             failed++; /* compiling it says why, without -v's noise */
+            char *more = xasprintf("%sF\n", x->includes);
+            free(x->includes);
+            x->includes = more;
         }
         free(said);
     }

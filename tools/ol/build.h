@@ -55,9 +55,10 @@ void unit_free(unit *u);
 /* What the preprocessor finds for each unit, in u->includes, one record a
  * line: "D<TAB>DEPTH<TAB>PATH" for every file it opens (as `cc -H` lists
  * them: depth 1 is what the source includes itself), "S<TAB>DIR" for each
- * folder of the compiler's <...> search path, and "A" when the
- * preprocessed text holds an assembler .incbin (a file copied into the
- * program). The preprocessor, not a scan of the text, decides: macros,
+ * folder of the compiler's <...> search path, "T<TAB>NAME" for each test
+ * the preprocessed text declares (what START_TEST(NAME) expands to), and
+ * "A" when it holds an assembler .incbin (a file copied into the program);
+ * "F" when the preprocessor failed (the records are then partial). The preprocessor, not a scan of the text, decides: macros,
  * #if 0, trigraphs and line continuations are as the compiler sees them.
  * Cached by the unit's key. Returns how many failed (compiling them says
  * why), -1 when interrupted. */

@@ -112,63 +112,69 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
 
 /* ---- stage 3: the student's tests ---- */
 
+static void no_tests(ol_ctx *ctx, check_report *r, const char *why) {
+    r->score = 0;
+    set_stage(ctx, r, ST_TESTS, STAGE_FAIL, xasprintf("no tests: %s, so the mutation score is 0", why));
+}
+
+/* "file:line: message" -> "file:line: error: message", as a compiler says it. */
+static void print_problems(const strlist *problems) {
+    for (int i = 0; i < problems->n; i++) {
+        const char *msg = strstr(problems->v[i], ": ");
+        int head = msg ? (int)(msg - problems->v[i]) : 0;
+        printf("%.*s: %serror:%s %s\n", head, problems->v[i], color(stdout, C_RED), color(stdout, C_RESET),
+               msg ? msg + 2 : problems->v[i]);
+    }
+}
+
 static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
     const lesson *l = r->l;
     char *dir = path_join(ctx->student, l->student_tests);
-    char *err = NULL;
+    char *err = NULL, *why = NULL;
     int rc = OL_FAIL;
+    strlist problems = {0};
     if (!is_dir(dir)) {
-        r->score = 0;
-        set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
-                  xasprintf("no tests: c/%s/ does not exist (`ol start %s` makes it), so the mutation score is 0",
-                            l->student_tests, l->id));
+        why = xasprintf("c/%s/ does not exist (`ol start %s` makes it)", l->student_tests, l->id);
+        no_tests(ctx, r, why);
     } else if (suite_scan(&w->tests, l->slug, dir, &err) != 0) {
         set_stage(ctx, r, ST_TESTS, STAGE_FAIL, err);
         err = NULL;
-    } else if (w->tests.tests.n == 0) {
-        r->score = 0;
+    } else if (w->tests.files.n == 0) {
+        why = xasprintf("c/%s/ holds no .c file", l->student_tests);
+        no_tests(ctx, r, why);
+    } else if (suite_generate(ctx, &w->tests, &err) != 0) {
+        rc = harness(r, err);
+        err = NULL;
+    } else if (suite_check_includes(ctx, &w->tests, &problems) < 0) {
+        rc = 130;
+    } else if (problems.n) {
+        /* what the compiler sees first: a test hidden by #if 0 or named in UTF-8 is not "no tests" */
+        print_problems(&problems);
         set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
-                  xasprintf("no tests: c/%s/ holds no START_TEST(name) ... END_TEST block, so the mutation score is 0",
-                            l->student_tests));
+                  xasprintf("%d problem%s in your test files (above): tests may include only contract headers, "
+                            "<check.h>, standard C headers and their own folder's files, and every START_TEST "
+                            "must be compiled", problems.n, problems.n == 1 ? "" : "s"));
+    } else if (w->tests.tests.n == 0) {
+        why = xasprintf("c/%s/ holds no START_TEST(name) ... END_TEST block", l->student_tests);
+        no_tests(ctx, r, why);
     } else {
         for (int i = 0; i < w->tests.tests.n; i++) {
             sl_push(&r->student_tests, w->tests.tests.v[i]);
             sl_push(&r->student_files, path_rel(w->tests.test_file.v[i], ctx->ws));
         }
-        strlist problems = {0};
-        int nproblems = 0;
-        if (suite_generate(ctx, &w->tests, &err) != 0) {
-            rc = harness(r, err);
-            err = NULL;
-        } else if ((nproblems = suite_check_includes(ctx, &w->tests, &problems)) < 0) {
-            rc = 130;
-        } else if (problems.n) {
-            for (int i = 0; i < problems.n; i++) {
-                /* "file:line: message" -> "file:line: error: message", as a compiler says it */
-                const char *msg = strstr(problems.v[i], ": ");
-                int head = msg ? (int)(msg - problems.v[i]) : 0;
-                printf("%.*s: %serror:%s %s\n", head, problems.v[i], color(stdout, C_RED), color(stdout, C_RESET),
-                       msg ? msg + 2 : problems.v[i]);
-            }
-            set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
-                      xasprintf("%d thing%s your tests include %s not allowed (above): only contract headers, "
-                                "<check.h>, standard C headers and your own test folder's files",
-                                problems.n, problems.n == 1 ? "" : "s", problems.n == 1 ? "is" : "are"));
-        } else {
-            int failed = suite_compile(ctx, &w->tests, "your tests");
-            if (failed < 0) rc = 130;
-            else if (failed > 0)
-                set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
-                          xasprintf("your tests do not compile (the compiler's messages are above)"));
-            else {
-                set_stage(ctx, r, ST_TESTS, STAGE_PASS,
-                          xasprintf("%d test%s in %d file%s", w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s",
-                                    w->tests.files.n, w->tests.files.n == 1 ? "" : "s"));
-                rc = OL_PASS;
-            }
+        int failed = suite_compile(ctx, &w->tests, "your tests");
+        if (failed < 0) rc = 130;
+        else if (failed > 0)
+            set_stage(ctx, r, ST_TESTS, STAGE_FAIL, xstrdup("your tests do not compile (the compiler's messages are above)"));
+        else {
+            set_stage(ctx, r, ST_TESTS, STAGE_PASS,
+                      xasprintf("%d test%s in %d file%s", w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s",
+                                w->tests.files.n, w->tests.files.n == 1 ? "" : "s"));
+            rc = OL_PASS;
         }
-        sl_free(&problems);
     }
+    sl_free(&problems);
+    free(why);
     free(err);
     free(dir);
     return rc;

@@ -124,7 +124,7 @@ static void print_next(const check_report *r) {
         printf("make the course tests pass first: `ol tests %s` (-k NAME runs one test).\n", l->id);
     else if (r->stages[ST_TESTS].state == STAGE_FAIL)
         printf("write your tests in c/%s/ as START_TEST(name) ... END_TEST blocks, including only contract "
-               "headers, <check.h> and standard C headers.\n", l->student_tests);
+               "headers, <check.h>, standard C headers and files of that folder.\n", l->student_tests);
     else if (r->stages[ST_VALID].state == STAGE_FAIL)
         printf("a test that fails on the reference checks something the contract does not promise (or has a "
                "bug): read its assertion above against the contract in contracts/%s.\n",

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,7 +19,7 @@
 #define LOG_MAX (16 << 20)        /* how much of a log ol reads */
 /* What a test program may use (a runaway test crashes, the machine stays up). */
 #define TEST_MEMORY (4LL << 30)   /* address space */
-#define TEST_FILE_SIZE (512LL << 20)
+#define TEST_FILE_SIZE (64LL << 20)  /* any file, its output included */
 #define TEST_EXTRA_TASKS 256      /* processes and threads */
 /* Every variant's program is the same file to the test: one name, a size
  * padded to this grain, one date. */
@@ -628,7 +629,14 @@ char *test_describe(const test_result *t) {
     switch (t->status) {
     case TEST_PASS: return xstrdup("passed");
     case TEST_FAIL: return xstrdup("assertion failed");
-    case TEST_CRASH: return xasprintf("crashed with signal %d (%s)", t->signal, strsignal(t->signal));
+    case TEST_CRASH:
+        if (t->signal == SIGXFSZ)
+            return xasprintf("crashed with signal %d (%s): a test may write at most %lld MiB to a file, its output "
+                             "included", t->signal, strsignal(t->signal), TEST_FILE_SIZE >> 20);
+        if (t->signal == SIGXCPU)
+            return xasprintf("crashed with signal %d (%s): it used more CPU time than it may", t->signal,
+                             strsignal(t->signal));
+        return xasprintf("crashed with signal %d (%s)", t->signal, strsignal(t->signal));
     case TEST_TIMEOUT: return xstrdup("timed out");
     case TEST_EXIT: return xstrdup("exited early");
     default: return xstrdup("no result");

@@ -1,5 +1,6 @@
 #include "suite.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -133,8 +134,35 @@ done:
     return rc;
 }
 
-void print_compiler_log(ol_ctx *ctx, const char *log) {
-    if (!log || !*log) return;
+/* The compiler names testgen's wrapper as the includer of every test file
+ * ("In file included from build/ol/gen/KEY/wrap_0.c:3:"): news to no one,
+ * so those lines go (and the line before ends with ':' again). */
+static char *without_wrappers(ol_ctx *ctx, const char *log) {
+    char *gen = xasprintf("%s/gen/", ctx->cache);
+    strbuf b = {0};
+    for (const char *line = log; *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        const char *from = NULL;
+        if (strncmp(line, "In file included from ", 22) == 0) from = line + 22;
+        else if (len > 22 && strspn(line, " ") >= 10 && strncmp(line + strspn(line, " "), "from ", 5) == 0)
+            from = line + strspn(line, " ") + 5;
+        bool wrapper = from && strncmp(from, gen, strlen(gen)) == 0 && memmem(from, len - (size_t)(from - line), "/wrap_", 6);
+        if (wrapper) {
+            if (from != line + 22 && b.len >= 2 && b.s[b.len - 2] == ',') b.s[b.len - 2] = ':';
+        } else {
+            sb_addn(&b, line, len);
+            if (eol) sb_add(&b, "\n");
+        }
+        line += len + (eol ? 1 : 0);
+    }
+    free(gen);
+    return sb_take(&b);
+}
+
+void print_compiler_log(ol_ctx *ctx, const char *raw) {
+    if (!raw || !*raw) return;
+    char *log = without_wrappers(ctx, raw);
     /* absolute paths are long: show them from the workspace or the root */
     char *ws = xasprintf("%s/", ctx->ws), *root = xasprintf("%s/", ctx->root);
     for (const char *p = log; *p;) {
@@ -150,6 +178,7 @@ void print_compiler_log(ol_ctx *ctx, const char *log) {
     }
     free(ws);
     free(root);
+    free(log);
 }
 
 int suite_compile(ol_ctx *ctx, suite *s, const char *label) {
@@ -302,6 +331,86 @@ static void check_tree(include_rule *rule, const unit *u, const char *test_file)
     sl_free(&stack);
 }
 
+/* The line of `file` that says START_TEST(... name ...), or 0. */
+static int start_test_line(const char *file, const char *name) {
+    char *text = read_file(file, NULL);
+    if (!text) return 0;
+    int found = 0, lineno = 1;
+    for (char *line = text, *next; line && !found; line = next, lineno++) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        char *at = strstr(line, "START_TEST");
+        if (at && strstr(at, name)) found = lineno;
+    }
+    free(text);
+    return found;
+}
+
+/* "test_\U000000e9t\U000000e9" (how cc -E spells an identifier) as UTF-8. */
+static char *ucn_to_utf8(const char *s) {
+    strbuf b = {0};
+    while (*s) {
+        int digits = s[0] == '\\' && s[1] == 'U' ? 8 : s[0] == '\\' && s[1] == 'u' ? 4 : 0;
+        unsigned long c = 0;
+        int k = 0;
+        for (; digits && k < digits && isxdigit((unsigned char)s[2 + k]); k++)
+            c = c * 16 + (unsigned long)(isdigit((unsigned char)s[2 + k]) ? s[2 + k] - '0' : (s[2 + k] | 32) - 'a' + 10);
+        if (!digits || k < digits || c > 0x10FFFF) {
+            sb_addn(&b, s++, 1);
+            continue;
+        }
+        char u[4];
+        size_t n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        if (n == 1) u[0] = (char)c;
+        else {
+            for (size_t i = n - 1; i > 0; i--, c >>= 6) u[i] = (char)(0x80 | (c & 0x3F));
+            u[0] = (char)((n == 2 ? 0xC0 : n == 3 ? 0xE0 : 0xF0) | c);
+        }
+        sb_addn(&b, u, n);
+        s += 2 + digits;
+    }
+    return sb_take(&b);
+}
+
+/* The tests testgen registers (START_TEST(name) in the text) must be the
+ * tests the compiler sees: one inside #if 0 would not compile, one made
+ * by a macro would never run. */
+static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *records, strlist *problems) {
+    strlist seen = {0};
+    char *copy = xstrdup(records ? records : "");
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (line[0] == 'T' && line[1] == '\t') sl_push(&seen, line + 2);
+    free(copy);
+    const char *path = s->files.v[file], *shown = shown_path(ctx, path);
+    strlist registered = {0};
+    for (int t = 0; t < s->tests.n; t++) {
+        if (strcmp(s->test_file.v[t], path) != 0) continue;
+        sl_push(&registered, s->tests.v[t]);
+        if (sl_contains(&seen, s->tests.v[t])) continue;
+        int line = start_test_line(path, s->tests.v[t]);
+        char *where = line ? xasprintf("%s:%d", shown, line) : xstrdup(shown);
+        sl_push_owned(problems, xasprintf("%s: START_TEST(%s) is not compiled (it is inside #if 0, or a macro "
+                                          "hides it): delete it, or let the compiler see it", where, s->tests.v[t]));
+        free(where);
+    }
+    for (int i = 0; i < seen.n; i++) {
+        if (sl_contains(&registered, seen.v[i]) || sl_contains(&s->tests, seen.v[i])) continue;
+        if (strchr(seen.v[i], '\\')) {
+            char *name = ucn_to_utf8(seen.v[i]);
+            sl_push_owned(problems, xasprintf("%s: the test name %s has letters beyond ASCII, which ol cannot "
+                                              "register: name it with a-z, A-Z, 0-9 and _ only", shown, name));
+            free(name);
+        } else {
+            sl_push_owned(problems, xasprintf("%s: the test %s is declared through a macro or an included file, "
+                                              "which ol does not look into, so it would never run: write "
+                                              "START_TEST(%s) ... END_TEST in the .c file itself", shown,
+                                              seen.v[i], seen.v[i]));
+        }
+    }
+    sl_free(&registered);
+    sl_free(&seen);
+}
+
 int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems) {
     int before = problems->n;
     if (build_include_trees(ctx, s->units, s->files.n) < 0) return -1;
@@ -324,6 +433,9 @@ int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems) {
         rule.sysdirs = dirs;
         check_tree(&rule, &s->units[i], s->files.v[i]);
         sl_free(&dirs);
+        /* a file the preprocessor could not finish: compiling it says why */
+        const char *rec = s->units[i].includes ? s->units[i].includes : "";
+        if (strncmp(rec, "F\n", 2) != 0 && !strstr(rec, "\nF\n")) check_tests_seen(ctx, s, i, rec, problems);
     }
     free(rule.contracts);
     return problems->n - before;
