@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,59 @@ int usage_error(const char *cmd, const char *fmt, ...) {
     return OL_USAGE;
 }
 
-int open_lesson(ol_ctx *ctx, lesson *l, const char *workspace, const char *id) {
+/* Does dir look like a student's workspace: a c/ holding what `ol start`
+ * makes (c/tinyllm/ or c/tests/)? A bare c/ elsewhere may be anything. */
+static bool holds_student_code(const char *dir) {
+    char *code = path_join(dir, "c/tinyllm"), *tests = path_join(dir, "c/tests");
+    bool yes = is_dir(code) || is_dir(tests);
+    free(code);
+    free(tests);
+    return yes;
+}
+
+/* The workspace above `from` when `from` has no c/ of its own: the nearest
+ * folder holding c/tinyllm/ or c/tests/, so that ol works from anywhere
+ * inside the workspace (c/tinyllm/modern/, c/tests/...). The search stops
+ * at the course root, which is never a workspace. NULL when none is found. */
+static char *workspace_above(const char *from, const char *root) {
+    char *c = path_join(from, "c");
+    bool own = is_dir(c);
+    free(c);
+    if (own || strcmp(from, root) == 0) return NULL;
+    char *dir = path_dirname(from);
+    while (strcmp(dir, "/") != 0 && strcmp(dir, root) != 0) {
+        if (holds_student_code(dir)) return dir;
+        char *up = path_dirname(dir);
+        free(dir);
+        dir = up;
+    }
+    free(dir);
+    return NULL;
+}
+
+int option_error(const char *cmd, int c, char **argv) {
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (c == ':') return usage_error(cmd, "%s needs a value", arg);
+    /* getopt_long leaves a short option's letter in optopt, 0 for a long one */
+    if (optopt && optopt != '?' && strncmp(arg, "--", 2) != 0) return usage_error(cmd, "unknown option -%c", optopt);
+    return usage_error(cmd, "unknown option %s", arg);
+}
+
+int open_workspace(ol_ctx *ctx, const char *workspace) {
     if (ctx_init(ctx, workspace) != 0) return -1;
+    const char *env = getenv("OL_WORKSPACE");
+    if ((workspace && *workspace) || (env && *env)) return 0;
+    char *above = workspace_above(ctx->ws, ctx->root);
+    if (!above) return 0;
+    fprintf(stderr, "ol: working in %s (the folder above that holds your c/)\n", above);
+    ctx_free(ctx);
+    int rc = ctx_init(ctx, above);
+    free(above);
+    return rc;
+}
+
+int open_lesson(ol_ctx *ctx, lesson *l, const char *workspace, const char *id) {
+    if (open_workspace(ctx, workspace) != 0) return -1;
     char *err = NULL;
     if (lesson_load(ctx->root, id, l, &err) != 0) {
         ol_error("%s", err);
@@ -35,7 +87,8 @@ int open_lesson(ol_ctx *ctx, lesson *l, const char *workspace, const char *id) {
 int require_link_files(ol_ctx *ctx, const lesson *l) {
     for (int i = 0; i < l->link.n; i++)
         if (l->link.v[i][0] == '/' && !is_file(l->link.v[i])) {
-            ol_error("%s links %s, which is missing: run `make -C %s` first", l->id, l->link.v[i], ctx->root);
+            ol_error("%s links %s (lesson.json \"link\"), which is not built: run `make -C %s` first", l->id,
+                     path_rel(l->link.v[i], ctx->root), ctx->root);
             return -1;
         }
     return 0;

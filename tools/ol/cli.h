@@ -24,6 +24,14 @@ int print_help(const char *text);
 /* "ol CMD: ..." on stderr, a pointer to --help, and OL_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Resolves the root and the workspace: --workspace, else $OL_WORKSPACE, else
+ * the current folder, or the workspace above it when it has no c/ (a student
+ * in c/tinyllm/modern/). Prints what went wrong; -1 on error. */
+int open_workspace(ol_ctx *ctx, const char *workspace);
+/* The usage error for getopt_long's ':' (a value missing) or '?' (an unknown
+ * option), naming the option. Commands parse with opterr = 0 and an
+ * optstring that starts with ':'. */
+int option_error(const char *cmd, int c, char **argv);
 /* Loads the root, the workspace and the lesson; prints what went wrong. */
 int open_lesson(ol_ctx *ctx, lesson *l, const char *workspace, const char *id);
 

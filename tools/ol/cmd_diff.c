@@ -32,11 +32,12 @@ int cmd_diff(int argc, char **argv) {
     bool unified = false;
     int c;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "hw:u", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hw:u", opts, NULL)) != -1) {
         if (c == 'h') return print_help(HELP);
         else if (c == 'w') workspace = optarg;
         else if (c == 'u') unified = true;
-        else return usage_error("diff", "unknown option");
+        else return option_error("diff", c, argv);
     }
     if (argc - optind != 1) return usage_error("diff", "give one lesson, e.g. `ol diff L7.1`");
     ol_ctx ctx;
@@ -44,9 +45,14 @@ int cmd_diff(int argc, char **argv) {
     if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
     check_status st;
     int rc = OL_PASS;
-    if (status_load(&ctx, l.id, &st) != 0 || !st.passed) {
-        ol_error("the reference of %s is shown only after `ol check %s` passes%s", l.id, l.id,
-                 status_load(&ctx, l.id, &st) == 0 ? " (your last check did not)" : " (you have not run it here)");
+    bool checked = status_load(&ctx, l.id, &st) == 0;
+    if (!checked || !st.passed) {
+        /* finding one's own way is the point: the reference waits for a pass */
+        ol_error("the reference of %s is shown only after `ol check %s` passes: %s", l.id, l.id,
+                 !checked ? "you have not run it in this workspace yet; run it, and once it says PASS, "
+                            "run `ol diff` again"
+                          : "your last check did not; its report says what to do next (`ol list` shows "
+                            "where you are)");
         rc = OL_FAIL;
     }
     char *tmp = rc == OL_PASS ? ctx_cache_dir(&ctx, "tmp") : NULL;
@@ -56,7 +62,8 @@ int cmd_diff(int argc, char **argv) {
         char *mine = path_join(ctx.student, src);
         char *ref = xasprintf("%s/reference/%s", ctx.root, src);
         if (!is_file(mine)) {
-            ol_error("c/%s is missing", src);
+            ol_error("c/%s is missing: your code for %s was moved or deleted since your check "
+                     "(`ol start %s` brings back the starting code)", src, l.id, l.id);
             rc = OL_FAIL;
         } else {
             proc_job job = {0};

@@ -45,6 +45,15 @@ static char *generic_example(const lesson *l) {
     return sb_take(&b);
 }
 
+/* Does the file at path hold exactly data? */
+static bool same_text(const char *path, const char *data, size_t len) {
+    size_t n;
+    char *text = read_file(path, &n);
+    bool same = text && n == len && memcmp(text, data, len) == 0;
+    free(text);
+    return same;
+}
+
 /* Creates dst from data unless it exists. Returns 1 created, 0 kept, -1 error. */
 static int create_once(ol_ctx *ctx, const char *dst, const char *data, size_t len) {
     char *dir = path_dirname(dst);
@@ -66,15 +75,24 @@ int cmd_start(int argc, char **argv) {
     const char *workspace = NULL;
     int c;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "hw:", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hw:", opts, NULL)) != -1) {
         if (c == 'h') return print_help(HELP);
         if (c == 'w') workspace = optarg;
-        else return usage_error("start", "unknown option");
+        else return option_error("start", c, argv);
     }
     if (argc - optind != 1) return usage_error("start", "give one lesson, e.g. `ol start L7.1`");
     ol_ctx ctx;
     lesson l;
     if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    if (strcmp(ctx.ws, ctx.root) == 0) {
+        /* c/ in the course repository would mix a student's work with the course */
+        ol_error("this is the course repository (%s), not a workspace: make a folder of your own, "
+                 "e.g. `mkdir ~/tinyllm && cd ~/tinyllm`, and run `ol start %s` there", ctx.root, l.id);
+        lesson_free(&l);
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
     int rc = OL_PASS;
     for (int i = 0; i < l.sources.n && rc == OL_PASS; i++) {
         char *stub = xasprintf("%s/stubs/%s", ctx.root, l.sources.v[i]);
@@ -88,8 +106,9 @@ int cmd_start(int argc, char **argv) {
         } else {
             int made = create_once(&ctx, dst, text, len);
             if (made < 0) rc = OL_USAGE;
-            else printf("%s c/%s%s\n", made ? "created" : "kept   ", l.sources.v[i],
-                        made ? "" : " (yours: ol never overwrites it)");
+            else if (made) printf("created c/%s\n", l.sources.v[i]);
+            else printf("kept    c/%s (%s: ol never overwrites it)\n", l.sources.v[i],
+                        same_text(dst, text, len) ? "still the starting code" : "yours");
         }
         free(text);
         free(stub);
@@ -101,7 +120,10 @@ int cmd_start(int argc, char **argv) {
         if (mkdir_p(tests) != 0) {
             ol_error("cannot create c/%s: %s", l.student_tests, strerror(errno));
             rc = OL_USAGE;
-        } else if (list_files(tests, ".c", &existing) == 0 && existing.n == 0) {
+        } else if (list_files(tests, ".c", &existing) == 0 && existing.n > 0) {
+            printf("kept    c/%s/ (%d test file%s of yours)\n", l.student_tests, existing.n,
+                   existing.n == 1 ? "" : "s");
+        } else if (existing.n == 0) {
             char *example, *name;
             if (l.example_test) {
                 char *from = path_join(ctx.root, l.example_test);

@@ -1,6 +1,7 @@
 /* ol: the course driver. `ol list`, `ol start L7.1`, `ol tests L7.1`,
  * `ol check L7.1`, `ol diff L7.1`; for instructors `ol mutants`, `ol
  * fixtures`; and `ol hub serve`. Each command has --help. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,9 +24,10 @@ static const char USAGE[] =
     "  hub serve DIR ...           the fake Hugging Face Hub\n"
     "\n"
     "Where: the course is $OL_ROOT (else the folder ol was built in); your\n"
-    "workspace is --workspace DIR, else $OL_WORKSPACE, else the current folder:\n"
-    "your code in c/, ol's builds and caches in build/ol/.\n"
-    "Exit status: 0 pass, 1 fail, 2 usage error or a broken harness.\n";
+    "workspace is --workspace DIR, else $OL_WORKSPACE, else the current folder\n"
+    "(or, from inside it, the folder above that holds your c/): your code in c/,\n"
+    "ol's builds and caches in build/ol/.\n"
+    "Exit status: 0 pass, 1 fail, 2 usage error or a broken harness (130 after Ctrl-C).\n";
 
 static const struct {
     const char *name;
@@ -41,17 +43,30 @@ int main(int argc, char **argv) {
         fputs(USAGE, stderr);
         return OL_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help");
+    if (help && argc == 2) {
         fputs(USAGE, stdout);
         return OL_PASS;
     }
+    /* `ol help tests` is `ol tests --help` */
+    static char help_opt[] = "--help";
+    char *help_argv[] = {argv[0], argv[2], help_opt, NULL};
+    if (help) {
+        argc = 3;
+        argv = help_argv;
+    }
+    const char *name = argv[1];
     /* the Hub handles Ctrl-C itself; elsewhere ol stops its children first */
-    if (strcmp(argv[1], "hub") != 0) proc_setup();
+    if (strcmp(name, "hub") != 0 && !help) proc_setup();
     for (size_t i = 0; i < sizeof COMMANDS / sizeof *COMMANDS; i++)
-        if (!strcmp(argv[1], COMMANDS[i].name)) {
+        if (!strcmp(name, COMMANDS[i].name)) {
+            /* getopt names the program in its messages: "ol tests: ..." */
+            char prog[32];
+            snprintf(prog, sizeof prog, "ol %s", name);
+            argv[1] = prog;
             int rc = COMMANDS[i].run(argc - 1, argv + 1);
             return proc_interrupted() ? 130 : rc;
         }
-    fprintf(stderr, "ol: \"%s\" is not a command\n\n%s", argv[1], USAGE);
+    fprintf(stderr, "ol: \"%s\" is not a command\n\n%s", name, USAGE);
     return OL_USAGE;
 }
