@@ -212,8 +212,11 @@ static int compare_json(const char *name, const char *made, const char *committe
         const cJSON *e;
         cJSON_ArrayForEach(e, a) {
             const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, e->string);
-            if (!o || !cJSON_Compare(e, o, true)) {
-                char *v1 = cJSON_PrintUnformatted(e), *v2 = o ? cJSON_PrintUnformatted(o) : xstrdup("(absent)");
+            if (!o) {
+                printf("  %s: \"%s\" is new (not in the committed file)\n", name, e->string ? e->string : "?");
+                diffs++;
+            } else if (!cJSON_Compare(e, o, true)) {
+                char *v1 = cJSON_PrintUnformatted(e), *v2 = cJSON_PrintUnformatted(o);
                 printf("  %s: \"%s\" is %.60s%s, committed %.60s%s\n", name, e->string ? e->string : "?", v1,
                        strlen(v1) > 60 ? "..." : "", v2, strlen(v2) > 60 ? "..." : "");
                 free(v1);
@@ -248,6 +251,15 @@ static int compare_bytes(const char *name, const char *made, const char *committ
     return diff;
 }
 
+static bool same_bytes(const char *a_path, const char *b_path) {
+    size_t la, lb;
+    char *a = read_file(a_path, &la), *b = read_file(b_path, &lb);
+    bool same = a && b && la == lb && memcmp(a, b, la) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcmp(s + n - k, suffix) == 0;
@@ -261,11 +273,12 @@ int cmd_fixtures(int argc, char **argv) {
     bool check = false;
     int c;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "hw:", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hw:", opts, NULL)) != -1) {
         if (c == 'h') return print_help(HELP);
         else if (c == 'w') workspace = optarg;
         else if (c == 'c') check = true;
-        else return usage_error("fixtures", "unknown option");
+        else return option_error("fixtures", c, argv);
     }
     if (argc - optind != 1) return usage_error("fixtures", "give one lesson, e.g. `ol fixtures L7.1 --check`");
     ol_ctx ctx;
@@ -276,10 +289,14 @@ int cmd_fixtures(int argc, char **argv) {
     char *committed = l.fixtures ? path_join(ctx.root, l.fixtures) : NULL;
     char *tmp = NULL, *scratch = NULL;
     if (!script || !committed) {
-        ol_error("%s has no \"oracle\" or no \"fixtures\" in its lesson.json", l.id);
+        ol_error("%s/lesson.json names no %s: this lesson has no golden data made by an oracle "
+                 "(course/FORMAT.md: \"fixtures\" and \"oracle\")",
+                 shown_path(&ctx, l.dir), !script && !committed ? "\"oracle\" and no \"fixtures\""
+                                          : !script ? "\"oracle\"" : "\"fixtures\"");
         rc = OL_USAGE;
     } else if (!is_file(script)) {
-        ol_error("the oracle %s does not exist", shown_path(&ctx, script));
+        ol_error("the oracle %s does not exist (lesson.json \"oracle\" names its folder; the script in it "
+                 "is make_fixtures.py)", shown_path(&ctx, script));
         rc = OL_USAGE;
     } else if (!(tmp = ctx_cache_dir(&ctx, "tmp")) || !(scratch = make_temp_dir(tmp, "fixtures"))) {
         rc = OL_USAGE;
@@ -296,7 +313,8 @@ int cmd_fixtures(int argc, char **argv) {
         if (proc_run(&job) != 0) rc = 130;
         else if (job.exit_code != 0) {
             char *log = read_file(job.out_path, NULL), *what = proc_describe(&job);
-            ol_error("the oracle failed (%s):\n%s", what, log ? log : "");
+            ol_error("the oracle failed (%s):\n%s\nTo rerun it by hand: cd %s && /usr/bin/python3 %s /tmp/out",
+                     what, log ? log : "", ctx.root, shown_path(&ctx, script));
             free(log);
             free(what);
             rc = OL_FAIL;
@@ -310,7 +328,7 @@ int cmd_fixtures(int argc, char **argv) {
         ol_error("the oracle wrote nothing into OUT_DIR/%s/", path_base(committed));
         rc = OL_FAIL;
     }
-    int diffs = 0;
+    int diffs = 0, written = 0;
     for (int i = 0; rc == OL_PASS && i < files.n; i++) {
         const char *name = path_base(files.v[i]);
         char *old = path_join(committed, name);
@@ -321,12 +339,16 @@ int cmd_fixtures(int argc, char **argv) {
             } else if (ends_with(name, ".safetensors")) diffs += compare_safetensors(name, files.v[i], old);
             else if (ends_with(name, ".json")) diffs += compare_json(name, files.v[i], old);
             else diffs += compare_bytes(name, files.v[i], old);
+        } else if (same_bytes(files.v[i], old)) {
+            printf("  %s: unchanged\n", shown_path(&ctx, old));
         } else {
+            bool existed = is_file(old);
             if (mkdir_p(committed) != 0 || copy_file_atomic(files.v[i], old) != 0) {
                 ol_error("cannot write %s: %s", shown_path(&ctx, old), strerror(errno));
                 rc = OL_USAGE;
             } else {
-                printf("  wrote %s\n", shown_path(&ctx, old));
+                printf("  wrote %s (%s)\n", shown_path(&ctx, old), existed ? "changed" : "new");
+                written++;
             }
         }
         free(old);
@@ -338,7 +360,8 @@ int cmd_fixtures(int argc, char **argv) {
         for (int i = 0; i < have.n; i++) {
             char *fresh = path_join(made, path_base(have.v[i]));
             if (!is_file(fresh)) {
-                printf("  %s: committed, but the oracle does not make it (stale?)\n", path_base(have.v[i]));
+                printf("  %s: committed, but the oracle does not make it (stale: delete it unless a test "
+                       "reads it)\n", path_base(have.v[i]));
                 if (check) diffs++;
             }
             free(fresh);
@@ -347,7 +370,16 @@ int cmd_fixtures(int argc, char **argv) {
         if (check) {
             printf("%s: %s\n", l.id, diffs ? "the committed fixtures differ from what the oracle makes (above)"
                                            : "the committed fixtures are what the oracle makes");
+            if (diffs)
+                printf("If the oracle changed on purpose, `ol fixtures %s` rewrites them; else find what "
+                       "changed the oracle's output (torch version, seed, script).\n", l.id);
             rc = diffs ? OL_FAIL : OL_PASS;
+        } else if (written) {
+            printf("%s: %d file%s rewritten. Next: `ol mutants verify %s` (the course tests on the new golden "
+                   "data), then commit %s.\n", l.id, written, written == 1 ? "" : "s", l.id,
+                   shown_path(&ctx, committed));
+        } else {
+            printf("%s: the oracle made exactly the committed fixtures; nothing changed\n", l.id);
         }
     }
     if (scratch) remove_tree(scratch, ctx.cache);

@@ -1,6 +1,7 @@
 /* ol mutants: for instructors. List a lesson's mutants and wheats, verify
  * them against the current reference and the course tests, or author a new
  * one from an edited copy of the reference. */
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -14,58 +15,93 @@
 #include "proc.h"
 
 static const char HELP[] =
-    "usage: ol mutants L7.x                    list the mutants and wheats\n"
-    "       ol mutants verify L7.x [ID...]     verify them (all, or the IDs given)\n"
+    "usage: ol mutants [list] L7.x                list the mutants and wheats\n"
+    "       ol mutants verify L7.x [ID...]         verify them (all, or the IDs given)\n"
     "       ol mutants new L7.x --from EDITED.c --id ID --title TEXT --caught-by TEST[,TEST]\n"
     "                          [--pitfall N] [--symptom TEXT] [--hint TEXT] [--source FILE]\n"
-    "       ol mutants new L7.x --wheat --from EDITED.c --id ID --title TEXT [--source FILE]\n"
+    "       ol mutants new L7.x --wheat --from EDITED.c --id ID --title TEXT [--symptom TEXT]\n"
+    "                          [--source FILE]\n"
     "\n"
     "verify proves, for the current reference, what grading relies on:\n"
-    "  - the reference and every wheat pass every course test;\n"
+    "  - the lesson's files are there (stubs/, reference/, contracts/, the chapter,\n"
+    "    model answers, fixtures, oracle) and lesson.json has no unknown key;\n"
     "  - every required pitfall (lesson.json) has a mutant;\n"
+    "  - the reference and every wheat pass every course test;\n"
     "  - each mutant applies exactly (a stale one fails loudly), compiles, and is\n"
     "    killed by each course test its Caught-by names; those tests compare with\n"
     "    the golden fixtures at their tolerance, so a kill shows the mutant moves\n"
     "    the golden outputs by more than it. The failing assertion is printed.\n"
-    "new writes course/L7.x/mutants/ID-NAME.mutant (or wheats/ID-NAME.wheat): the\n"
-    "header and `diff -u` of the reference against EDITED.c, then verifies it.\n"
-    "It never overwrites a file.\n"
+    "\n"
+    "new: copy reference/<source> somewhere (e.g. /tmp), make the mistake in the\n"
+    "copy, and give it as --from. ol makes the header and the `diff -u` of the\n"
+    "reference against EDITED.c, verifies it, and only then writes\n"
+    "course/L7.x/mutants/ID-TITLE-WORDS.mutant (or wheats/...wheat). If it does not\n"
+    "verify, nothing is written: fix the copy or the options and run it again.\n"
+    "It never overwrites a file. --source is needed only when the lesson has\n"
+    "several sources and EDITED.c's name matches none of them.\n"
     "\n"
     "Options: --workspace DIR (where build/ol/ goes; default: the current folder).\n"
     "Exit status: 0 all verified, 1 a check failed, 2 usage error.\n";
 
-/* ---- list ---- */
+/* A lesson's mutants and wheats, as loaded from course/L7.x/. */
+typedef struct {
+    mutant *ms, *ws;
+    int nm, nw;
+} mutant_set;
 
-static int list(ol_ctx *ctx, const lesson *l) {
+static void set_free(mutant_set *set) {
+    mutants_free(set->ms, set->nm);
+    mutants_free(set->ws, set->nw);
+    memset(set, 0, sizeof *set);
+}
+
+/* Loads both folders; prints the parse error (file:line) and returns -1. */
+static int set_load(const lesson *l, mutant_set *set) {
+    memset(set, 0, sizeof *set);
     char *err = NULL;
-    mutant *ms = NULL, *ws = NULL;
-    int nm = 0, nw = 0;
     char *mdir = path_join(l->dir, "mutants"), *wdir = path_join(l->dir, "wheats");
-    int rc = OL_PASS;
-    if (mutants_load(mdir, false, &ms, &nm, &err) != 0 || mutants_load(wdir, true, &ws, &nw, &err) != 0) {
+    int rc = mutants_load(mdir, false, &set->ms, &set->nm, &err) != 0 ||
+                     mutants_load(wdir, true, &set->ws, &set->nw, &err) != 0
+                 ? -1 : 0;
+    if (rc) {
         ol_error("%s", err);
-        rc = OL_USAGE;
-    } else {
-        printf("%s: %d mutants, %d wheats (rung %s, threshold %.2f)\n\n", l->id, nm, nw, l->rung, l->threshold);
-        printf("%-5s %-7s %-9s %-44s %s\n", "Id", "Pitfall", "Required", "Caught by", "Title");
-        for (int i = 0; i < nm; i++) {
-            char *by = sl_join(&ms[i].caught_by, ", ");
-            const changed_line *c = mutant_first_change(&ms[i]);
-            printf("%-5s %-7s %-9s %-44s %s\n", ms[i].id, ms[i].pitfall,
-                   sl_contains(&l->required_pitfalls, ms[i].id) ? "yes" : "-", by, ms[i].title);
-            printf("      %s%s:%d%s\n", color(stdout, C_DIM), shown_path(ctx, ms[i].path), c ? c->line : 0,
-                   color(stdout, C_RESET));
-            free(by);
-        }
-        for (int i = 0; i < nw; i++) printf("%-5s %-7s %-9s %-44s %s\n", ws[i].id, "wheat", "-", "-", ws[i].title);
-        (void)ctx;
+        set_free(set);
     }
     free(err);
     free(mdir);
     free(wdir);
-    mutants_free(ms, nm);
-    mutants_free(ws, nw);
     return rc;
+}
+
+static const char *s_if(int n) { return n == 1 ? "" : "s"; }
+
+/* ---- list ---- */
+
+static int list(ol_ctx *ctx, const lesson *l) {
+    mutant_set set;
+    if (set_load(l, &set) != 0) return OL_USAGE;
+    printf("%s: %d mutant%s, %d wheat%s (rung %s, threshold %.2f)\n\n", l->id, set.nm, s_if(set.nm), set.nw,
+           s_if(set.nw), l->rung, l->threshold);
+    printf("%-5s %-7s %-8s %s\n", "Id", "Pitfall", "Required", "Title");
+    for (int i = 0; i < set.nm; i++) {
+        const mutant *m = &set.ms[i];
+        char *by = sl_join(&m->caught_by, ", ");
+        const changed_line *c = mutant_first_change(m);
+        printf("%-5s %-7s %-8s %s\n", m->id, m->pitfall, sl_contains(&l->required_pitfalls, m->id) ? "yes" : "-",
+               m->title);
+        printf("      caught by %s\n", by);
+        printf("      %s%s", color(stdout, C_DIM), shown_path(ctx, m->path));
+        if (c) printf(", changes reference/%s:%d", c->file, c->line);
+        printf("%s\n", color(stdout, C_RESET));
+        free(by);
+    }
+    for (int i = 0; i < set.nw; i++) {
+        printf("%-5s %-7s %-8s %s\n", set.ws[i].id, "wheat", "-", set.ws[i].title);
+        printf("      %s%s%s\n", color(stdout, C_DIM), shown_path(ctx, set.ws[i].path), color(stdout, C_RESET));
+    }
+    printf("\n`ol mutants verify %s` checks them; `ol mutants new %s --help` adds one.\n", l->id, l->id);
+    set_free(&set);
+    return OL_PASS;
 }
 
 /* ---- verify ---- */
@@ -80,45 +116,136 @@ static void say(bool ok, const char *fmt, ...) {
     printf("\n");
 }
 
-/* Verifies the mutants (every one when ids is empty) and the wheats. */
-static int verify(ol_ctx *ctx, const lesson *l, const strlist *ids) {
-    char *err = NULL;
-    mutant *ms = NULL, *ws = NULL;
-    int nm = 0, nw = 0, problems = 0;
-    char *mdir = path_join(l->dir, "mutants"), *wdir = path_join(l->dir, "wheats");
-    int rc = mutants_load(mdir, false, &ms, &nm, &err) != 0 || mutants_load(wdir, true, &ws, &nw, &err) != 0;
-    free(mdir);
-    free(wdir);
-    if (rc) {
-        ol_error("%s", err);
-        free(err);
-        mutants_free(ms, nm);
-        return OL_FAIL;
+/* The keys course/FORMAT.md documents for lesson.json. */
+static const char *const LESSON_KEYS[] = {
+    "id", "slug", "title", "rung", "needs", "sources", "contracts", "course_tests", "student_tests",
+    "model_tests", "fixtures", "oracle", "required_pitfalls", "link", "test_timeout_seconds",
+    "example_test", "threshold"};
+
+/* Is the file or folder `rel` (relative to the root, under `under`) there?
+ * Says so when it is not, with the lesson.json key that names it. */
+static int require_path(ol_ctx *ctx, const char *under, const char *rel, bool dir, const char *key, const char *why) {
+    char *path = xasprintf("%s/%s%s%s", ctx->root, under, *under ? "/" : "", rel);
+    bool there = dir ? is_dir(path) : is_file(path);
+    if (!there)
+        say(false, "%s%s%s is missing (lesson.json \"%s\"): %s", under, *under ? "/" : "", rel, key, why);
+    free(path);
+    return !there;
+}
+
+/* What the lesson's files must hold for `ol` and students to work on it
+ * (course/FORMAT.md), checked without building anything. Returns the
+ * problems found, each printed with what to do. */
+static int lint_lesson(ol_ctx *ctx, const lesson *l, const mutant_set *set) {
+    int problems = 0;
+    char *json_path = path_join(l->dir, "lesson.json");
+    char *text = read_file(json_path, NULL);
+    cJSON *json = text ? cJSON_Parse(text) : NULL;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, json) {
+        bool known = false;
+        for (size_t k = 0; k < sizeof LESSON_KEYS / sizeof *LESSON_KEYS; k++) known = known || !strcmp(e->string, LESSON_KEYS[k]);
+        if (!known) {
+            say(false, "%s: unknown key \"%s\" (a typo? course/FORMAT.md lists the keys)", shown_path(ctx, json_path),
+                e->string);
+            problems++;
+        }
     }
-    for (int i = 0; i < ids->n; i++) {
+    cJSON_Delete(json);
+    free(text);
+    free(json_path);
+    /* a lesson may be tried before its chapter is written: a note, not a failure */
+    char *chapter = path_join(l->dir, "README.md");
+    if (!is_file(chapter))
+        printf("  %snote%s %s is not written yet: the chapter students read (`ol list` points to it)\n",
+               color(stdout, C_YELLOW), color(stdout, C_RESET), shown_path(ctx, chapter));
+    free(chapter);
+    for (int i = 0; i < l->sources.n; i++) {
+        problems += require_path(ctx, "stubs", l->sources.v[i], false, "sources", "what `ol start` copies for students");
+        problems += require_path(ctx, "reference", l->sources.v[i], false, "sources", "the reference the mutants change");
+    }
+    for (int i = 0; i < l->contracts.n; i++)
+        problems += require_path(ctx, "contracts", l->contracts.v[i], false, "contracts", "the header the lesson implements");
+    if (l->model_tests)
+        problems += require_path(ctx, "", l->model_tests, true, "model_tests", "the model answers that reach the rung");
+    if (l->example_test)
+        problems += require_path(ctx, "", l->example_test, false, "example_test", "what `ol start` copies as the first test");
+    if (l->fixtures) problems += require_path(ctx, "", l->fixtures, true, "fixtures", "the golden data (`ol fixtures`)");
+    if (l->oracle) {
+        char *script = path_join(l->oracle, "make_fixtures.py");
+        problems += require_path(ctx, "", script, false, "oracle", "the script `ol fixtures` runs");
+        free(script);
+    }
+    for (int p = 0; p < l->required_pitfalls.n; p++) {
         bool found = false;
-        for (int k = 0; k < nm; k++) found = found || !strcmp(ms[k].id, ids->v[i]);
+        for (int k = 0; k < set->nm; k++) found = found || !strcmp(set->ms[k].id, l->required_pitfalls.v[p]);
         if (!found) {
-            ol_error("%s has no mutant %s (`ol mutants %s` lists them)", l->id, ids->v[i], l->id);
-            mutants_free(ms, nm);
-            mutants_free(ws, nw);
-            return OL_USAGE;
+            say(false, "required pitfall %s (lesson.json \"required_pitfalls\") has no mutant in course/%s/mutants/: "
+                       "add it with `ol mutants new %s --id %s ...`",
+                l->required_pitfalls.v[p], l->id, l->id, l->required_pitfalls.v[p]);
+            problems++;
         }
     }
-    printf("ol mutants verify %s: %d mutant%s, %d wheat%s against the current reference\n", l->id,
-           ids->n ? ids->n : nm, (ids->n ? ids->n : nm) == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
-    if (!ids->n)
-        for (int p = 0; p < l->required_pitfalls.n; p++) {
-            bool found = false;
-            for (int k = 0; k < nm; k++) found = found || !strcmp(ms[k].id, l->required_pitfalls.v[p]);
-            if (!found) {
-                say(false, "required pitfall %s has no mutant in course/%s/mutants/", l->required_pitfalls.v[p], l->id);
-                problems++;
-            }
+    return problems;
+}
+
+/* What a mutant's run says about its Caught-by tests; returns whether each
+ * one kills it, and prints the evidence either way. */
+static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, const mutant *m, const run_result *r) {
+    bool ok = true;
+    strbuf lines = {0};
+    for (int c = 0; c < m->caught_by.n; c++) {
+        const test_result *t = run_find(r, m->caught_by.v[c]);
+        if (!t) {
+            char *all = sl_join(&course->tests, ", ");
+            sb_printf(&lines, "      Caught-by names %s, which is not a course test of %s (%s holds: %s)\n",
+                      m->caught_by.v[c], l->id, l->course_tests, all);
+            free(all);
+            ok = false;
+        } else if (t->status == TEST_PASS) {
+            sb_printf(&lines, "      %s passes on it: the mutant does not move what that test checks beyond "
+                              "its tolerance\n", t->name);
+            ok = false;
+        } else {
+            char *what = test_describe(t);
+            sb_printf(&lines, "      %s: %s at %s:%d: %s\n", t->name, what, shown_path(ctx, t->file), t->line,
+                      t->message);
+            free(what);
         }
+    }
+    strlist others = {0};
+    for (int t = 0; t < r->n; t++)
+        if (r->t[t].status != TEST_PASS && !sl_contains(&m->caught_by, r->t[t].name)) sl_push(&others, r->t[t].name);
+    say(ok, "mutant %s (%s) %s", m->id, m->title, ok ? "is killed by its Caught-by tests:" : "is not verified:");
+    fputs(lines.s ? lines.s : "", stdout);
+    char *names = others.n ? sl_join(&others, ", ") : NULL;
+    if (ok && names)
+        printf("      also killed by: %s\n", names);
+    else if (!ok && names)
+        printf("      the course tests that do fail on it: %s (name one in Caught-by)\n", names);
+    else if (!ok && run_failures(r) == 0)
+        printf("      no course test fails on it: either the change computes the same thing (an equivalent\n"
+               "      mutant: make a real fault), or the course tests miss this pitfall (write a course\n"
+               "      test in %s/ that catches it, then name it in Caught-by)\n", l->course_tests);
+    free(names);
+    sl_free(&others);
+    sb_free(&lines);
+    return ok;
+}
+
+/* Verifies the reference, the wheats and the mutants of set against the
+ * course tests: every mutant when `only` is NULL, else those whose ids it
+ * lists (none when it is empty). */
+static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only) {
+    int nm = set->nm, nw = set->nw, problems = 0;
+    int running = 0;
+    for (int k = 0; k < nm; k++) running += !only || sl_contains(only, set->ms[k].id);
+    printf("ol mutants verify %s: %d mutant%s, %d wheat%s against the current reference\n", l->id, running,
+           s_if(running), nw, s_if(nw));
+    if (!only) problems += lint_lesson(ctx, l, set);
+    char *err = NULL;
     suite course = {0};
     deps d = {0};
-    lesson_lib ref = {0};
     int nlibs = 1 + nw + nm;
     lesson_lib *libs = xcalloc((size_t)nlibs, sizeof *libs);   /* 0 the reference, wheats, mutants */
     bool *ready = xcalloc((size_t)nlibs, sizeof *ready);
@@ -126,18 +253,17 @@ static int verify(ol_ctx *ctx, const lesson *l, const strlist *ids) {
     run_result *runs = xcalloc((size_t)nlibs, sizeof *runs);
     run_spec *specs = xcalloc((size_t)nlibs, sizeof *specs);
     const mutant **which = xcalloc((size_t)nlibs, sizeof *which);
-    rc = build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0 ? OL_USAGE : build_course_suite(ctx, l, &course);
+    int rc = build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0 ? OL_USAGE : build_course_suite(ctx, l, &course);
     if (rc == OL_PASS && (deps_prepare(ctx, l, true, true, &d, &err) != 0 ||
                           lesson_lib_prepare(ctx, &libs[0], l, LIB_REFERENCE, NULL, "the reference", &err) != 0)) {
         ol_error("%s", err);
         rc = OL_USAGE;
     }
-    (void)ref;
     ready[0] = rc == OL_PASS;
     for (int i = 0; rc == OL_PASS && i < nw + nm; i++) {
-        const mutant *m = i < nw ? &ws[i] : &ms[i - nw];
+        const mutant *m = i < nw ? &set->ws[i] : &set->ms[i - nw];
         which[1 + i] = m;
-        if (!m->wheat && ids->n && !sl_contains(ids, m->id)) continue;
+        if (!m->wheat && only && !sl_contains(only, m->id)) continue;
         char *dir = mutant_apply(ctx, l, m, &err);
         if (!dir) {
             say(false, "%s %s: %s", m->wheat ? "wheat" : "mutant", m->id, err);
@@ -209,50 +335,19 @@ static int verify(ol_ctx *ctx, const lesson *l, const strlist *ids) {
         if (i == 0 || which[i]->wheat) {
             const char *what = i == 0 ? "the reference" : libs[i].label;
             if (failed) {
-                say(false, "%s fails %d course test%s:", what, failed, failed == 1 ? "" : "s");
+                say(false, "%s fails %d course test%s:", what, failed, s_if(failed));
                 for (int t = 0; t < r->n; t++)
                     if (r->t[t].status != TEST_PASS) print_test_failure(ctx, stdout, &r->t[t], false);
                 problems++;
             } else {
-                say(true, "%s passes all %d course tests", what, r->n);
+                say(true, "%s passes %s %d course test%s", what, r->n == 1 ? "its" : "all", r->n, s_if(r->n));
             }
             continue;
         }
-        const mutant *m = which[i];
-        bool ok = true;
-        strbuf lines = {0};
-        for (int c = 0; c < m->caught_by.n; c++) {
-            const test_result *t = run_find(r, m->caught_by.v[c]);
-            if (!t) {
-                sb_printf(&lines, "      Caught-by names %s, which is not a course test of %s\n", m->caught_by.v[c], l->id);
-                ok = false;
-            } else if (t->status == TEST_PASS) {
-                sb_printf(&lines, "      %s passes on it: the mutant does not move what that test checks beyond "
-                                  "its tolerance\n", t->name);
-                ok = false;
-            } else {
-                char *what = test_describe(t);
-                sb_printf(&lines, "      %s: %s at %s:%d: %s\n", t->name, what, shown_path(ctx, t->file), t->line,
-                          t->message);
-                free(what);
-            }
-        }
-        strlist others = {0};
-        for (int t = 0; t < r->n; t++)
-            if (r->t[t].status != TEST_PASS && !sl_contains(&m->caught_by, r->t[t].name)) sl_push(&others, r->t[t].name);
-        say(ok, "mutant %s (%s) %s", m->id, m->title, ok ? "is killed by its Caught-by tests:" : "is not verified:");
-        fputs(lines.s ? lines.s : "", stdout);
-        if (others.n) {
-            char *names = sl_join(&others, ", ");
-            printf("      also killed by: %s\n", names);
-            free(names);
-        }
-        sl_free(&others);
-        sb_free(&lines);
-        problems += !ok;
+        problems += !judge_mutant(ctx, l, &course, which[i], r);
     }
     if (rc == OL_PASS) {
-        if (problems) printf("%s: %d problem%s (above)\n", l->id, problems, problems == 1 ? "" : "s");
+        if (problems) printf("%s: %d problem%s (above)\n", l->id, problems, s_if(problems));
         else printf("%s: every mutant and wheat verified\n", l->id);
         rc = problems ? OL_FAIL : OL_PASS;
     }
@@ -271,8 +366,6 @@ static int verify(ol_ctx *ctx, const lesson *l, const strlist *ids) {
     free(run_of);
     suite_free(&course);
     deps_free(&d);
-    mutants_free(ms, nm);
-    mutants_free(ws, nw);
     return rc;
 }
 
@@ -317,7 +410,8 @@ static int author(ol_ctx *ctx, const lesson *l, int argc, char **argv) {
     bool wheat = false;
     int c;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'f': from = optarg; break;
         case 'i': id = optarg; break;
@@ -329,11 +423,14 @@ static int author(ol_ctx *ctx, const lesson *l, int argc, char **argv) {
         case 'S': source = optarg; break;
         case 'W': wheat = true; break;
         case 'w': break;
-        default: return usage_error("mutants new", "unknown option");
+        default: return option_error("mutants new", c, argv);
         }
     }
+    if (optind < argc) return usage_error("mutants new", "unexpected \"%s\" (one lesson, then options)", argv[optind]);
     if (!from || !id || !title || (!wheat && !caught))
         return usage_error("mutants new", "--from, --id and --title are required, and --caught-by for a mutant");
+    if (wheat && (caught || pitfall || hint))
+        return usage_error("mutants new", "a wheat is correct: it has no --caught-by, --pitfall or --hint");
     const char *fields[] = {id, title, caught, pitfall, symptom, hint};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         if (fields[i] && (!one_line(fields[i]) || !*fields[i]))
@@ -345,35 +442,37 @@ static int author(ol_ctx *ctx, const lesson *l, int argc, char **argv) {
         if (l->sources.n == 1) source = l->sources.v[0];
         for (int i = 0; !source && i < l->sources.n; i++)
             if (!strcmp(path_base(l->sources.v[i]), path_base(from))) source = l->sources.v[i];
-        if (!source) return usage_error("mutants new", "which source does %s edit? pass --source FILE", from);
-    } else if (!sl_contains(&l->sources, source)) {
-        return usage_error("mutants new", "%s is not a source of %s", source, l->id);
-    }
-    if (!is_file(from)) return usage_error("mutants new", "%s does not exist", from);
-    /* the id must be new in the lesson, across mutants and wheats */
-    char *err = NULL;
-    mutant *existing = NULL;
-    int n = 0;
-    for (int kind = 0; kind < 2; kind++) {
-        char *dir = path_join(l->dir, kind ? "wheats" : "mutants");
-        if (mutants_load(dir, kind == 1, &existing, &n, &err) == 0) {
-            for (int i = 0; i < n; i++)
-                if (!strcmp(existing[i].id, id)) {
-                    ol_error("%s already has %s (%s): choose another id", l->id, id, shown_path(ctx, existing[i].path));
-                    mutants_free(existing, n);
-                    free(dir);
-                    return OL_USAGE;
-                }
-            mutants_free(existing, n);
+        if (!source) {
+            char *all = sl_join(&l->sources, ", ");
+            int rc = usage_error("mutants new", "which source of %s does %s edit? pass --source FILE (one of: %s)",
+                                 l->id, from, all);
+            free(all);
+            return rc;
         }
-        free(err);
-        err = NULL;
-        free(dir);
+    } else if (!sl_contains(&l->sources, source)) {
+        char *all = sl_join(&l->sources, ", ");
+        int rc = usage_error("mutants new", "%s is not a source of %s (its sources: %s)", source, l->id, all);
+        free(all);
+        return rc;
+    }
+    if (!is_file(from)) return usage_error("mutants new", "%s does not exist: copy reference/%s there and edit it", from, source);
+    /* the id must be new in the lesson, across mutants and wheats */
+    mutant_set set;
+    if (set_load(l, &set) != 0) return OL_USAGE;
+    for (int i = 0; i < set.nm + set.nw; i++) {
+        const mutant *m = i < set.nm ? &set.ms[i] : &set.ws[i - set.nm];
+        if (!strcmp(m->id, id)) {
+            ol_error("%s already has %s (%s): choose another id, or delete that file to replace it", l->id, id,
+                     shown_path(ctx, m->path));
+            set_free(&set);
+            return OL_USAGE;
+        }
     }
     char *ref = xasprintf("%s/reference/%s", ctx->root, source);
     char *tmp = ctx_cache_dir(ctx, "tmp");
     if (!tmp) {
         free(ref);
+        set_free(&set);
         return OL_USAGE;
     }
     proc_job job = {0};
@@ -400,74 +499,113 @@ static int author(ol_ctx *ctx, const lesson *l, int argc, char **argv) {
     proc_job_free(&job);
     free(tmp);
     free(ref);
-    if (rc != OL_PASS) return rc;
+    if (rc != OL_PASS) {
+        set_free(&set);
+        return rc;
+    }
     strbuf text = {0};
     sb_printf(&text, "%s: %s\n", wheat ? "Wheat" : "Mutant", id);
     if (!wheat) sb_printf(&text, "Pitfall: %s\n", pitfall ? pitfall : "-");
     sb_printf(&text, "Title: %s\n", title);
     if (symptom) sb_printf(&text, "Symptom: %s\n", symptom);
     if (!wheat) sb_printf(&text, "Caught-by: %s\n", caught);
-    if (hint && !wheat) sb_printf(&text, "Hint: %s\n", hint);
+    if (hint) sb_printf(&text, "Hint: %s\n", hint);
     sb_printf(&text, "---\n%s", diff);
     free(diff);
     char *name = slug(title);
     char *dir = path_join(l->dir, wheat ? "wheats" : "mutants");
     char *path = xasprintf("%s/%s-%s.%s", dir, id, name, wheat ? "wheat" : "mutant");
-    mutant check;
-    if (mutant_parse(path, text.s, wheat, &check, &err) != 0) {
+    char *err = NULL;
+    mutant fresh;
+    if (mutant_parse(path, text.s, wheat, &fresh, &err) != 0) {
         ol_error("the new file would not parse: %s", err);
-        rc = OL_USAGE;
-    } else if (mkdir_p(dir) != 0 || write_file_new(path, text.s, text.len) != 0) {
-        ol_error("cannot write %s: %s", shown_path(ctx, path), strerror(errno));
+        mutant_free(&fresh);
         rc = OL_USAGE;
     } else {
-        printf("wrote %s\n", shown_path(ctx, path));
+        /* verify it before it exists: a file under course/ is one that works */
+        mutant **arr = wheat ? &set.ws : &set.ms;
+        int *n = wheat ? &set.nw : &set.nm;
+        *arr = xrealloc(*arr, (size_t)(*n + 1) * sizeof **arr);
+        (*arr)[(*n)++] = fresh;
         strlist only = {0};
         if (!wheat) sl_push(&only, id);
-        rc = verify(ctx, l, &only);
+        rc = verify(ctx, l, &set, &only);
         sl_free(&only);
-        if (rc == OL_FAIL)
-            printf("%s is written but does not verify: edit it, or delete it and try again\n", shown_path(ctx, path));
+        if (rc == OL_PASS) {
+            if (mkdir_p(dir) != 0 || write_file_new(path, text.s, text.len) != 0) {
+                ol_error("cannot write %s: %s", shown_path(ctx, path), strerror(errno));
+                rc = OL_USAGE;
+            } else {
+                printf("wrote %s\n", shown_path(ctx, path));
+            }
+        } else if (rc == OL_FAIL) {
+            printf("%s is not written (nothing changed): fix %s or the options, and run the same command again\n",
+                   shown_path(ctx, path), from);
+        }
     }
-    mutant_free(&check);
     free(err);
     free(name);
     free(dir);
     free(path);
     sb_free(&text);
+    set_free(&set);
     return rc;
 }
 
 int cmd_mutants(int argc, char **argv) {
+    /* ol mutants [list|verify|new] L7.x ...: --workspace anywhere */
     const char *workspace = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return print_help(HELP);
         if (!strcmp(argv[i], "--workspace") && i + 1 < argc) workspace = argv[i + 1];
         else if (!strncmp(argv[i], "--workspace=", 12)) workspace = argv[i] + 12;
     }
-    const char *sub = argc > 1 && (!strcmp(argv[1], "verify") || !strcmp(argv[1], "new")) ? argv[1] : NULL;
-    int first = sub ? 2 : 1;
+    const char *sub = "list";
+    int first = 1;
+    if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") || !strcmp(argv[1], "new"))) {
+        sub = argv[1];
+        first = 2;
+    }
     if (argc <= first || argv[first][0] == '-')
-        return usage_error("mutants", "give a lesson, e.g. `ol mutants %sL7.1`", sub ? (sub[0] == 'v' ? "verify " : "new ") : "");
+        return usage_error("mutants", "give a lesson, e.g. `ol mutants %s%s`", first == 2 ? sub : "",
+                           first == 2 ? " L7.1" : "L7.1");
+    /* the lesson, then ids (verify) or options: anything else is a mistake */
+    strlist ids = {0};
+    for (int i = first + 1; strcmp(sub, "new") != 0 && i < argc; i++) {
+        if (!strcmp(argv[i], "--workspace")) i++;
+        else if (!strncmp(argv[i], "--workspace=", 12)) continue;
+        else if (argv[i][0] == '-' || strcmp(sub, "verify") != 0) {
+            sl_free(&ids);
+            return usage_error("mutants", "unexpected \"%s\"%s", argv[i],
+                               argv[i][0] == '-' ? "" : " (to verify some mutants: `ol mutants verify L7.x ID...`)");
+        } else sl_push(&ids, argv[i]);
+    }
     ol_ctx ctx;
     lesson l;
-    if (open_lesson(&ctx, &l, workspace, argv[first]) != 0) return OL_USAGE;
-    int rc;
-    if (!sub) {
-        rc = argc > first + 1 && strcmp(argv[first + 1], "--workspace") != 0 && strncmp(argv[first + 1], "--workspace=", 12) != 0
-                 ? usage_error("mutants", "to verify, say `ol mutants verify %s`", l.id)
-                 : list(&ctx, &l);
-    } else if (sub[0] == 'v') {
-        strlist ids = {0};
-        for (int i = first + 1; i < argc; i++) {
-            if (!strcmp(argv[i], "--workspace")) i++;
-            else if (strncmp(argv[i], "--workspace=", 12) != 0) sl_push(&ids, argv[i]);
-        }
-        rc = verify(&ctx, &l, &ids);
+    if (open_lesson(&ctx, &l, workspace, argv[first]) != 0) {
         sl_free(&ids);
+        return OL_USAGE;
+    }
+    int rc;
+    if (!strcmp(sub, "list")) {
+        rc = list(&ctx, &l);
+    } else if (!strcmp(sub, "verify")) {
+        mutant_set set;
+        rc = set_load(&l, &set) != 0 ? OL_FAIL : OL_PASS;
+        for (int i = 0; rc == OL_PASS && i < ids.n; i++) {
+            bool found = false;
+            for (int k = 0; k < set.nm; k++) found = found || !strcmp(set.ms[k].id, ids.v[i]);
+            if (!found) {
+                ol_error("%s has no mutant %s (`ol mutants %s` lists them)", l.id, ids.v[i], l.id);
+                rc = OL_USAGE;
+            }
+        }
+        if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL);
+        set_free(&set);
     } else {
         rc = author(&ctx, &l, argc - first, argv + first);
     }
+    sl_free(&ids);
     lesson_free(&l);
     ctx_free(&ctx);
     return rc;
