@@ -9,7 +9,9 @@ REPORT_CHECK=$(realpath "$2")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export OL_ROOT=$ROOT NO_COLOR=1
 unset OL_WORKSPACE OL_TEST_BREAK_CANARY OL_VERBOSE CK_RUN_SUITE CK_RUN_CASE
-T=$(mktemp -d "${TMPDIR:-/tmp}/ol-e2e.XXXXXX")
+# under build/, not /tmp: tests may write /tmp, so a workspace there cannot be sealed off
+mkdir -p "$ROOT/build"
+T=$(mktemp -d "$ROOT/build/ol-e2e.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 failures=0 checks=0
 
@@ -145,6 +147,202 @@ expect "check: a test failing on the reference is INVALID, named with file:line"
 expect "check: an always-failing test is INVALID, named with file:line" 1 "test_always_fails" "test_wrong.c:5"
 absent "check: INVALID never shows the reference's values" "0.848"
 absent "check: INVALID never shows the reference's values (2)" "1.131"
+
+# ---- ol check: what a dishonest or clumsy suite gets ---------------------
+# A test that runs every line of the lesson and checks nothing about it.
+TOUCH='static tl_tensor *twice(tl_tensor *x, void *ctx) { (void)ctx; return tl_mul_scalar(x, 2.0); }
+static void touch_lesson(void)
+{
+    tl_scope_push();
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int gemma = 0; gemma < 2; gemma++) {
+        RMSNorm n;
+        ck_assert_int_eq(rmsnorm_init(&n, 4, 1e-6, gemma), 0);
+        tl_assert_ok(rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(2, 4))));
+        tl_assert_ok(pre_norm_residual(tl_from_f32(x, TL_SHAPE(2, 4)), &n, twice, NULL));
+        rmsnorm_free(&n);
+    }
+    tl_scope_pop();
+}'
+STD='#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>'
+# it fails wherever ol's environment differs from the reference's run: the timeout it is given
+set_tests test_env.c "$HEAD
+$STD
+$TOUCH
+START_TEST(test_timeout_says_reference) { touch_lesson(); ck_assert_str_eq(getenv(\"OL_TEST_TIMEOUT\"), \"10\"); } END_TEST"
+run "$OL" check L7.1
+expect "check: a test that tells mutants by an environment variable is INVALID (the reference runs again among them)" 1 \
+  "INVALID" "ran again among the" "test_timeout_says_reference" "on the reference, run a second time"
+absent "check: ... and gets no mutation score" "valid mutants"
+# it passes the first three runs (the reference and two wheats), then fails: state in /tmp
+COUNT=/tmp/ol-e2e-count-$$
+rm -f "$COUNT"
+set_tests test_state.c "$HEAD
+$STD
+$TOUCH
+static int runs_so_far(void)
+{
+    FILE *f = fopen(\"$COUNT\", \"a+\");
+    int n = 0, c;
+    rewind(f);
+    while ((c = fgetc(f)) != EOF) n += c == '\\n';
+    fputs(\"run\\n\", f);
+    fclose(f);
+    return n;
+}
+START_TEST(test_first_three_runs_pass) { touch_lesson(); ck_assert_int_lt(runs_so_far(), 3); } END_TEST"
+run "$OL" check L7.1
+expect "check: a test that passes only on the first runs (state in /tmp) is INVALID" 1 "INVALID" \
+  "test_first_three_runs_pass" "a test must give the same answer every time" "make each test start from nothing"
+rm -f "$COUNT"
+# it reads its own program for the folder a variant was patched in, and the course's mutants
+set_tests test_self.c "$HEAD
+$STD
+$TOUCH
+static char *slurp(const char *p)
+{
+    FILE *f = fopen(p, \"rb\");
+    if (!f) return NULL;
+    char *b = malloc(8 << 20);
+    size_t n = fread(b, 1, (8 << 20) - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) b[i] = b[i] ? b[i] : 1;
+    b[n] = 0;
+    return b;
+}
+START_TEST(test_fails_on_a_patched_variant)
+{
+    touch_lesson();
+    char needle[64], root[4096];
+    snprintf(needle, sizeof needle, \"/build/ol/%s/\", \"patched\"); /* not one literal: it would match itself */
+    char *exe = slurp(\"/proc/self/exe\");
+    ck_assert_ptr_nonnull(exe);
+    snprintf(root, sizeof root, \"%s/../course/L7.1/mutants/s01-eps-outside-sqrt.mutant\", getenv(\"TINYLLM_FIXTURES\"));
+    ck_assert_msg(strstr(exe, needle) == NULL && slurp(root) == NULL, \"a mutant, or a wheat\");
+}
+END_TEST"
+run "$OL" check L7.1
+expect "check: a test that reads its own program or the course's mutants catches nothing" 1 "Mutation score: 0.00" \
+  "Tests that kill no mutant: test_fails_on_a_patched_variant"
+# it always fails, but first writes a pass into every file Check's runner has open
+set_tests test_forge.c "$HEAD
+$STD
+$TOUCH
+long write(int fd, const void *buf, unsigned long n); /* no <unistd.h>: the include rule */
+START_TEST(test_forged_pass)
+{
+    touch_lesson();
+    const char *line = \"ok 1 - test_forge.c:test_forge.c:test_forged_pass: Passed\\n\";
+    for (int fd = 3; fd < 64; fd++) write(fd, line, strlen(line));
+    ck_abort_msg(\"this test always fails\");
+}
+END_TEST"
+run "$OL" check L7.1
+expect "check: a test that forges a pass in Check's log is not believed (INVALID)" 1 "INVALID" "test_forged_pass" \
+  "no trustworthy result"
+# the sandbox: the course (but its fixtures) and the workspace are out of reach, /tmp is not
+set_tests test_sandbox.c "$HEAD
+$STD
+$TOUCH
+static int readable(const char *path)
+{
+    FILE *f = fopen(path, \"r\");
+    if (f) fclose(f);
+    return f != NULL;
+}
+START_TEST(test_only_the_fixtures_and_tmp_are_in_reach)
+{
+    touch_lesson();
+    const char *fixtures = getenv(\"TINYLLM_FIXTURES\");
+    char path[8192];
+    snprintf(path, sizeof path, \"%s/L7.1/rmsnorm.safetensors\", fixtures);
+    ck_assert_msg(readable(path), \"the fixtures are readable\");
+    snprintf(path, sizeof path, \"%s/../reference/tinyllm/modern/rmsnorm.c\", fixtures);
+    ck_assert_msg(!readable(path), \"the reference is out of reach\");
+    snprintf(path, sizeof path, \"%s/../course/L7.1/lesson.json\", fixtures);
+    ck_assert_msg(!readable(path), \"the course is out of reach\");
+    /* the working folder is WS/build/ol/tmp/run.X/work */
+    ck_assert_msg(!readable(\"../../../../../c/tinyllm/modern/rmsnorm.c\"), \"the student's code is out of reach\");
+    ck_assert_msg(fopen(\"../../../../../c/tinyllm/modern/rmsnorm.c\", \"a\") == NULL, \"the student's code is read-only\");
+    ck_assert_msg(fopen(\"../../../run/poisoned.json\", \"w\") == NULL, \"ol's cache is out of reach\");
+    FILE *t = tmpfile();
+    ck_assert_msg(t != NULL, \"/tmp is writable\");
+    fclose(t);
+}
+END_TEST"
+cp c/tinyllm/modern/rmsnorm.c "$T/before-sandbox.c"
+run "$OL" check L7.1
+if grep -q "no Landlock" <<<"$out"; then
+  echo "skip check: the sandbox (this kernel has no Landlock)"
+else
+  expect "check: tests run sandboxed (fixtures and /tmp only; not the course, the code or ol's cache)" 1 \
+    "[4/6] PASS" "Mutation score: 0.00"
+  cmp -s c/tinyllm/modern/rmsnorm.c "$T/before-sandbox.c" && ok "check: a test cannot write the student's code" \
+    || fail "check: a test cannot write the student's code"
+fi
+# the include rule is the preprocessor's: a macro, a trigraph, a line continuation, a header of
+# the test folder, a symlink out of it and .incbin are each refused; an #include under #if 0 is not
+INTERNAL=$ROOT/reference/tinyllm/core/internal.h
+rm -rf "$TESTS"; mkdir -p "$TESTS"
+printf '%s\n' "$HEAD" "#define H \"$INTERNAL\"" '#include H' 'START_TEST(test_m) { ck_assert(1); } END_TEST' > "$TESTS/test_macro.c"
+printf '%s\n' "$HEAD" "??=include \"$INTERNAL\"" 'START_TEST(test_t) { ck_assert(1); } END_TEST' > "$TESTS/test_trigraph.c"
+printf '%s\n' "$HEAD" '#inc\' "lude \"$INTERNAL\"" 'START_TEST(test_c) { ck_assert(1); } END_TEST' > "$TESTS/test_continued.c"
+printf '%s\n' "$HEAD" '#include "helpers.h"' 'START_TEST(test_h) { ck_assert(1); } END_TEST' > "$TESTS/test_helper.c"
+printf '%s\n' '#include "tinyllm/tensor.h"' "#include \"$INTERNAL\"" > "$TESTS/helpers.h"
+ln -s "$INTERNAL" "$TESTS/shortcut.h"
+printf '%s\n' "$HEAD" '#include "shortcut.h"' 'START_TEST(test_l) { ck_assert(1); } END_TEST' > "$TESTS/test_link.c"
+printf '%s\n' "$HEAD" "__asm__(\".in\" \"cbin \\\"$ROOT/reference/tinyllm/modern/rmsnorm.c\\\"\");" \
+  'START_TEST(test_i) { ck_assert(1); } END_TEST' > "$TESTS/test_incbin.c"
+printf '%s\n' "$HEAD" '#if 0' "#include \"$INTERNAL\"" '#endif' 'START_TEST(test_off) { ck_assert(1); } END_TEST' > "$TESTS/test_off.c"
+run "$OL" check L7.1
+expect "check: the include rule follows the preprocessor (macro, trigraph, continuation, helper header, symlink)" 1 \
+  "test_macro.c: error:" "test_trigraph.c:5: error:" "test_continued.c: error:" "helpers.h:2: error:" \
+  "test_link.c:5: error:" "reference/tinyllm/core/internal.h\" is not allowed" "6 problems in your test files"
+expect "check: a test embedding a file with .incbin is refused" 1 "test_incbin.c: error: the preprocessed test holds an assembler .incbin"
+absent "check: an #include under #if 0 does not count" "test_off.c"
+# clumsy: a START_TEST under #if 0, a test named in UTF-8, a syntax error, a crash, a flood of output
+set_tests test_clumsy.c "$HEAD
+#if 0
+START_TEST(test_switched_off) { ck_assert(0); } END_TEST
+#endif
+START_TEST(test_été) { ck_assert(1); } END_TEST"
+run "$OL" check L7.1
+expect "check: a START_TEST under #if 0 is named with file:line, not a wrapper's error" 1 \
+  "test_clumsy.c:6: error: START_TEST(test_switched_off) is not compiled"
+expect "check: a test named in UTF-8 is named" 1 "the test name test_été has letters beyond ASCII"
+absent "check: no error from testgen's wrapper" "wrap_0.c"
+set_tests test_typo.c "$HEAD
+START_TEST(test_typo)
+{
+    int x = ;
+    ck_assert(x);
+}
+END_TEST"
+run "$OL" check L7.1
+expect "check: a test that does not compile fails with the compiler's file:line" 1 "test_typo.c:7:" "error: expected expression" \
+  "your tests do not compile"
+absent "check: the compiler's message does not name ol's generated wrapper" "build/ol/gen"
+set_tests test_crash.c "$HEAD
+$STD
+$TOUCH
+START_TEST(test_crashes) { touch_lesson(); volatile int *p = NULL; *p = 1; } END_TEST
+START_TEST(test_floods) { touch_lesson(); for (;;) fputs(\"a line of output that never ends\\n\", stdout); } END_TEST"
+run "$OL" check L7.1
+expect "check: a test that crashes on the reference is INVALID, the signal named" 1 "INVALID" \
+  "FAIL test_crashes: crashed with signal 11 (Segmentation fault)"
+expect "check: a test flooding its output ends at the file-size limit, said plainly" 1 "FAIL test_floods: crashed with signal 25" \
+  "a test may write at most"
+set_tests test_one.c "$HEAD
+START_TEST(test_same) { ck_assert(1); } END_TEST"
+cp "$TESTS/test_one.c" "$TESTS/test_two.c"
+run "$OL" check L7.1
+expect "check: two tests of one name in two files are refused, both files named" 1 \
+  "the test test_same is defined twice, in test_one.c and test_two.c"
+rm -rf "$TESTS"
+run "$OL" check L7.1
+expect "check: a missing test folder is \"no tests\", score 0" 1 "no tests: c/tests/l7-1-rmsnorm/ does not exist"
 
 # ---- ol check: the model answer ----------------------------------------
 rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"

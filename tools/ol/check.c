@@ -637,6 +637,7 @@ static int judge_control(ol_ctx *ctx, check_report *r, const run_result *run) {
         report_stage(ctx, r, ST_VALID);
         return OL_PASS;
     }
+    r->invalid_on_rerun = true;
     strlist names = {0};
     for (int i = before; i < r->ninvalid; i++)
         if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);

@@ -53,6 +53,7 @@ typedef struct check_report {
     invalid_test *invalid;
     int ninvalid;
     strlist hints;           /* Examplar: misconceptions an invalid test agrees with */
+    bool invalid_on_rerun;   /* the invalid tests passed once and failed when the reference ran again */
     mutant *mutants, *wheats;
     int nmutants, nwheats;
     mutant_outcome *outcomes; /* parallel to mutants, in report order */

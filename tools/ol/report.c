@@ -125,6 +125,10 @@ static void print_next(const check_report *r) {
     else if (r->stages[ST_TESTS].state == STAGE_FAIL)
         printf("write your tests in c/%s/ as START_TEST(name) ... END_TEST blocks, including only contract "
                "headers, <check.h>, standard C headers and files of that folder.\n", l->student_tests);
+    else if (r->stages[ST_VALID].state == STAGE_FAIL && r->invalid_on_rerun)
+        printf("a test that passes once and fails when it runs again depends on something besides the code it "
+               "tests (files an earlier run left, the order, the time, its environment): make each test start "
+               "from nothing and check only what the code returns.\n");
     else if (r->stages[ST_VALID].state == STAGE_FAIL)
         printf("a test that fails on the reference checks something the contract does not promise (or has a "
                "bug): read its assertion above against the contract in contracts/%s.\n",
