@@ -485,6 +485,11 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
     return rc;
 }
 
+double mutant_timeout(double slowest, double limit) {
+    double t = 1.5 * slowest + 2.0;
+    return t < limit ? t : limit;
+}
+
 static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
     int n = 1 + r->nwheats;
     run_spec *specs = xcalloc((size_t)n, sizeof *specs);
@@ -519,15 +524,12 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
                 add_invalid(r, where, &runs[1 + k].t[i]);
                 free(where);
             }
-    /* The timeout for mutants: Stryker's shape, from the slowest test here,
-     * but never past the lesson's own limit (a test that sleeps on the
-     * reference must not make every mutant's run that long). */
+    /* the timeout for mutants, from the slowest test here */
     double slowest = -1;
     for (int i = 0; i < runs[0].n; i++)
         if (runs[0].t[i].seconds > slowest) slowest = runs[0].t[i].seconds;
     r->baseline_seconds = slowest >= 0 ? slowest : runs[0].seconds;
-    r->timeout = 1.5 * r->baseline_seconds + 2.0;
-    if (r->timeout > r->l->test_timeout) r->timeout = r->l->test_timeout;
+    r->timeout = mutant_timeout(r->baseline_seconds, r->l->test_timeout);
     if (r->ninvalid) {
         if ((rc = find_hints(ctx, r, w)) != OL_PASS) return rc;
         strlist names = {0};

@@ -29,6 +29,11 @@ typedef enum {
 } mutant_status;
 const char *mutant_status_name(mutant_status s);
 
+/* The per-test timeout for mutants: Stryker's 1.5 x the slowest test on the
+ * reference + 2 s, but never past the lesson's own limit (a test that
+ * sleeps on the reference must not make every mutant's run that long). */
+double mutant_timeout(double slowest, double limit);
+
 typedef struct {
     const mutant *m;
     mutant_status status;
