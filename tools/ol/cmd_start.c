@@ -85,10 +85,12 @@ int cmd_start(int argc, char **argv) {
     ol_ctx ctx;
     lesson l;
     if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
-    if (strcmp(ctx.ws, ctx.root) == 0) {
-        /* c/ in the course repository would mix a student's work with the course */
-        ol_error("this is the course repository (%s), not a workspace: make a folder of your own, "
-                 "e.g. `mkdir ~/tinyllm && cd ~/tinyllm`, and run `ol start %s` there", ctx.root, l.id);
+    /* c/ in the course repository would mix a student's work with the course
+     * (its build/ is scratch space: `make demo` works in build/demo) */
+    const char *inside = path_rel(ctx.ws, ctx.root);
+    if (strcmp(ctx.ws, ctx.root) == 0 || (inside != ctx.ws && strncmp(inside, "build/", 6) != 0)) {
+        ol_error("%s is in the course repository (%s), not a workspace: make a folder of your own, "
+                 "e.g. `mkdir ~/tinyllm && cd ~/tinyllm`, and run `ol start %s` there", ctx.ws, ctx.root, l.id);
         lesson_free(&l);
         ctx_free(&ctx);
         return OL_USAGE;
