@@ -33,6 +33,7 @@ typedef struct {
     char *answer;
     size_t len;
     bool reset;                  /* after the answer, a reset instead of a close */
+    int trickle_ms;              /* > 0: one byte of the answer every trickle_ms */
 } raw_route;
 
 typedef struct {
@@ -68,6 +69,7 @@ static void raw_serve_one(raw_server *s, int listener) {
     char *answer = NULL;
     size_t len = 0;
     bool reset = true;
+    int trickle_ms = 0;
     pthread_mutex_lock(&s->lock);
     if (s->nlog < 64) s->log[s->nlog++] = r;
     for (int i = 0; i < s->nroutes; i++)
@@ -75,15 +77,17 @@ static void raw_serve_one(raw_server *s, int listener) {
             !strncmp(r.path, s->routes[i].prefix, strlen(s->routes[i].prefix))) {
             len = s->routes[i].len;
             reset = s->routes[i].reset || !s->routes[i].answer;
+            trickle_ms = s->routes[i].trickle_ms;
             answer = s->routes[i].answer ? malloc(len) : NULL;
             if (answer) memcpy(answer, s->routes[i].answer, len);
             break;
         }
     pthread_mutex_unlock(&s->lock);
     for (size_t sent = 0; answer && sent < len;) {
-        ssize_t k = send(c, answer + sent, len - sent, MSG_NOSIGNAL);
+        ssize_t k = send(c, answer + sent, trickle_ms > 0 ? 1 : len - sent, MSG_NOSIGNAL);
         if (k <= 0) break;
         sent += (size_t)k;
+        if (trickle_ms > 0) usleep((useconds_t)trickle_ms * 1000);
     }
     if (!reset) {
         shutdown(c, SHUT_WR);
@@ -150,6 +154,13 @@ static void raw_route_bytes(raw_server *s, int listener, const char *prefix, cha
     snprintf(r->prefix, sizeof r->prefix, "%s", prefix);
     r->answer = answer;
     r->len = len;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The route added last sends its answer one byte every ms milliseconds. */
+static void raw_trickle(raw_server *s, int ms) {
+    pthread_mutex_lock(&s->lock);
+    s->routes[s->nroutes - 1].trickle_ms = ms;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -575,5 +586,30 @@ START_TEST(test_token_stays_on_the_endpoints_host_and_port)
         raw_stop(&s);
         fx_end(&f);
     }
+}
+END_TEST
+
+/* Headers sent one byte at a time never go silent for long: the metadata
+ * request still ends, with a timeout that names the file (hf.c bounds a HEAD
+ * by a deadline; libcurl's low-speed check, which counts body bytes only,
+ * would also stop it). */
+START_TEST(test_headers_trickled_byte_by_byte_time_out)
+{
+    hf_fx f;
+    fx_init(&f);
+    raw_server s;
+    raw_start(&s);
+    route_lfs_redirect(&s, "X-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+    raw_trickle(&s, 150);            /* the whole 302 would take about 40 s */
+    route_cdn_bytes(&s);
+    const char *names[] = {"model.bin"};
+    tl_clear_error();
+    char *dir = hf_download(FX_REPO, names, 1, f.cache, "main", s.url[0], NULL, 0.5);
+    ck_assert_msg(dir == NULL, "a trickled answer was waited for to the end");
+    ck_assert_msg(tl_error() && strstr(tl_error(), "timeout") && strstr(tl_error(), "model.bin"),
+                  "the error should name the file and the timeout: %s", tl_error());
+    assert_nothing_written(&f, "trickled headers");
+    raw_stop(&s);
+    fx_end(&f);
 }
 END_TEST

@@ -370,6 +370,8 @@ static CURLcode exchange(const char *url, const char *token, long long range_fro
     /* silence: less than one byte per second for `timeout` seconds */
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)(timeout < 1 ? 1 : timeout));
+    if (!s)   /* a HEAD has no body: headers trickled byte by byte must not hold it forever */
+        curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(2 * timeout * 1000));
     if (s) {
         s->r = r;
         s->body_started = s->bad_range = s->bad_size = s->too_long = false;
