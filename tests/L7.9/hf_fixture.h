@@ -129,6 +129,16 @@ static void fx_end(hf_fx *f) {
     tl_clear_error();
 }
 
+/* Tests that download in child processes first call hf_download here, with
+ * no file: a downloader that is not written yet fails with its own "not
+ * implemented" message instead of a child's silence. */
+static void fx_require_downloader(hf_fx *f) {
+    tl_clear_error();
+    char *dir = hf_download(FX_REPO, NULL, 0, f->cache, "main", f->endpoint, NULL, 5.0);
+    ck_assert_msg(dir != NULL, "hf_download with no file failed: %s", tl_error());
+    free(dir);
+}
+
 /* hf_download of FX_REPO from the fixture's endpoint into its cache (the
  * error of an earlier call cleared first). */
 static char *fx_download(hf_fx *f, const char *revision, const char *const *names, int n,

@@ -47,6 +47,7 @@ START_TEST(test_killed_download_leaves_a_part_that_resumes)
     hf_fx f;
     fx_init(&f);
     fx_start(&f);
+    fx_require_downloader(&f);
     /* the CDN sends 2000 bytes every 20 ms: the whole file would take 2 s */
     hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_TRICKLE, .n = 2000, .ms = 20,
                                     .on = HUB_HOST_CDN});
@@ -92,6 +93,7 @@ START_TEST(test_two_downloads_of_one_file_at_once)
     hf_fx f;
     fx_init(&f);
     fx_start(&f);
+    fx_require_downloader(&f);
     hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_TRICKLE, .n = 4000, .ms = 10,
                                     .on = HUB_HOST_CDN});
     const char *names[] = {"model.safetensors"};
