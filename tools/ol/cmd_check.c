@@ -40,13 +40,14 @@ int cmd_check(int argc, char **argv) {
     check_options opt = {0};
     int c;
     optind = 0;
+    opterr = 0;   /* option_error says it once, with the way out */
     while ((c = getopt_long(argc, argv, "hw:", opts, NULL)) != -1) {
         if (c == 'h') return print_help(HELP);
         else if (c == 'w') workspace = optarg;
         else if (c == 'r') opt.ref_deps = true;
         else if (c == 'j') json = optarg;
         else if (c == 'g') gradescope = optarg;
-        else return usage_error("check", "unknown option");
+        else return option_error("check", c, argv);
     }
     if (argc - optind != 1) return usage_error("check", "give one lesson, e.g. `ol check L7.1`");
     ol_ctx ctx;

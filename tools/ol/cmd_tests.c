@@ -101,12 +101,13 @@ int cmd_tests(int argc, char **argv) {
     bool ref_deps = false;
     int c;
     optind = 0;
+    opterr = 0;   /* option_error says it once, with the way out */
     while ((c = getopt_long(argc, argv, "hw:k:", opts, NULL)) != -1) {
         if (c == 'h') return print_help(HELP);
         else if (c == 'w') workspace = optarg;
         else if (c == 'k') filter = optarg;
         else if (c == 'r') ref_deps = true;
-        else return usage_error("tests", "unknown option");
+        else return option_error("tests", c, argv);
     }
     if (argc - optind != 1) return usage_error("tests", "give one lesson, e.g. `ol tests L7.1`");
     ol_ctx ctx;

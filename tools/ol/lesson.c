@@ -276,7 +276,13 @@ static int visit(const char *root, const char *id, strlist *path, strlist *done,
         return -1;
     }
     lesson l;
-    if (lesson_load(root, id, &l, err) != 0) return -1;
+    if (lesson_load(root, id, &l, err) != 0) {
+        /* say which lesson.json asked for it: that is the file to fix */
+        char *why = *err;
+        *err = xasprintf("course/%s/lesson.json: \"needs\" lists %s: %s", path->v[path->n - 1], id, why);
+        free(why);
+        return -1;
+    }
     sl_push(path, id);
     for (int i = 0; i < l.needs.n; i++)
         if (visit(root, l.needs.v[i], path, done, out, n, err) != 0) {
