@@ -282,6 +282,22 @@ else
   cmp -s c/tinyllm/modern/rmsnorm.c "$T/before-sandbox.c" && ok "check: a test cannot write the student's code" \
     || fail "check: a test cannot write the student's code"
 fi
+# where the kernel has no Landlock, a test that writes the student's code is at least noticed
+set_tests test_writer.c "$HEAD
+$STD
+$TOUCH
+START_TEST(test_appends_to_the_code)
+{
+    touch_lesson();
+    FILE *f = fopen(\"../../../../../c/tinyllm/modern/rmsnorm.c\", \"a\"); /* WS/build/ol/tmp/run.X/work */
+    if (f) { fputs(\"/* a test was here */\\n\", f); fclose(f); }
+}
+END_TEST"
+OL_TEST_NO_LANDLOCK=1 run "$OL" check L7.1
+expect "check without Landlock says the tests are not sandboxed" 1 "this kernel has no Landlock"
+expect "check without Landlock: a test that writes the student's code is INVALID, the file named" 1 \
+  "INVALID: files changed while your tests ran (c/tinyllm/modern/rmsnorm.c)"
+cp "$T/before-sandbox.c" c/tinyllm/modern/rmsnorm.c
 # the include rule is the preprocessor's: a macro, a trigraph, a line continuation, a header of
 # the test folder, a symlink out of it and .incbin are each refused; an #include under #if 0 is not
 INTERNAL=$ROOT/reference/tinyllm/core/internal.h

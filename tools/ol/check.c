@@ -1,12 +1,15 @@
 #include "check.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "lessonlib.h"
 #include "proc.h"
+#include "sandbox.h"
 #include "status.h"
 
 static const char *const STAGE_TITLES[N_STAGES] = {
@@ -43,6 +46,8 @@ typedef struct {
     run_result *validity_runs; /* the baseline (the reference, with coverage), then each wheat */
     coverage cov;
     char data_key[HASH_HEX];
+    strlist before;            /* without a sealed sandbox: the files tests must not change */
+    bool watching;
 } work;
 
 /* Records a stage's outcome and prints it at once. */
@@ -432,6 +437,93 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     return OL_PASS;
 }
 
+/* ---- what tests must not change ---- */
+
+/* "path size mtime" of every file beneath path (at most 6 folders deep). */
+static void stat_tree(const char *path, strlist *out, int depth) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = depth < 6 ? opendir(path) : NULL;
+        if (!d) return;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char *child = path_join(path, e->d_name);
+            stat_tree(child, out, depth + 1);
+            free(child);
+        }
+        closedir(d);
+        return;
+    }
+    sl_push_owned(out, xasprintf("%s\t%lld\t%lld.%09ld", path, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                                 st.st_mtim.tv_nsec));
+}
+
+/* The student's code and tests, and what grades the lesson: its course
+ * folder (lesson.json, mutants, wheats), reference sources and fixtures. */
+static void snapshot(ol_ctx *ctx, const lesson *l, strlist *out) {
+    stat_tree(ctx->student, out, 0);
+    char *paths[] = {xasprintf("%s/course/%s", ctx->root, l->id), l->fixtures ? path_join(ctx->root, l->fixtures) : NULL};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        if (paths[i]) stat_tree(paths[i], out, 0);
+        free(paths[i]);
+    }
+    for (int i = 0; i < l->sources.n; i++) {
+        char *src = xasprintf("%s/reference/%s", ctx->root, l->sources.v[i]);
+        stat_tree(src, out, 0);
+        free(src);
+    }
+    sl_sort(out);
+}
+
+/* Where the sandbox cannot keep tests out (no Landlock, or a workspace
+ * under /tmp), notice at least a test that changed the student's code or
+ * the course: the files that differ since the tests started, else "". */
+static char *changed_files(ol_ctx *ctx, const check_report *r, work *w) {
+    if (!w->watching) return xstrdup("");
+    strlist now = {0}, changed = {0};
+    snapshot(ctx, r->l, &now);
+    for (int k = 0; k < 2; k++) {
+        const strlist *a = k == 0 ? &w->before : &now, *b = k == 0 ? &now : &w->before;
+        for (int i = 0; i < a->n; i++) {
+            if (sl_contains(b, a->v[i])) continue;
+            char *path = xstrndup(a->v[i], strcspn(a->v[i], "\t"));
+            const char *shown = shown_path(ctx, path);
+            if (!sl_contains(&changed, shown)) sl_push(&changed, shown);
+            free(path);
+        }
+    }
+    char *list = sl_join(&changed, ", ");
+    sl_free(&now);
+    sl_free(&changed);
+    return list;
+}
+
+static void watch_files(ol_ctx *ctx, const check_report *r, work *w) {
+    strlist keep_out = {0};
+    sl_push(&keep_out, ctx->root);
+    sl_push(&keep_out, ctx->ws);
+    w->watching = !sandbox_sealed(&keep_out);
+    sl_free(&keep_out);
+    if (w->watching) snapshot(ctx, r->l, &w->before);
+}
+
+/* Stage 4 fails when tests changed what they must not. */
+static int judge_changes(ol_ctx *ctx, check_report *r, work *w) {
+    char *changed = changed_files(ctx, r, w);
+    if (!*changed) {
+        free(changed);
+        return OL_PASS;
+    }
+    set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+              xasprintf("INVALID: files changed while your tests ran (%s): a test may write only its working "
+                        "folder and /tmp, so the mutation score is unknown; put those files back (git diff shows "
+                        "what changed)", changed));
+    free(changed);
+    return OL_FAIL;
+}
+
 /* ---- stage 4: validity ---- */
 
 static void add_invalid(check_report *r, const char *where, const test_result *t) {
@@ -491,6 +583,7 @@ double mutant_timeout(double slowest, double limit) {
 }
 
 static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
+    watch_files(ctx, r, w);
     int n = 1 + r->nwheats;
     run_spec *specs = xcalloc((size_t)n, sizeof *specs);
     run_result *runs = xcalloc((size_t)n, sizeof *runs);
@@ -530,6 +623,7 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
         if (runs[0].t[i].seconds > slowest) slowest = runs[0].t[i].seconds;
     r->baseline_seconds = slowest >= 0 ? slowest : runs[0].seconds;
     r->timeout = mutant_timeout(r->baseline_seconds, r->l->test_timeout);
+    if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     if (r->ninvalid) {
         if ((rc = find_hints(ctx, r, w)) != OL_PASS) return rc;
         strlist names = {0};
@@ -630,7 +724,8 @@ static void shuffle(int *v, int n) {
  * (their order or time, files left by earlier runs, the timeout it is
  * given) fails here, and is INVALID like any test that fails on the
  * reference. */
-static int judge_control(ol_ctx *ctx, check_report *r, const run_result *run) {
+static int judge_control(ol_ctx *ctx, check_report *r, work *w, const run_result *run) {
+    if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     int before = r->ninvalid;
     for (int i = 0; i < run->n; i++)
         if (run->t[i].status != TEST_PASS)
@@ -763,7 +858,7 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
         else if (what == -2) canary = &runs[k];
         else classify(&r->outcomes[what], &runs[k]);
     }
-    if (rc == OL_PASS) rc = judge_control(ctx, r, control);
+    if (rc == OL_PASS) rc = judge_control(ctx, r, w, control);
     if (rc == OL_PASS) rc = judge_canary(ctx, r, w, canary);
     if (rc == OL_PASS) {
         if (r->nmutants == 0) /* an R1 or R2 lesson may have none: nothing to score */
@@ -812,6 +907,7 @@ static void work_free(check_report *r, work *w) {
         for (int i = 0; i < 1 + r->nwheats; i++) run_result_free(&w->validity_runs[i]);
     free(w->validity_runs);
     coverage_free(&w->cov);
+    sl_free(&w->before);
 }
 
 int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_report *r) {

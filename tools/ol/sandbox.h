@@ -23,8 +23,12 @@ typedef struct sandbox {
     int extra_tasks;      /* RLIMIT_NPROC: the user's tasks now, plus this many */
 } sandbox;
 
-/* Landlock's ABI version, 0 when the kernel (or a seccomp filter) has none. */
+/* Landlock's ABI version, 0 when the kernel (or a seccomp filter) has none
+ * (or $OL_TEST_NO_LANDLOCK, a test hook, says so). */
 int sandbox_abi(void);
+/* Can tests be kept out of every path in keep_out? (Landlock, and no
+ * writable system tree holding one of them.) */
+bool sandbox_sealed(const strlist *keep_out);
 
 /* The system's trees (read: /usr, /etc, /proc, ...; write: /tmp, /dev) minus
  * anything holding one of `keep_out` (the course root, the workspace): a
