@@ -360,6 +360,17 @@ rm -rf "$TESTS"
 run "$OL" check L7.1
 expect "check: a missing test folder is \"no tests\", score 0" 1 "no tests: c/tests/l7-1-rmsnorm/ does not exist"
 
+# a workspace whose path holds spaces, shell metacharacters and a double quote: no shell, no
+# quoting, anywhere (the student's test file is #included by that path)
+WEIRD="$T/a dir; \$(touch PWNED) \`id\` & 'q' \"dq\" *"
+mkdir -p "$WEIRD"
+(cd "$WEIRD" && "$OL" start L7.1 > /dev/null && cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c \
+  && rm -f "$TESTS"/*.c && printf '%s\n' "$HEAD" "$TOUCH" 'START_TEST(test_runs) { touch_lesson(); } END_TEST' > "$TESTS/test_runs.c")
+run "$OL" check L7.1 --workspace "$WEIRD"
+expect "check in a workspace whose path has spaces, \$(...), quotes and *" 1 "[3/6] PASS" "[4/6] PASS" "Mutation score: 0.00"
+[ ! -e PWNED ] && [ ! -e "$WEIRD/PWNED" ] && ok "check: nothing in the workspace's path is run by a shell" \
+  || fail "check: nothing in the workspace's path is run by a shell"
+
 # ---- ol check: the model answer ----------------------------------------
 rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"
 runtime_before=$(cat "$ROOT"/build/lib/libtinyllm_*.a | sha256sum)

@@ -18,7 +18,7 @@
 #define MESSAGE_MAX 2000          /* a longer assertion message is cut */
 #define LOG_MAX (16 << 20)        /* how much of a log ol reads */
 /* What a test program may use (a runaway test crashes, the machine stays up). */
-#define TEST_MEMORY (4LL << 30)   /* address space */
+#define TEST_MEMORY (4LL << 30)   /* heap and other writable data */
 #define TEST_FILE_SIZE (64LL << 20)  /* any file, its output included */
 #define TEST_EXTRA_TASKS 256      /* processes and threads */
 /* Every variant's program is the same file to the test: one name, a size

@@ -198,7 +198,9 @@ int sandbox_enter(const sandbox *sb) {
         struct rlimit r = {cpu, cpu + 5}; /* SIGXCPU, then SIGKILL */
         setrlimit(RLIMIT_CPU, &r);
     }
-    if (sb->memory_bytes > 0) limit(RLIMIT_AS, (rlim_t)sb->memory_bytes);
+    /* data, not address space: thread stacks and malloc's arenas reserve
+     * far more address space than they use */
+    if (sb->memory_bytes > 0) limit(RLIMIT_DATA, (rlim_t)sb->memory_bytes);
     if (sb->file_bytes > 0) limit(RLIMIT_FSIZE, (rlim_t)sb->file_bytes);
     if (sb->extra_tasks > 0) limit(RLIMIT_NPROC, (rlim_t)(user_tasks() + sb->extra_tasks));
     limit(RLIMIT_CORE, 0);

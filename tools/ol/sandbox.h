@@ -18,7 +18,7 @@ typedef struct sandbox {
     char *unsealed_by;    /* that tree ("/tmp"), for the note */
     /* resource limits (0: leave as inherited) */
     double cpu_seconds;   /* RLIMIT_CPU, per process */
-    long long memory_bytes; /* RLIMIT_AS */
+    long long memory_bytes; /* RLIMIT_DATA: what it may allocate */
     long long file_bytes;   /* RLIMIT_FSIZE */
     int extra_tasks;      /* RLIMIT_NPROC: the user's tasks now, plus this many */
 } sandbox;

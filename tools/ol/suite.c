@@ -21,6 +21,16 @@ int suite_scan(suite *s, const char *name, const char *dir, char **err) {
     }
     list_files(dir, ".c", &s->files);
     for (int i = 0; i < s->files.n; i++) {
+        /* each file's name becomes a C string in the generated runner (its TCase) */
+        const char *base = path_base(s->files.v[i]);
+        for (const char *c = base; *c; c++)
+            if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) {
+                *err = xasprintf("the test file name \"%s\" holds a quote, a backslash or a control character, "
+                                 "which the generated runner cannot spell: rename it", base);
+                return -1;
+            }
+    }
+    for (int i = 0; i < s->files.n; i++) {
         char **names = NULL;
         int n = testgen_scan(s->files.v[i], &names);
         if (n < 0) {
