@@ -174,8 +174,25 @@ $TOUCH
 START_TEST(test_timeout_says_reference) { touch_lesson(); ck_assert_str_eq(getenv(\"OL_TEST_TIMEOUT\"), \"10\"); } END_TEST"
 run "$OL" check L7.1
 expect "check: a test that tells mutants by an environment variable is INVALID (the reference runs again among them)" 1 \
-  "INVALID" "ran again among the" "test_timeout_says_reference" "on the reference, run a second time"
+  "INVALID" "ran again among the" "test_timeout_says_reference" "on the reference, run again among the mutants"
 absent "check: ... and gets no mutation score" "valid mutants"
+# it passes where the timeout says "reference", and fails 9 times in 10 elsewhere: mutants killed by
+# chance; the controls (the reference, as many times as there are mutants) cannot all pass
+set_tests test_dice.c "$HEAD
+$STD
+#include <time.h>
+$TOUCH
+int getpid(void);
+START_TEST(test_fails_by_chance)
+{
+    touch_lesson();
+    if (strcmp(getenv(\"OL_TEST_TIMEOUT\"), \"10\") == 0) return;
+    srand((unsigned)time(NULL) * 31u + (unsigned)getpid());
+    ck_assert_int_eq(rand() % 10, 0); /* fails 9 times in 10 */
+}
+END_TEST"
+run "$OL" check L7.1
+expect "check: a test failing at random to kill mutants by chance is INVALID" 1 "INVALID" "test_fails_by_chance"
 # it passes the first three runs (the reference and two wheats), then fails: state in /tmp
 COUNT=/tmp/ol-e2e-count-$$
 rm -f "$COUNT"

@@ -40,7 +40,7 @@ typedef struct {
     unit canary;
     strlist canary_symbols;
     link_spec baseline, canary_prog, canary_course;
-    link_spec control;         /* the plain reference, run again among the mutants */
+    link_spec control;         /* the plain reference, run again (the controls) among the mutants */
     strlist gcov_dirs;         /* where the baseline writes its line counts */
     link_spec *wheat_progs, *mutant_progs;
     run_result *validity_runs; /* the baseline (the reference, with coverage), then each wheat */
@@ -646,7 +646,7 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
     return OL_PASS;
 }
 
-/* ---- stages 5 and 6: the canary and the mutants, with the control ---- */
+/* ---- stages 5 and 6: the canary and the mutants, with the controls ---- */
 
 /* A mutant none of whose changed lines ran in the baseline cannot be caught:
  * NoCoverage. Lines gcov does not count as code say nothing either way. */
@@ -718,18 +718,28 @@ static void shuffle(int *v, int n) {
     }
 }
 
-/* The control: the reference again, run as one more mutant would be (in the
- * same batch, at a random place, with the mutants' timeout). A test that
- * tells the validity runs from the mutants' by anything but behaviour
- * (their order or time, files left by earlier runs, the timeout it is
- * given) fails here, and is INVALID like any test that fails on the
- * reference. */
-static int judge_control(ol_ctx *ctx, check_report *r, work *w, const run_result *run) {
+/* The controls: the reference again, run as mutants are (in the same
+ * batch, at random places, with the mutants' timeout), as many times as
+ * there are mutants to run. A test that tells the validity runs from the
+ * mutants' by anything but behaviour (their order or time, files left by
+ * earlier runs, the timeout it is given) fails on one, and is INVALID like
+ * any test that fails on the reference. So does a test that fails at
+ * random to kill mutants by chance: failing on a fraction p of the runs,
+ * it kills m given mutants and passes k controls with chance p^m (1-p)^k,
+ * at most 4e-6 for L7.1's 7 required pitfalls among 12 mutants. */
+static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *const *runs, int n) {
     if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     int before = r->ninvalid;
-    for (int i = 0; i < run->n; i++)
-        if (run->t[i].status != TEST_PASS)
-            add_invalid(r, "the reference, run a second time (among the mutants, with their timeout)", &run->t[i]);
+    char *where = xasprintf("the reference, run again among the mutants (with their timeout; %d time%s)", n,
+                            n == 1 ? "" : "s");
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < runs[k]->n; i++) {
+            const test_result *t = &runs[k]->t[i];
+            bool seen = false; /* each test once, where it first failed */
+            for (int j = before; j < r->ninvalid; j++) seen = seen || !strcmp(r->invalid[j].t.name, t->name);
+            if (t->status != TEST_PASS && !seen) add_invalid(r, where, t);
+        }
+    free(where);
     if (r->ninvalid == before) {
         report_stage(ctx, r, ST_VALID);
         return OL_PASS;
@@ -820,45 +830,55 @@ static int score_mutants(ol_ctx *ctx, check_report *r, work *w) {
     return ok ? OL_PASS : OL_FAIL;
 }
 
-/* One batch, in a random order: the control, the canary and every covered
- * mutant, each with the same timeout. Then stages 4 (the control), 5 and 6
- * are said, in that order. */
+/* One batch, in a random order: the controls, the canary and every covered
+ * mutant, each with the same timeout. Then stages 4 (the controls), 5 and
+ * 6 are said, in that order. */
 static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
-    int n = 0;
-    run_spec *specs = xcalloc((size_t)r->nmutants + 2, sizeof *specs);
-    int *which = xcalloc((size_t)r->nmutants + 2, sizeof *which); /* -1 control, -2 canary, else the mutant */
-    specs[n] = grading_spec(&w->control, &w->tests.tests, r->timeout, w->data_key);
-    which[n++] = -1;
-    specs[n] = grading_spec(&w->canary_prog, &w->tests.tests, r->timeout, w->data_key);
-    which[n++] = -2;
+    int covered = 0;
     for (int i = 0; i < r->nmutants; i++) {
         mutant_outcome *o = &r->outcomes[i];
-        if (!w->mutant_ready[i]) continue;
         int line = 0;
+        if (!w->mutant_ready[i]) continue;
         if (uncovered(&w->cov, &r->mutants[i], &line)) {
             o->uncovered_line = line;
             set_outcome(o, MS_NOCOVERAGE, xasprintf("no test executes line %d of reference/%s", line,
                                                     r->mutants[i].changes[0].file));
-            continue;
+        } else {
+            covered++;
         }
-        specs[n] = grading_spec(&w->mutant_progs[i], &w->tests.tests, r->timeout, w->data_key);
-        which[n++] = i;
     }
+    int ncontrols = covered > 2 ? covered : 2;
+    int cap = ncontrols + 1 + covered, n = 0;
+    run_spec *specs = xcalloc((size_t)cap, sizeof *specs);
+    int *which = xcalloc((size_t)cap, sizeof *which); /* -1 a control, -2 the canary, else the mutant */
+    for (int k = 0; k < ncontrols; k++) {
+        specs[n] = grading_spec(&w->control, &w->tests.tests, r->timeout, w->data_key);
+        specs[n].replica = k; /* each its own result, in the cache too */
+        which[n++] = -1;
+    }
+    specs[n] = grading_spec(&w->canary_prog, &w->tests.tests, r->timeout, w->data_key);
+    which[n++] = -2;
+    for (int i = 0; i < r->nmutants; i++)
+        if (w->mutant_ready[i] && r->outcomes[i].status != MS_NOCOVERAGE) {
+            specs[n] = grading_spec(&w->mutant_progs[i], &w->tests.tests, r->timeout, w->data_key);
+            which[n++] = i;
+        }
     int *order = xcalloc((size_t)n, sizeof *order);
     for (int k = 0; k < n; k++) order[k] = k;
     shuffle(order, n);
     run_spec *shuffled = xcalloc((size_t)n, sizeof *shuffled);
     for (int k = 0; k < n; k++) shuffled[k] = specs[order[k]];
     run_result *runs = xcalloc((size_t)n, sizeof *runs);
-    int rc = run_tests(ctx, shuffled, runs, n) == 0 ? OL_PASS : 130;
-    const run_result *control = NULL, *canary = NULL;
+    run_result **controls = xcalloc((size_t)n, sizeof *controls);
+    int rc = run_tests(ctx, shuffled, runs, n) == 0 ? OL_PASS : 130, nc = 0;
+    const run_result *canary = NULL;
     for (int k = 0; k < n && rc == OL_PASS; k++) {
         int what = which[order[k]];
-        if (what == -1) control = &runs[k];
+        if (what == -1) controls[nc++] = &runs[k];
         else if (what == -2) canary = &runs[k];
         else classify(&r->outcomes[what], &runs[k]);
     }
-    if (rc == OL_PASS) rc = judge_control(ctx, r, w, control);
+    if (rc == OL_PASS) rc = judge_controls(ctx, r, w, controls, nc);
     if (rc == OL_PASS) rc = judge_canary(ctx, r, w, canary);
     if (rc == OL_PASS) {
         if (r->nmutants == 0) /* an R1 or R2 lesson may have none: nothing to score */
@@ -868,6 +888,7 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     }
     for (int k = 0; k < n; k++) run_result_free(&runs[k]);
     free(runs);
+    free(controls);
     free(shuffled);
     free(order);
     free(specs);

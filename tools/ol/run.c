@@ -245,7 +245,7 @@ void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hash_str(h, s->filter ? s->filter : "");
     hash_str(h, s->tcase ? s->tcase : "");
     char t[64];
-    snprintf(t, sizeof t, "%.3f %d", s->timeout, s->threads);
+    snprintf(t, sizeof t, "%.3f %d %d", s->timeout, s->threads, s->replica);
     hash_str(h, t);
     hash_str(h, s->data_key ? s->data_key : "");
     for (int i = 0; s->tests && i < s->tests->n; i++) hash_str(h, s->tests->v[i]);

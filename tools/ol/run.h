@@ -55,6 +55,7 @@ typedef struct {
     bool no_cache;        /* always run (e.g. to collect coverage) */
     const strlist *writable; /* more trees the program may write (the coverage build's .gcda folders) */
     int threads;          /* OMP/TINYLLM threads per program; 0: leave as is */
+    int replica;          /* the same program run again (a control): its own result and cache entry */
 } run_spec;
 
 /* Runs the programs, ctx->jobs at a time. 0, or -1 when interrupted (or,
