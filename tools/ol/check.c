@@ -65,6 +65,13 @@ static int harness(check_report *r, char *message) {
     return OL_USAGE;
 }
 
+/* What a failed run_tests means: Ctrl-C, or test programs that could not be
+ * started (run_tests said why). */
+static int not_run(check_report *r) {
+    if (proc_interrupted()) return 130;
+    return harness(r, xstrdup("test programs could not be started (see the message above)"));
+}
+
 static int count_warnings(const lesson_lib *lib) {
     int n = 0;
     for (int i = 0; i < lib->n; i++)
@@ -102,7 +109,7 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
     }
     run_spec spec = {.bin = w->course_prog.bin, .bin_key = w->course_prog.key, .tests = &w->course.tests,
                      .timeout = r->l->test_timeout, .data_key = w->data_key};
-    if (run_suite_by_file(ctx, &w->course, &spec, &w->course_run) != 0) return 130;
+    if (run_suite_by_file(ctx, &w->course, &spec, &w->course_run) != 0) return not_run(r);
     int bad = run_failures(&w->course_run);
     if (bad) {
         for (int i = 0; i < w->course_run.n; i++)
@@ -558,7 +565,7 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
     run_result *runs = xcalloc((size_t)n, sizeof *runs);
     for (int k = 0; k < n; k++)
         specs[k] = grading_spec(&w->mutant_progs[which[k]], &w->tests.tests, r->l->test_timeout, w->data_key);
-    int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : 130;
+    int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : not_run(r);
     for (int k = 0; k < n && rc == OL_PASS; k++) {
         const mutant *m = &r->mutants[which[k]];
         for (int i = 0; i < r->ninvalid; i++) {
@@ -599,7 +606,7 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
     }
     for (int i = 0; i < r->nwheats; i++)
         specs[1 + i] = grading_spec(&w->wheat_progs[i], &w->tests.tests, r->l->test_timeout, w->data_key);
-    int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : 130;
+    int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : not_run(r);
     if (rc == OL_PASS && specs[0].no_cache) {
         if (coverage_collect(ctx, &w->refcov, &w->cov) != 0) rc = harness(r, xstrdup("gcov could not read the baseline's coverage"));
         else coverage_save(&w->cov, cov_path);
@@ -783,7 +790,7 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
     }
     run_spec spec = grading_spec(&w->canary_course, &w->course.tests, r->timeout, w->data_key);
     run_result course = {0};
-    if (run_tests(ctx, &spec, &course, 1) != 0) return 130;
+    if (run_tests(ctx, &spec, &course, 1) != 0) return not_run(r);
     int course_killers = run_failures(&course);
     run_result_free(&course);
     if (course_killers == 0)
@@ -870,7 +877,7 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     for (int k = 0; k < n; k++) shuffled[k] = specs[order[k]];
     run_result *runs = xcalloc((size_t)n, sizeof *runs);
     run_result **controls = xcalloc((size_t)n, sizeof *controls);
-    int rc = run_tests(ctx, shuffled, runs, n) == 0 ? OL_PASS : 130, nc = 0;
+    int rc = run_tests(ctx, shuffled, runs, n) == 0 ? OL_PASS : not_run(r), nc = 0;
     const run_result *canary = NULL;
     for (int k = 0; k < n && rc == OL_PASS; k++) {
         int what = which[order[k]];
