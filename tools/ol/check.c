@@ -118,7 +118,8 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
                   xasprintf("%d of %d course tests fail on your code (above)", bad, w->course_run.n));
         return OL_FAIL;
     }
-    set_stage(ctx, r, ST_COURSE, STAGE_PASS, xasprintf("all %d pass", w->course_run.n));
+    set_stage(ctx, r, ST_COURSE, STAGE_PASS,
+              w->course_run.n == 1 ? xstrdup("the 1 course test passes") : xasprintf("all %d pass", w->course_run.n));
     return OL_PASS;
 }
 
@@ -829,8 +830,8 @@ static int score_mutants(ol_ctx *ctx, check_report *r, work *w) {
     if (r->valid == 0) return harness(r, xstrdup("no mutant could be built and run: nothing to grade with"));
     r->score = (double)(r->killed + r->timed_out) / r->valid;
     bool ok = r->score + 1e-12 >= r->l->threshold && r->required_missed.n == 0;
-    char *summary = xasprintf("%.2f = (%d killed + %d timed out) / %d valid mutants; %s %.2f (%s)%s", r->score,
-                              r->killed, r->timed_out, r->valid, r->score + 1e-12 >= r->l->threshold ? ">=" : "<",
+    char *summary = xasprintf("%.2f = (%d killed + %d timed out) / %d valid mutant%s; %s %.2f (%s)%s", r->score,
+                              r->killed, r->timed_out, r->valid, r->valid == 1 ? "" : "s", r->score + 1e-12 >= r->l->threshold ? ">=" : "<",
                               r->l->threshold, r->l->rung,
                               r->required_missed.n ? "; a required pitfall survived" : "");
     set_stage(ctx, r, ST_MUTATION, ok ? STAGE_PASS : STAGE_FAIL, summary);

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "cache.h"
 #include "cli.h"
+#include "util.h"
 
 static const char HELP[] =
     "usage: ol check L7.x [--ref-deps] [--json FILE] [--gradescope FILE] [--workspace DIR]\n"
@@ -53,6 +54,22 @@ int cmd_check(int argc, char **argv) {
     ol_ctx ctx;
     lesson l;
     if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    /* Not started is the student's next step, not a broken harness. */
+    for (int i = 0; i < l.sources.n; i++) {
+        char *rel = xasprintf("c/%s", l.sources.v[i]);
+        char *path = path_join(ctx.ws, rel);
+        bool started = is_file(path);
+        if (!started)
+            ol_error("%s is missing in %s: you have not started %s yet; run `ol start %s`, write your code and "
+                     "tests, then `ol check %s`", rel, ctx.ws, l.id, l.id, l.id);
+        free(rel);
+        free(path);
+        if (!started) {
+            lesson_free(&l);
+            ctx_free(&ctx);
+            return OL_USAGE;
+        }
+    }
     check_report r;
     int rc = check_run(&ctx, &l, &opt, &r);
     if (rc != 130) {

@@ -162,8 +162,8 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
     if (ran) {
         print_mutant_table(r);
         print_survivors(r);
-        printf("\nMutation score: %.2f = (%d killed + %d timed out) / %d valid mutants (%d survived, %d not covered",
-               r->score, r->killed, r->timed_out, r->valid, r->survived, r->no_coverage);
+        printf("\nMutation score: %.2f = (%d killed + %d timed out) / %d valid mutant%s (%d survived, %d not covered",
+               r->score, r->killed, r->timed_out, r->valid, r->valid == 1 ? "" : "s", r->survived, r->no_coverage);
         if (r->errors) printf(", %d not counted: CompileError or RuntimeError", r->errors);
         printf("); %s asks for %.2f\n", r->l->rung, r->l->threshold);
         if (r->l->required_pitfalls.n) {
