@@ -52,7 +52,7 @@ deps:
 
 # Tests run one area after another so a failure is easy to read.
 test: deps
-	@$(MAKE) --no-print-directory build-all
+	@$(MAKE) --no-print-directory -j2 build-all
 	@set -e; for t in $(TEST_TARGETS); do $(MAKE) --no-print-directory $$t; done
 	@$(MAKE) --no-print-directory test-memory
 	@echo "make test: every test passed"
@@ -68,7 +68,7 @@ test-memory:
 	@$(MAKE) --no-print-directory valgrind
 
 bench: deps
-	@$(MAKE) --no-print-directory build-all
+	@$(MAKE) --no-print-directory -j2 build-all
 	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory $$t; done
 
 # AddressSanitizer and UBSan build in its own tree.
@@ -83,7 +83,7 @@ clean:
 # Reruns every oracle into fixtures/: the runtime's goldens, then each lesson's
 # (ol fixtures L7.x; lessons without an oracle folder have no fixtures yet).
 fixtures: deps
-	@$(MAKE) --no-print-directory build-all
+	@$(MAKE) --no-print-directory -j2 build-all
 	/usr/bin/python3 oracle/core/make_safetensors_golden.py fixtures
 	@set -e; for j in course/*/lesson.json; do \
 	  id=$$(basename $$(dirname $$j)); \
