@@ -29,6 +29,8 @@ expect() {
   done
   ok "$name"
 }
+# unsealed: ol said the sandbox cannot seal the course or the workspace (they lie in /tmp)
+unsealed() { grep -qF "so the sandbox cannot keep" <<<"$out"; }
 # absent NAME TEXT: the last run did not print TEXT
 absent() { if grep -qF -- "$2" <<<"$out"; then fail "$1 (\"$2\" was printed)"; else ok "$1"; fi; }
 
@@ -241,8 +243,14 @@ START_TEST(test_fails_on_a_patched_variant)
 }
 END_TEST"
 run "$OL" check L7.1
-expect "check: a test that reads its own program or the course's mutants catches nothing" 1 "Mutation score: 0.00" \
-  "Tests that kill no mutant: test_fails_on_a_patched_variant"
+if unsealed; then
+  # the course itself lies in /tmp, which tests may read: the test then fails on the reference too
+  expect "check: a test that reads the course (unsealed: the course is under /tmp) is INVALID" 1 "INVALID" \
+    "test_fails_on_a_patched_variant"
+else
+  expect "check: a test that reads its own program or the course's mutants catches nothing" 1 "Mutation score: 0.00" \
+    "Tests that kill no mutant: test_fails_on_a_patched_variant"
+fi
 # it always fails, but first writes a pass into every file Check's runner has open
 set_tests test_forge.c "$HEAD
 $STD
@@ -293,6 +301,10 @@ cp c/tinyllm/modern/rmsnorm.c "$T/before-sandbox.c"
 run "$OL" check L7.1
 if grep -q "no Landlock" <<<"$out"; then
   echo "skip check: the sandbox (this kernel has no Landlock)"
+elif unsealed; then
+  # reads of the course succeed, so the test fails on the reference: detected, not prevented
+  expect "check: unsealed (the course is under /tmp), a test that reaches the course is INVALID" 1 "INVALID" \
+    "test_only_the_fixtures_and_tmp_are_in_reach"
 else
   expect "check: tests run sandboxed (fixtures and /tmp only; not the course, the code or ol's cache)" 1 \
     "[4/6] PASS" "Mutation score: 0.00"
