@@ -6,7 +6,7 @@
 HUB_LIB   := $(BUILD)/lib/libtlhub.a
 HUB_BIN   := $(BUILD)/bin/tl-hub
 HUB_SRCS  := $(filter-out tools/hub/tl_hub_main.c,$(sort $(wildcard tools/hub/*.c)))
-HUB_LINK  := $(HUB_LIB) $(MHD_LIBS) -lcrypto -lpthread
+HUB_LINK  := $(HUB_LIB) $(MHD_LIBS) $(CJSON_LIBS) -lcrypto -lpthread
 HUB_TESTS := $(sort $(wildcard tests/hub/test_*.c))
 HUB_TEST_CLIENT := $(BUILD)/obj/tests/hub/client.o
 HUB_SUITE := $(BUILD)/tests/hub/run
