@@ -1,6 +1,7 @@
 /* The error model (tensor.h): a thread-local message, the first one kept,
  * NULL in gives NULL out, and shape errors that name op, shapes and axis. */
 #include <check.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -27,6 +28,26 @@ START_TEST(first_error_is_kept)
     ck_assert_str_eq(tl_error(), "context: replaced");
     tl_clear_error();
     ck_assert_ptr_null(tl_error());
+}
+END_TEST
+
+/* Issue 7's bug: a caller that checks a failure and recovers (without
+ * tl_clear_error) must still see the message of the next, different failure,
+ * whatever the failing call returns (NULL, -1 or NaN). */
+START_TEST(a_handled_failure_does_not_hide_the_next_one)
+{
+    tl_clear_error();
+    tl_tensor *a = tl_ones(TL_F32, TL_SHAPE(2, 3));
+    ck_assert_ptr_null(tl_add(a, tl_ones(TL_F32, TL_SHAPE(4, 3))));   /* handled: go on */
+    ck_assert_ptr_null(tl_reshape(a, TL_SHAPE(7, -1)));
+    ck_assert_str_eq(tl_error(), "reshape: cannot view [2, 3] (6 elements) as [7, -1]");
+    ck_assert_int_eq(tl_copy_into(a, tl_ones(TL_F32, TL_SHAPE(3, 2))), -1);
+    ck_assert_str_eq(tl_error(), "tl_copy_into: destination [2, 3] and source [3, 2] differ in "
+                                 "shape");
+    ck_assert(isnan(tl_item(a)));
+    ck_assert_str_eq(tl_error(), "tl_item: tensor [2, 3] has 6 elements, not one (use "
+                                 "tl_item_at or tl_get)");
+    tl_clear_error();
 }
 END_TEST
 
