@@ -61,7 +61,7 @@ static bool valid_repo_part(const char *s, size_t len, size_t max_len) {
 }
 
 int hf_validate_repo_id(const char *repo_id) {
-    if (!repo_id || !*repo_id) return tl_fail("hf_download: the repo id is empty"), -1;
+    if (!repo_id || !*repo_id) return tl_fail_status("hf_download: the repo id is empty");
     const char *slash = strchr(repo_id, '/');
     size_t len = strlen(repo_id);
     bool ok = !has_control_char(repo_id) && !strstr(repo_id, "--") && !strstr(repo_id, "..") &&
@@ -72,9 +72,9 @@ int hf_validate_repo_id(const char *repo_id) {
     else if (ok)
         ok = valid_repo_part(repo_id, len, 96);
     if (!ok)
-        return tl_fail("hf_download: invalid repo id '%s': expected 'org/name' of letters, digits "
-                       "and '._-' (no '--' or '..', no '.git' suffix, names up to 96 characters)",
-                       repo_id), -1;
+        return tl_fail_status("hf_download: invalid repo id '%s': expected 'org/name' of letters, "
+                              "digits and '._-' (no '--' or '..', no '.git' suffix, names up to "
+                              "96 characters)", repo_id);
     return 0;
 }
 
@@ -106,9 +106,9 @@ int hf_validate_filename(const char *filename) {
     char buf[96];
     const char *why = path_problem(filename, buf, sizeof buf);
     if (why)
-        return tl_fail("hf_download: invalid filename '%.300s': %s; use a relative path inside "
-                       "the repository, like 'model.safetensors' or 'onnx/model.onnx'",
-                       filename ? filename : "(null)", why), -1;
+        return tl_fail_status("hf_download: invalid filename '%.300s': %s; use a relative path "
+                              "inside the repository, like 'model.safetensors' or "
+                              "'onnx/model.onnx'", filename ? filename : "(null)", why);
     return 0;
 }
 
@@ -117,8 +117,9 @@ int hf_validate_revision(const char *revision) {
     char buf[96];
     const char *why = path_problem(revision, buf, sizeof buf);
     if (why)
-        return tl_fail("hf_download: invalid revision '%.300s': %s; use a branch, a tag, "
-                       "'refs/pr/N' or a 40-hex commit", revision ? revision : "(null)", why), -1;
+        return tl_fail_status("hf_download: invalid revision '%.300s': %s; use a branch, a tag, "
+                              "'refs/pr/N' or a 40-hex commit", revision ? revision : "(null)",
+                              why);
     return 0;
 }
 
@@ -442,8 +443,10 @@ static int fail_status(const char *file, const char *url, const response *r, int
                            ? "access denied: set HF_TOKEN to a token with access to this repo"
                        : !strcmp(r->error_code, "RepoNotFound") ? "the repository does not exist"
                        : !strcmp(r->error_code, "RevisionNotFound") ? "the revision does not exist"
-                       : !strcmp(r->error_code, "EntryNotFound") ? "the file is not in the repository"
-                       : r->status >= 300 && r->status < 400 ? "a redirect where the file was expected"
+                       : !strcmp(r->error_code, "EntryNotFound")
+                           ? "the file is not in the repository"
+                       : r->status >= 300 && r->status < 400
+                           ? "a redirect where the file was expected"
                        : retryable(r->status) ? "the server keeps failing: try again later"
                        : "the server refused the request";
     char tries[32] = "";
@@ -470,14 +473,15 @@ static int head(const char *file, const char *url, const char *token, double tim
         CURLcode cc = exchange(url, token, 0, timeout, r, NULL, errbuf);
         if (cc == CURLE_OK && !retryable(r->status)) return 0;
         if (cc != CURLE_OK && !transient(cc))
-            return tl_fail("hf_download: %s: no valid HTTP answer from %.*s: %s; check that "
-                           "HF_ENDPOINT is a Hub", file, SHOWN(url),
-                           wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
+            return tl_fail_status("hf_download: %s: no valid HTTP answer from %.*s: %s; check "
+                                  "that HF_ENDPOINT is a Hub", file, SHOWN(url),
+                                  wire_error(cc, errbuf, timeout, why, sizeof why));
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, url, r, attempt);
-            return tl_fail("hf_download: %s: cannot reach %.*s after %d attempts: %s; check the "
-                           "network and HF_ENDPOINT, then run again", file, SHOWN(url), attempt,
-                           wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
+            return tl_fail_status("hf_download: %s: cannot reach %.*s after %d attempts: %s; "
+                                  "check the network and HF_ENDPOINT, then run again", file,
+                                  SHOWN(url), attempt,
+                                  wire_error(cc, errbuf, timeout, why, sizeof why));
         }
         if (cc != CURLE_OPERATION_TIMEDOUT)  /* a timeout has waited long enough */
             wait_before_retry(attempt, cc == CURLE_OK ? r->retry_after : -1);
@@ -505,27 +509,27 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
         response r;
         if (head(file, current, token, timeout, &r) != 0) return -1;
         if (r.malformed)
-            return tl_fail("hf_download: %s: the answer from %.*s has a malformed %s, or two "
-                           "that differ: refusing it (the server or a proxy is broken)", file,
-                           SHOWN(current), r.malformed), -1;
+            return tl_fail_status("hf_download: %s: the answer from %.*s has a malformed %s, or "
+                                  "two that differ: refusing it (the server or a proxy is broken)",
+                                  file, SHOWN(current), r.malformed);
         if (*r.commit && !is_hex(r.commit, 40))
-            return tl_fail("hf_download: %s: %.*s sent X-Repo-Commit '%.60s', not a 40-hex "
-                           "commit: refusing it (check HF_ENDPOINT)", file, SHOWN(current),
-                           r.commit), -1;
+            return tl_fail_status("hf_download: %s: %.*s sent X-Repo-Commit '%.60s', not a 40-hex "
+                                  "commit: refusing it (check HF_ENDPOINT)", file, SHOWN(current),
+                                  r.commit);
         if (r.status >= 300 && r.status < 400) {
             if (!*r.location)
-                return tl_fail("hf_download: %s: HTTP %ld redirect without a Location from %.*s: "
-                               "the server or a proxy is broken; try again later", file,
-                               r.status, SHOWN(current)), -1;
+                return tl_fail_status("hf_download: %s: HTTP %ld redirect without a Location from "
+                                      "%.*s: the server or a proxy is broken; try again later",
+                                      file, r.status, SHOWN(current));
             const char *why = bad_target(r.location, sizeof r.location);
             if (why)
-                return tl_fail("hf_download: %s: refusing the redirect from %.*s to a %.*s URL: "
-                               "%s (check HF_ENDPOINT)", file, SHOWN(current),
-                               (int)strcspn(r.location, ":/"), r.location, why), -1;
+                return tl_fail_status("hf_download: %s: refusing the redirect from %.*s to a %.*s "
+                                      "URL: %s (check HF_ENDPOINT)", file, SHOWN(current),
+                                      (int)strcspn(r.location, ":/"), r.location, why);
             if (hops == MAX_REDIRECTS)
-                return tl_fail("hf_download: %s: more than %d redirects from %.*s (a loop?): the "
-                               "server or a proxy is misconfigured", file, MAX_REDIRECTS,
-                               SHOWN(url)), -1;
+                return tl_fail_status("hf_download: %s: more than %d redirects from %.*s (a "
+                                      "loop?): the server or a proxy is misconfigured", file,
+                                      MAX_REDIRECTS, SHOWN(url));
             origin_of(r.location, next_origin, sizeof next_origin);
             if (*r.linked_etag || r.linked_size >= 0 || strcmp(next_origin, origin) != 0) {
                 /* an LFS file: the redirect itself describes the content */
@@ -546,16 +550,17 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
         break;
     }
     if (*m->sha256 && !is_hex(m->sha256, 64))
-        return tl_fail("hf_download: %s: the X-Linked-Etag '%.80s' from %.*s is not a sha256: "
-                       "refusing it (check HF_ENDPOINT)", file, m->sha256, SHOWN(url)), -1;
+        return tl_fail_status("hf_download: %s: the X-Linked-Etag '%.80s' from %.*s is not a "
+                              "sha256: refusing it (check HF_ENDPOINT)", file, m->sha256,
+                              SHOWN(url));
     if (!*m->sha256 && !*m->sha1 && !want_sha256)
-        return tl_fail("hf_download: %s: the server sent no sha256 (X-Linked-Etag) or git sha1 "
-                       "(ETag) at %.*s, so the bytes cannot be verified: pass the expected sha256",
-                       file, SHOWN(url)), -1;
+        return tl_fail_status("hf_download: %s: the server sent no sha256 (X-Linked-Etag) or git "
+                              "sha1 (ETag) at %.*s, so the bytes cannot be verified: pass the "
+                              "expected sha256", file, SHOWN(url));
     if (m->size < 0)
-        return tl_fail("hf_download: %s: the server did not say the file's size (no "
-                       "X-Linked-Size or Content-Length) at %.*s: try again later", file,
-                       SHOWN(url)), -1;
+        return tl_fail_status("hf_download: %s: the server did not say the file's size (no "
+                              "X-Linked-Size or Content-Length) at %.*s: try again later", file,
+                              SHOWN(url));
     return 0;
 }
 
@@ -608,21 +613,21 @@ static int verify(const char *file, const file_meta *m, const char *want_sha256,
     digest_hex(s->sha256, sha256);
     digest_hex(s->sha1, sha1);
     if (s->written != m->size)
-        return tl_fail("hf_download: %s: got %lld bytes from %.*s, which announced %lld",
-                       file, s->written, SHOWN(m->url), m->size), -1;
+        return tl_fail_status("hf_download: %s: got %lld bytes from %.*s, which announced %lld",
+                              file, s->written, SHOWN(m->url), m->size);
     if (*m->sha256 && strcmp(sha256, m->sha256) != 0)
-        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), found %s "
-                       "in the bytes from %.*s; they were deleted: the server or a proxy is "
-                       "corrupting the file (try again later, or another endpoint)", file,
-                       m->sha256, sha256, SHOWN(m->url)), -1;
+        return tl_fail_status("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), "
+                              "found %s in the bytes from %.*s; they were deleted: the server or "
+                              "a proxy is corrupting the file (try again later, or another "
+                              "endpoint)", file, m->sha256, sha256, SHOWN(m->url));
     if (want_sha256 && strcmp(sha256, want_sha256) != 0)
-        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (given by the caller), "
-                       "found %s in the bytes from %.*s; they were deleted: check the expected "
-                       "hash", file, want_sha256, sha256, SHOWN(m->url)), -1;
+        return tl_fail_status("hf_download: %s: sha256 mismatch: expected %s (given by the "
+                              "caller), found %s in the bytes from %.*s; they were deleted: check "
+                              "the expected hash", file, want_sha256, sha256, SHOWN(m->url));
     if (*m->sha1 && strcmp(sha1, m->sha1) != 0)
-        return tl_fail("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found %s "
-                       "in the bytes from %.*s; they were deleted: the server or a proxy is "
-                       "corrupting the file", file, m->sha1, sha1, SHOWN(m->url)), -1;
+        return tl_fail_status("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found "
+                              "%s in the bytes from %.*s; they were deleted: the server or a "
+                              "proxy is corrupting the file", file, m->sha1, sha1, SHOWN(m->url));
     return 0;
 }
 
@@ -642,15 +647,15 @@ static int open_folders(int at, const char *shown, const char *rel, bool create,
                         const char *what, char *shown_out) {
     int fd = dup(at);
     size_t used = (size_t)snprintf(shown_out, PATH_BYTES, "%s", shown);
-    if (fd < 0) return tl_fail("hf_download: %s: cannot open %s: %s", what, shown,
-                               strerror(errno)), -1;
+    if (fd < 0) return tl_fail_status("hf_download: %s: cannot open %s: %s", what, shown,
+                               strerror(errno));
     for (const char *name = rel; *name;) {
         size_t len = strcspn(name, "/");
         char part[MAX_SEGMENT + 1];
         if (len == 0 || len > MAX_SEGMENT || used + len + 2 > PATH_BYTES) {
             close(fd);
-            return tl_fail("hf_download: %s: the path %.200s/%.*s cannot be a folder of the "
-                           "cache (empty or too long)", what, shown_out, (int)len, name), -1;
+            return tl_fail_status("hf_download: %s: the path %.200s/%.*s cannot be a folder of "
+                                  "the cache (empty or too long)", what, shown_out, (int)len, name);
         }
         memcpy(part, name, len);
         part[len] = 0;
@@ -660,9 +665,9 @@ static int open_folders(int at, const char *shown, const char *rel, bool create,
             if (mkdirat(fd, part, 0755) != 0 && errno != EEXIST) {
                 int e = errno;
                 close(fd);
-                return tl_fail("hf_download: %s: cannot create the folder %s: %s; check the "
-                               "permissions of the cache folder", what, shown_out,
-                               strerror(e)), -1;
+                return tl_fail_status("hf_download: %s: cannot create the folder %s: %s; check "
+                                      "the permissions of the cache folder", what, shown_out,
+                                      strerror(e));
             }
             next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
@@ -672,16 +677,16 @@ static int open_folders(int at, const char *shown, const char *rel, bool create,
                     S_ISLNK(st.st_mode);
         close(fd);
         if (next < 0 && link)
-            return tl_fail("hf_download: %s: %s is a symbolic link: refusing to write through "
-                           "it (it could lead out of the cache); delete it and run again", what,
-                           shown_out), -1;
+            return tl_fail_status("hf_download: %s: %s is a symbolic link: refusing to write "
+                                  "through it (it could lead out of the cache); delete it and run "
+                                  "again", what, shown_out);
         if (next < 0 && e == ENOENT) return -2;
         if (next < 0 && (e == ENOTDIR || e == EEXIST))
-            return tl_fail("hf_download: %s: %s is not a folder: move it away, or use another "
-                           "cache folder", what, shown_out), -1;
+            return tl_fail_status("hf_download: %s: %s is not a folder: move it away, or use "
+                                  "another cache folder", what, shown_out);
         if (next < 0)
-            return tl_fail("hf_download: %s: cannot open the folder %s: %s", what, shown_out,
-                           strerror(e)), -1;
+            return tl_fail_status("hf_download: %s: cannot open the folder %s: %s", what,
+                                  shown_out, strerror(e));
         fd = next;
         name += len;
         while (*name == '/') name++;
@@ -738,10 +743,10 @@ static int fetch_whole_instead(sink *s, const char *why) {
  * then the second. */
 static int fail_after_fallback(const char *file, const file_meta *m, const char *second,
                                const sink *s) {
-    return tl_fail("hf_download: %s: %s, so the whole file was asked for instead (no Range), "
-                   "and that failed too: %s (%lld of %lld bytes kept; %.*s does not serve this "
-                   "file reliably: try again later, or another endpoint)", file, s->why_whole,
-                   second, s->written, m->size, SHOWN(m->url)), -1;
+    return tl_fail_status("hf_download: %s: %s, so the whole file was asked for instead (no "
+                          "Range), and that failed too: %s (%lld of %lld bytes kept; %.*s does "
+                          "not serve this file reliably: try again later, or another endpoint)",
+                          file, s->why_whole, second, s->written, m->size, SHOWN(m->url));
 }
 
 /* Fills s->file (part, opened for appending) until it holds m->size bytes,
@@ -756,10 +761,10 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
         if (!r.malformed && r.status == 206 && r.range_start < 0)
             r.malformed = "Content-Range (a 206 needs one naming its bytes)";
         if (r.malformed)
-            return tl_fail("hf_download: %s: the answer from %.*s has a malformed %s, or two "
-                           "that differ: refusing it (the server or a proxy is broken; the %lld "
-                           "bytes in %s are kept)", file, SHOWN(m->url), r.malformed, from,
-                           part), -1;
+            return tl_fail_status("hf_download: %s: the answer from %.*s has a malformed %s, or "
+                                  "two that differ: refusing it (the server or a proxy is broken; "
+                                  "the %lld bytes in %s are kept)", file, SHOWN(m->url),
+                                  r.malformed, from, part);
         if (s->bad_range) {
             if (from == 0)
                 snprintf(why, sizeof why, "asked %.*s for the whole file (no Range), it answered "
@@ -769,35 +774,36 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
                          "Content-Range starting at %lld", SHOWN(m->url), from, r.range_start);
             if (s->whole_only) return fail_after_fallback(file, m, why, s);
             if (from == 0)
-                return tl_fail("hf_download: %s: %s: refusing it (the server or a proxy is "
-                               "broken)", file, why), -1;
+                return tl_fail_status("hf_download: %s: %s: refusing it (the server or a proxy is "
+                                      "broken)", file, why);
             if (fetch_whole_instead(s, why) != 0) break;
             continue;                                 /* at once: nothing to wait for */
         }
         if (s->bad_size)
-            return tl_fail("hf_download: %s: the server announced %lld bytes (X-Linked-Size or "
-                           "Content-Length) but %.*s sends a file of %lld: refusing it (the Hub "
-                           "and its CDN disagree; try again later)", file, m->size,
-                           SHOWN(m->url), r.status == 206 ? r.range_total : r.content_length),
-                   -1;
+            return tl_fail_status("hf_download: %s: the server announced %lld bytes "
+                                  "(X-Linked-Size or Content-Length) but %.*s sends a file of "
+                                  "%lld: refusing it (the Hub and its CDN disagree; try again "
+                                  "later)", file, m->size, SHOWN(m->url),
+                                  r.status == 206 ? r.range_total : r.content_length);
         if (s->too_long)
-            return tl_fail("hf_download: %s: %.*s sent more than the %lld bytes announced: "
-                           "refusing it (try again later)", file, SHOWN(m->url), m->size), -1;
+            return tl_fail_status("hf_download: %s: %.*s sent more than the %lld bytes announced: "
+                                  "refusing it (try again later)", file, SHOWN(m->url), m->size);
         if (s->write_errno)
-            return tl_fail("hf_download: %s: cannot write %s: %s; free some space or choose "
-                           "another cache folder", file, part, strerror(s->write_errno)), -1;
+            return tl_fail_status("hf_download: %s: cannot write %s: %s; free some space or "
+                                  "choose another cache folder", file, part,
+                                  strerror(s->write_errno));
         if (cc != CURLE_OK && !transient(cc))
-            return tl_fail("hf_download: %s: no valid HTTP answer from %.*s: %s (%lld of %lld "
-                           "bytes kept in %s)", file, SHOWN(m->url),
-                           wire_error(cc, errbuf, timeout, why, sizeof why), s->written, m->size,
-                           part), -1;
+            return tl_fail_status("hf_download: %s: no valid HTTP answer from %.*s: %s (%lld of "
+                                  "%lld bytes kept in %s)", file, SHOWN(m->url),
+                                  wire_error(cc, errbuf, timeout, why, sizeof why), s->written,
+                                  m->size, part);
         if (cc == CURLE_OK && r.status == 416) {
             /* A range below the size cannot be past the end: the server is wrong. */
             if (r.range_total >= 0 && r.range_total != m->size)
-                return tl_fail("hf_download: %s: the server announced %lld bytes but %.*s "
-                               "says the file has %lld (416): refusing it (the Hub and its "
-                               "CDN disagree; try again later)", file, m->size, SHOWN(m->url),
-                               r.range_total), -1;
+                return tl_fail_status("hf_download: %s: the server announced %lld bytes but %.*s "
+                                      "says the file has %lld (416): refusing it (the Hub and its "
+                                      "CDN disagree; try again later)", file, m->size,
+                                      SHOWN(m->url), r.range_total);
             if (from == 0)
                 snprintf(why, sizeof why, "%.*s answered 416 (Range Not Satisfiable) to a request "
                          "without Range", SHOWN(m->url));
@@ -806,8 +812,8 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
                          "from %lld of %lld", SHOWN(m->url), from, m->size);
             if (s->whole_only) return fail_after_fallback(file, m, why, s);
             if (from == 0)
-                return tl_fail("hf_download: %s: %s: refusing it (the server or a proxy is "
-                               "broken)", file, why), -1;
+                return tl_fail_status("hf_download: %s: %s: refusing it (the server or a proxy is "
+                                      "broken)", file, why);
             if (fetch_whole_instead(s, why) != 0) break;
             continue;
         }
@@ -822,17 +828,18 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
                                                            sizeof why), s);
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, m->url, &r, attempt);
-            return tl_fail("hf_download: %s: transfer from %.*s failed %d times: %s (%lld of %lld "
-                           "bytes kept in %s; run again to resume)", file, SHOWN(m->url), attempt,
-                           wire_error(cc, errbuf, timeout, why, sizeof why), s->written, m->size,
-                           part), -1;
+            return tl_fail_status("hf_download: %s: transfer from %.*s failed %d times: %s (%lld "
+                                  "of %lld bytes kept in %s; run again to resume)", file,
+                                  SHOWN(m->url), attempt,
+                                  wire_error(cc, errbuf, timeout, why, sizeof why), s->written,
+                                  m->size, part);
         }
         bool progressed = s->written > from;
         if (!progressed && cc != CURLE_OPERATION_TIMEDOUT)
             wait_before_retry(attempt, cc == CURLE_OK ? r.retry_after : -1);
     }
     if (s->written < m->size)                         /* left the loop: cannot empty the .part */
-        return tl_fail("hf_download: %s: cannot empty %s: %s", file, part, strerror(errno)), -1;
+        return tl_fail_status("hf_download: %s: cannot empty %s: %s", file, part, strerror(errno));
     return 0;
 }
 
@@ -987,26 +994,26 @@ static int open_root(const char *cache_dir, bool create) {
     char buf[PATH_BYTES];
     size_t len = strlen(cache_dir);
     if (len >= sizeof buf)
-        return tl_fail("hf_download: the cache folder %.100s... is longer than %d bytes",
-                       cache_dir, PATH_BYTES - 1), -1;
+        return tl_fail_status("hf_download: the cache folder %.100s... is longer than %d bytes",
+                              cache_dir, PATH_BYTES - 1);
     memcpy(buf, cache_dir, len + 1);
     for (size_t i = 1; create && i <= len; i++) {
         if (buf[i] != '/' && buf[i] != 0) continue;
         buf[i] = 0;
         struct stat st;
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return tl_fail("hf_download: the cache: cannot create the folder %s: %s; check the "
-                           "permissions of the cache folder", buf, strerror(errno)), -1;
+            return tl_fail_status("hf_download: the cache: cannot create the folder %s: %s; check "
+                                  "the permissions of the cache folder", buf, strerror(errno));
         if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-            return tl_fail("hf_download: the cache: %s is not a folder: move it away, or use "
-                           "another cache folder", buf), -1;
+            return tl_fail_status("hf_download: the cache: %s is not a folder: move it away, or "
+                                  "use another cache folder", buf);
         buf[i] = i < len ? '/' : 0;
     }
     int fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT && !create) return -2;
     if (fd < 0)
-        return tl_fail("hf_download: the cache: cannot open the folder %s: %s", cache_dir,
-                       errno == ENOTDIR ? "not a folder" : strerror(errno)), -1;
+        return tl_fail_status("hf_download: the cache: cannot open the folder %s: %s", cache_dir,
+                              errno == ENOTDIR ? "not a folder" : strerror(errno));
     return fd;
 }
 
@@ -1023,9 +1030,9 @@ static int check_space(const char *file, int dir, const char *shown_dir, const c
     unsigned long long need = (unsigned long long)(size - (have <= size ? have : 0));
     if (fstatvfs(dir, &fs) != 0 || need <= (unsigned long long)fs.f_bavail * fs.f_frsize)
         return 0;
-    return tl_fail("hf_download: %s: the server announces %lld bytes, more than the %llu bytes "
-                   "free in %s: free some space or use another cache folder", file, size,
-                   (unsigned long long)fs.f_bavail * fs.f_frsize, shown_dir), -1;
+    return tl_fail_status("hf_download: %s: the server announces %lld bytes, more than the %llu "
+                          "bytes free in %s: free some space or use another cache folder", file,
+                          size, (unsigned long long)fs.f_bavail * fs.f_frsize, shown_dir);
 }
 
 /* One file: rev is the revision's folder (shown_rev its path). */
@@ -1037,8 +1044,8 @@ static int download_one(int rev, const char *shown_rev, const char *endpoint,
     const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
     snprintf(sub, sizeof sub, "%.*s", slash ? (int)(slash - file) : 0, file);
     if (snprintf(path, sizeof path, "%s/%s.part", shown_rev, file) >= (int)sizeof path)
-        return tl_fail("hf_download: %s: its path in %s would be longer than %d bytes: use a "
-                       "shorter cache folder", file, shown_rev, PATH_BYTES - 1), -1;
+        return tl_fail_status("hf_download: %s: its path in %s would be longer than %d bytes: use "
+                              "a shorter cache folder", file, shown_rev, PATH_BYTES - 1);
     snprintf(path, sizeof path, "%s/%s", shown_rev, file);
     /* First without creating anything: a link, a file in the way, or a
      * folder under the final name is refused before any request. */
@@ -1049,21 +1056,21 @@ static int download_one(int rev, const char *shown_rev, const char *endpoint,
         if (dir >= 0) close(dir);
         if (kind == 0) return 0;
         if (kind == 1)
-            return tl_fail("hf_download: %s: %s is a symbolic link, not a file of the cache: "
-                           "delete it and download the file again (unset HF_HUB_OFFLINE)", file,
-                           path), -1;
-        return tl_fail("hf_download: %s: HF_HUB_OFFLINE=1 and the file is not in the cache at "
-                       "%s: unset HF_HUB_OFFLINE to download it", file, path), -1;
+            return tl_fail_status("hf_download: %s: %s is a symbolic link, not a file of the "
+                                  "cache: delete it and download the file again (unset "
+                                  "HF_HUB_OFFLINE)", file, path);
+        return tl_fail_status("hf_download: %s: HF_HUB_OFFLINE=1 and the file is not in the cache "
+                              "at %s: unset HF_HUB_OFFLINE to download it", file, path);
     }
     if (kind == 2) {
         close(dir);
-        return tl_fail("hf_download: %s: %s is a folder, so the file cannot be put there: move "
-                       "the folder away and run again", file, path), -1;
+        return tl_fail_status("hf_download: %s: %s is a folder, so the file cannot be put there: "
+                              "move the folder away and run again", file, path);
     }
     char *url = resolve_url(endpoint, repo_id, revision, file);
     file_meta m = {.size = -1};
     int rc = url ? fetch_meta(file, url, token, timeout, want_sha256, &m)
-                 : (tl_fail("hf_download: out of memory"), -1);
+                 : tl_fail_status("hf_download: out of memory");
     free(url);
     if (rc == 0 && dir >= 0 && kind == 0 && already_verified(file, dir, base, &m, want_sha256, s)) {
         close(dir);
@@ -1078,7 +1085,8 @@ static int download_one(int rev, const char *shown_rev, const char *endpoint,
     char endpoint_origin[2048], bytes_origin[2048];
     origin_of(endpoint, endpoint_origin, sizeof endpoint_origin);
     origin_of(m.url, bytes_origin, sizeof bytes_origin);
-    const char *auth = strcmp(bytes_origin, endpoint_origin) == 0 ? token : NULL;  /* never to another host */
+    /* the token never goes to another host */
+    const char *auth = strcmp(bytes_origin, endpoint_origin) == 0 ? token : NULL;
     s->progress = isatty(STDERR_FILENO) && m.size >= PROGRESS_MIN_BYTES;
     if (rc == 0) rc = transfer(file, dir, base, shown_dir, &m, auth, want_sha256, timeout, s);
     close(dir);
