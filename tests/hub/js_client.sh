@@ -12,12 +12,13 @@ bin=$(realpath "${1:?usage: js_client.sh path/to/tl-hub}")
 src=$(cd "$(dirname "$0")/js" && pwd)
 npm_dir=$(realpath -m "${HUB_JS_DIR:-build/npm/hub}")
 command -v node >/dev/null && command -v npm >/dev/null ||
-  { echo "js_client.sh: FAIL: node and npm are needed (tools/install-deps.sh installs them)" >&2; exit 1; }
+  { echo "js_client.sh: FAIL: node and npm are needed (tools/install-deps.sh installs them)" >&2
+    exit 1; }
 
 mkdir -p "$npm_dir"
 if ! cmp -s "$src/package-lock.json" "$npm_dir/package-lock.json" ||
    [ ! -f "$npm_dir/node_modules/@huggingface/hub/package.json" ]; then
-  echo "js_client.sh: installing @huggingface/hub (npm ci, pinned by tests/hub/js/package-lock.json)"
+  echo "js_client.sh: installing @huggingface/hub (npm ci, as tests/hub/js/package-lock.json pins)"
   cp "$src/package.json" "$src/package-lock.json" "$npm_dir/"
   (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error) ||
     { rm -f "$npm_dir/package-lock.json"; echo "js_client.sh: FAIL: npm ci" >&2; exit 1; }
@@ -39,7 +40,8 @@ head -c 300000 /dev/urandom >"$repos/org/tiny/model.safetensors"
 cp "$repos/org/tiny/config.json" "$repos/org/sharded/config.json"
 head -c 200000 /dev/urandom >"$repos/org/sharded/model-00001-of-00002.safetensors"
 head -c 150000 /dev/urandom >"$repos/org/sharded/model-00002-of-00002.safetensors"
-printf '{"metadata": {"total_size": 350000}, "weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}\n' \
+printf '%s\n' '{"metadata": {"total_size": 350000}, "weight_map":' \
+  '{"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}' \
   >"$repos/org/sharded/model.safetensors.index.json"
 head -c 9000 /dev/urandom >"$repos/org/sharded/onnx/model.onnx"
 
@@ -49,11 +51,13 @@ pid=$!
 for _ in $(seq 100); do grep -qs '^Hub: ' "$work/hub.log" && break; sleep 0.05; done
 endpoint=$(sed -n 's/^  export HF_ENDPOINT=//p' "$work/hub.log")
 commit=$(sed -n 's/^  org\/tiny  *main = \([0-9a-f]\{40\}\).*/\1/p' "$work/hub.log")
-[ -n "$endpoint" ] && [ -n "$commit" ] || { echo "js_client.sh: FAIL: tl-hub did not start"; cat "$work/hub.log"; exit 1; }
+[ -n "$endpoint" ] && [ -n "$commit" ] ||
+  { echo "js_client.sh: FAIL: tl-hub did not start"; cat "$work/hub.log"; exit 1; }
 
 status=0
 LFS_THRESHOLD=$threshold NO_PROXY=127.0.0.1 no_proxy=127.0.0.1 \
   node "$npm_dir/clients.mjs" "$endpoint" "$repos" "$commit" "$work/cache" || status=$?
 grep -E '^(hub|cdn) ' "$work/hub.log" >"$npm_dir/requests.log" || true
-echo "js_client.sh: @huggingface/hub $version, node $(node --version): $(wc -l <"$npm_dir/requests.log") requests (in $npm_dir/requests.log)"
+echo "js_client.sh: @huggingface/hub $version, node $(node --version):" \
+  "$(wc -l <"$npm_dir/requests.log") requests (in $npm_dir/requests.log)"
 [ "$status" -eq 0 ] || { echo "js_client.sh: FAIL"; exit 1; }

@@ -183,7 +183,8 @@ static char *paths_of(const cJSON *arr, hub *h, const unsigned char *m) {
             ck_assert_str_eq(str(cJSON_GetObjectItem(e, "lfs"), "oid"), sha);
         }
         if (!strcmp(path, "empty.txt")) {
-            ck_assert_str_eq(oid, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");   /* git's empty blob */
+            /* git's empty blob */
+            ck_assert_str_eq(oid, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
             ck_assert_int_eq((long)num(e, "size"), 0);
         }
         (void)h;
@@ -213,7 +214,8 @@ START_TEST(test_tree_lists_folders_and_files) {
     cJSON_Delete(j);
 
     /* a folder, as "a/b" and as huggingface_hub sends it, "a%2Fb" */
-    const char *sub[] = {"/api/models/org/tiny/tree/main/a/b", "/api/models/org/tiny/tree/main/a%2Fb",
+    const char *sub[] = {"/api/models/org/tiny/tree/main/a/b",
+                         "/api/models/org/tiny/tree/main/a%2Fb",
                          "/api/models/org/tiny/tree/refs%2Fpr%2F1/a/b",
                          "/api/models/org/tiny/tree/refs/pr/1/a/b"};
     for (int k = 0; k < 4; k++) {
@@ -231,7 +233,8 @@ START_TEST(test_tree_lists_folders_and_files) {
     cJSON_Delete(j);
 
     /* not a folder: EntryNotFound */
-    const char *bad[] = {"/api/models/org/tiny/tree/main/nope", "/api/models/org/tiny/tree/main/config.json"};
+    const char *bad[] = {"/api/models/org/tiny/tree/main/nope",
+                         "/api/models/org/tiny/tree/main/config.json"};
     for (int k = 0; k < 2; k++) {
         http_reply *r;
         ck_assert_int_eq(api_get(h, bad[k], NULL, &j, &r), 404);
@@ -267,7 +270,8 @@ START_TEST(test_tree_pages_follow_the_link_header) {
         url = NULL;
         const char *link = http_header(r, "Link");
         if (link) {
-            ck_assert_msg(!strncmp(link, "<http://127.0.0.1:", 18) && strstr(link, ">; rel=\"next\"") &&
+            ck_assert_msg(!strncmp(link, "<http://127.0.0.1:", 18) &&
+                              strstr(link, ">; rel=\"next\"") &&
                               strstr(link, "recursive=true"),
                           "Link: %s", link);
             url = strndup(link + 1, (size_t)(strchr(link, '>') - link - 1));
@@ -361,7 +365,8 @@ START_TEST(test_api_errors_and_access) {
     expect_api(h, "/api/models/org/private", "hf_owner", 200, NULL);
     expect_api(h, "/api/models/org/tiny/revision/v9", NULL, 404, "RevisionNotFound");
     expect_api(h, "/api/models/org/tiny/tree/v9", NULL, 404, "RevisionNotFound");
-    expect_api(h, "/api/datasets/org/tiny", NULL, 401, "RepoNotFound");   /* a model, not a dataset */
+    /* a model, not a dataset, and the other way round */
+    expect_api(h, "/api/datasets/org/tiny", NULL, 401, "RepoNotFound");
     expect_api(h, "/api/models/org/data", NULL, 401, "RepoNotFound");
     cJSON *j;
     ck_assert_int_eq(api_get(h, "/api/models/org/private", "hf_owner", &j, NULL), 200);

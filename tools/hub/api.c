@@ -357,10 +357,12 @@ static cJSON *requested_paths(const hub_req *r, bool *expand) {
     cJSON *json = body[0] == '{' ? cJSON_Parse(body) : NULL;
     if (json) {
         const cJSON *p, *paths = cJSON_GetObjectItemCaseSensitive(json, "paths");
-        if (cJSON_IsString(paths)) cJSON_AddItemToArray(out, cJSON_CreateString(paths->valuestring));
+        if (cJSON_IsString(paths))
+            cJSON_AddItemToArray(out, cJSON_CreateString(paths->valuestring));
         if (cJSON_IsArray(paths))
             cJSON_ArrayForEach(p, paths)
-                if (cJSON_IsString(p)) cJSON_AddItemToArray(out, cJSON_CreateString(p->valuestring));
+                if (cJSON_IsString(p))
+                    cJSON_AddItemToArray(out, cJSON_CreateString(p->valuestring));
         *expand = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(json, "expand"));
         cJSON_Delete(json);
         return out;

@@ -144,7 +144,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size) {   /* a request body: kept (for paths-info), up to 1 MiB */
         size_t n = *upload_size;
         *upload_size = 0;
-        char *grown = r->body_len + n <= HUB_MAX_BODY ? realloc(r->body, r->body_len + n + 1) : NULL;
+        char *grown =
+            r->body_len + n <= HUB_MAX_BODY ? realloc(r->body, r->body_len + n + 1) : NULL;
         if (!grown) {
             r->body_too_long = true;
             return MHD_YES;
