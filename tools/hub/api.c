@@ -263,8 +263,9 @@ static bool collect(const hub_repo *repo, const char *dir, bool recursive, tree_
         }
         if (recursive || !strchr(rest, '/')) list_add(t, f->path, strlen(f->path), f);
     }
-    qsort(t->items, (size_t)t->n, sizeof *t->items,
-          recursive ? item_cmp : item_cmp_folders_first);
+    if (t->n > 1)
+        qsort(t->items, (size_t)t->n, sizeof *t->items,
+              recursive ? item_cmp : item_cmp_folders_first);
     return found;
 }
 
