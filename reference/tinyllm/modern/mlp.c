@@ -28,7 +28,8 @@ static const char *const ACT_NAMES[TL_ACT_COUNT] = {
 static bool act_ok(tl_activation act) { return (unsigned)act < TL_ACT_COUNT; }
 
 int activation_from_name(const char *hf_name, tl_activation *out) {
-    for (int a = 0; hf_name && out && a < TL_ACT_COUNT; a++) {
+    if (!out) return tl_fail_status("activation_from_name: the output pointer is NULL");
+    for (int a = 0; hf_name && a < TL_ACT_COUNT; a++) {
         if (strcmp(hf_name, ACT_NAMES[a]) == 0) {
             *out = (tl_activation)a;
             return 0;
@@ -38,10 +39,9 @@ int activation_from_name(const char *hf_name, tl_activation *out) {
     for (int a = 0; a < TL_ACT_COUNT; a++)
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", a ? ", " : "",
                  ACT_NAMES[a]);
-    if (!out) tl_fail("activation_from_name: the output pointer is NULL");
-    tl_fail("activation_from_name: unknown activation \"%s\" (the config's hidden_act); the "
-            "known names are %s", hf_name ? hf_name : "(NULL)", known);
-    return -1;
+    return tl_fail_status("activation_from_name: unknown activation \"%s\" (the config's "
+                          "hidden_act); the known names are %s", hf_name ? hf_name : "(NULL)",
+                          known);
 }
 
 const char *activation_name(tl_activation act) {
@@ -59,7 +59,7 @@ static tl_tensor *gelu_fast(tl_tensor *x) {
 }
 
 tl_tensor *activation_forward(tl_activation act, tl_tensor *x) {
-    if (!x) return tl_fail("activation_forward: x is NULL");
+    if (!x) return tl_propagate("activation_forward: x is NULL");
     switch (act) {
     case TL_ACT_SILU:
     case TL_ACT_SWISH: return tl_silu(x);
@@ -88,29 +88,21 @@ static bool child_name_ok(const char *fn, const char *role, const char *name) {
 
 static int init_mlp(const char *fn, GatedMLP *m, int64_t hidden, int64_t intermediate,
                     tl_activation act, bool bias, const char *const names[3], tl_pcg32 *rng) {
-    if (!m) {
-        tl_fail("%s: the GatedMLP pointer is NULL", fn);
-        return -1;
-    }
+    if (!m) return tl_fail_status("%s: the GatedMLP pointer is NULL", fn);
     memset(m, 0, sizeof *m);
-    if (hidden < 1 || intermediate < 1) {
-        tl_fail("%s: hidden is %lld and intermediate is %lld; both must be at least 1", fn,
-                (long long)hidden, (long long)intermediate);
-        return -1;
-    }
-    if (!act_ok(act)) {
-        tl_fail("%s: %d is not a tl_activation; use activation_from_name", fn, (int)act);
-        return -1;
-    }
+    if (hidden < 1 || intermediate < 1)
+        return tl_fail_status("%s: hidden is %lld and intermediate is %lld; both must be at "
+                              "least 1", fn, (long long)hidden, (long long)intermediate);
+    if (!act_ok(act))
+        return tl_fail_status("%s: %d is not a tl_activation; use activation_from_name", fn,
+                              (int)act);
     static const char *const roles[3] = {"gate", "up", "down"};
     for (int i = 0; i < 3; i++) {
         if (!child_name_ok(fn, roles[i], names[i])) return -1;
         for (int j = 0; j < i; j++)
-            if (strcmp(names[i], names[j]) == 0) {
-                tl_fail("%s: the %s and %s projections are both named \"%s\"; names must "
-                        "differ", fn, roles[j], roles[i], names[i]);
-                return -1;
-            }
+            if (strcmp(names[i], names[j]) == 0)
+                return tl_fail_status("%s: the %s and %s projections are both named \"%s\"; "
+                                      "names must differ", fn, roles[j], roles[i], names[i]);
     }
     /* HF's order: gate, up, down; each Linear draws its weight, then its bias. */
     tl_module *root = tl_module_new("GatedMLP");
@@ -164,7 +156,7 @@ tl_tensor *gated_mlp_forward(const GatedMLP *m, tl_tensor *x) {
     if (!m || !m->module)
         return tl_fail("gated_mlp_forward: the MLP is NULL or has no module (call "
                        "gated_mlp_init first)");
-    if (!x) return tl_fail("gated_mlp_forward: x is NULL");
+    if (!x) return tl_propagate("gated_mlp_forward: x is NULL");
     if (x->ndim < 1 || x->shape[x->ndim - 1] != m->hidden) {
         char xs[64];
         return tl_fail("gated_mlp_forward: x has shape %s but the MLP's hidden size is %lld; "
@@ -185,10 +177,8 @@ tl_tensor *gated_mlp_forward(const GatedMLP *m, tl_tensor *x) {
 }
 
 int64_t gated_mlp_param_count(const GatedMLP *m) {
-    if (!m || m->hidden < 1 || m->intermediate < 1) {
-        tl_fail("gated_mlp_param_count: the MLP is NULL or not initialised");
-        return -1;
-    }
+    if (!m || m->hidden < 1 || m->intermediate < 1)
+        return tl_fail_status("gated_mlp_param_count: the MLP is NULL or not initialised");
     int64_t h = m->hidden, i = m->intermediate;
     return 3 * h * i + (m->bias ? 2 * i + h : 0);
 }
@@ -196,7 +186,7 @@ int64_t gated_mlp_param_count(const GatedMLP *m) {
 /* ---- gpt-oss's clamped SwiGLU ------------------------------------------------ */
 
 tl_tensor *gpt_oss_swiglu(tl_tensor *gate_up, double alpha, double limit) {
-    if (!gate_up) return tl_fail("gpt_oss_swiglu: gate_up is NULL");
+    if (!gate_up) return tl_propagate("gpt_oss_swiglu: gate_up is NULL");
     char gs[64];
     int nd = gate_up->ndim;
     if (nd < 1 || nd >= TL_MAX_DIMS || gate_up->shape[nd - 1] < 2 ||

@@ -28,8 +28,7 @@ const char *moe_module_name(moe_family family) {
 /* ---- the configuration ----------------------------------------------------- */
 
 static int bad(const char *what) {
-    tl_fail("moe_init: %s", what);
-    return -1;
+    return tl_fail_status("moe_init: %s", what);
 }
 
 /* Every rule of moe.h's moe_init, in order; 0 when cfg is valid. */
@@ -195,21 +194,16 @@ static tl_tensor *outside_kept_groups(const MoE *m, tl_tensor *choice) {
 int moe_route(const MoE *m, tl_tensor *router_logits, tl_tensor **indices, tl_tensor **weights) {
     if (indices) *indices = NULL;
     if (weights) *weights = NULL;
-    if (!m || !m->module || !indices || !weights) {
-        tl_fail("moe_route: %s is NULL", !m || !m->module ? "the MoE (or its module)"
-                                                            : "an output pointer");
-        return -1;
-    }
-    if (!router_logits) {
-        tl_fail("moe_route: router_logits is NULL");
-        return -1;
-    }
+    if (!m || !m->module || !indices || !weights)
+        return tl_fail_status("moe_route: %s is NULL", !m || !m->module
+                              ? "the MoE (or its module)" : "an output pointer");
+    if (!router_logits) return tl_propagate_status("moe_route: router_logits is NULL");
     const MoEConfig *c = &m->cfg;
     if (router_logits->ndim != 2 || router_logits->shape[1] != c->n_experts) {
         char ls[64];
-        tl_fail("moe_route: router_logits has shape %s; expected [N, E] with E = %lld experts",
-                tl_shape_str(router_logits, ls, sizeof ls), (long long)c->n_experts);
-        return -1;
+        return tl_fail_status("moe_route: router_logits has shape %s; expected [N, E] with "
+                              "E = %lld experts", tl_shape_str(router_logits, ls, sizeof ls),
+                              (long long)c->n_experts);
     }
     tl_tensor *scores, *choice;     /* what the weights come from, and what chooses */
     if (c->family == MOE_DEEPSEEK_V3) {
@@ -242,7 +236,7 @@ tl_tensor *moe_forward(const MoE *m, tl_tensor *x, tl_tensor **router_logits) {
     if (router_logits) *router_logits = NULL;
     if (!m || !m->module)
         return tl_fail("moe_forward: the MoE is NULL or has no module (call moe_init first)");
-    if (!x) return tl_fail("moe_forward: x is NULL");
+    if (!x) return tl_propagate("moe_forward: x is NULL");
     const MoEConfig *c = &m->cfg;
     int64_t h = c->hidden, k = c->top_k;
     if (x->ndim < 1 || x->shape[x->ndim - 1] != h) {
@@ -298,7 +292,7 @@ tl_tensor *moe_forward(const MoE *m, tl_tensor *x, tl_tensor **router_logits) {
 /* ---- the load-balancing loss ------------------------------------------------------ */
 
 tl_tensor *moe_aux_loss(tl_tensor *router_logits, int top_k) {
-    if (!router_logits) return tl_fail("moe_aux_loss: router_logits is NULL");
+    if (!router_logits) return tl_propagate("moe_aux_loss: router_logits is NULL");
     char ls[64];
     if (router_logits->ndim != 2 || router_logits->shape[0] < 1 || router_logits->shape[1] < 1)
         return tl_fail("moe_aux_loss: router_logits has shape %s; expected [N, E] with N, E >= 1",
@@ -321,10 +315,8 @@ tl_tensor *moe_aux_loss(tl_tensor *router_logits, int top_k) {
 }
 
 int64_t moe_param_count(const MoE *m) {
-    if (!m || !m->module) {
-        tl_fail("moe_param_count: the MoE is NULL or has no module");
-        return -1;
-    }
+    if (!m || !m->module)
+        return tl_fail_status("moe_param_count: the MoE is NULL or has no module");
     const MoEConfig *c = &m->cfg;
     int64_t h = c->hidden, per_expert = 3 * h * c->expert_intermediate;
     int64_t count = c->n_experts * h + c->n_experts * per_expert;

@@ -14,8 +14,7 @@ int activation_from_name(const char *hf_name, tl_activation *out) {
     /* A table of HF's names, one per tl_activation (section 2.2); compare
      * with strcmp. An unknown name is an error that lists every known one. */
     (void)hf_name; (void)out;
-    tl_fail("not implemented: activation_from_name (L7.2)");
-    return -1;
+    return tl_fail_status("not implemented: activation_from_name (L7.2)");
 }
 
 const char *activation_name(tl_activation act) {
@@ -39,8 +38,7 @@ int gated_mlp_init(GatedMLP *m, int64_t hidden, int64_t intermediate, tl_activat
      * are tl_linear_new(hidden, intermediate, ...), down_proj is
      * tl_linear_new(intermediate, hidden, ...). Section 2.4. */
     (void)m; (void)hidden; (void)intermediate; (void)act; (void)bias; (void)rng;
-    tl_fail("not implemented: gated_mlp_init (L7.2)");
-    return -1;
+    return tl_fail_status("not implemented: gated_mlp_init (L7.2)");
 }
 
 int gated_mlp_init_named(GatedMLP *m, int64_t hidden, int64_t intermediate, tl_activation act,
@@ -50,8 +48,7 @@ int gated_mlp_init_named(GatedMLP *m, int64_t hidden, int64_t intermediate, tl_a
      * write one helper that both call. */
     (void)m; (void)hidden; (void)intermediate; (void)act; (void)bias;
     (void)gate_name; (void)up_name; (void)down_name; (void)rng;
-    tl_fail("not implemented: gated_mlp_init_named (L7.2)");
-    return -1;
+    return tl_fail_status("not implemented: gated_mlp_init_named (L7.2)");
 }
 
 void gated_mlp_free(GatedMLP *m) {
@@ -71,8 +68,7 @@ tl_tensor *gated_mlp_forward(const GatedMLP *m, tl_tensor *x) {
 int64_t gated_mlp_param_count(const GatedMLP *m) {
     /* From the fields: three matrices, and the biases when m->bias. Section 3. */
     (void)m;
-    tl_fail("not implemented: gated_mlp_param_count (L7.2)");
-    return -1;
+    return tl_fail_status("not implemented: gated_mlp_param_count (L7.2)");
 }
 
 tl_tensor *gpt_oss_swiglu(tl_tensor *gate_up, double alpha, double limit) {

@@ -24,8 +24,7 @@ int moe_init(MoE *m, const MoEConfig *cfg, tl_pcg32 *rng) {
      * tl_requires_grad(..., false)), a ModuleList "experts" of GatedMLPs
      * (Mixtral's named w1, w3, w2), and the shared expert(s). */
     (void)m; (void)cfg; (void)rng;
-    tl_fail("not implemented: moe_init (L7.8)");
-    return -1;
+    return tl_fail_status("not implemented: moe_init (L7.8)");
 }
 
 void moe_free(MoE *m) {
@@ -41,8 +40,7 @@ int moe_route(const MoE *m, tl_tensor *router_logits, tl_tensor **indices, tl_te
      * for the choice only (tl_detach), mask the groups not kept, top-k, gather
      * the UNbiased scores, renormalise (+ 1e-20), scale. Section 2.2 and 2.3. */
     (void)m; (void)router_logits; (void)indices; (void)weights;
-    tl_fail("not implemented: moe_route (L7.8)");
-    return -1;
+    return tl_fail_status("not implemented: moe_route (L7.8)");
 }
 
 tl_tensor *moe_forward(const MoE *m, tl_tensor *x, tl_tensor **router_logits) {
@@ -65,6 +63,5 @@ int64_t moe_param_count(const MoE *m) {
     /* From the config: router, experts, shared expert, shared gate; not the
      * correction bias (a buffer in HF). Section 3. */
     (void)m;
-    tl_fail("not implemented: moe_param_count (L7.8)");
-    return -1;
+    return tl_fail_status("not implemented: moe_param_count (L7.8)");
 }
