@@ -90,6 +90,8 @@ START_TEST(test_boundary_null_and_bad_arguments)
     ck_assert_ptr_null(m.module);
     gated_mlp_free(NULL);
     assert_status_error(gated_mlp_param_count(NULL), "gated_mlp_param_count", "NULL");
+    GatedMLP cleared = {0};
+    assert_status_error(gated_mlp_param_count(&cleared), "gated_mlp_param_count", "initialised");
 
     ck_assert_msg(gated_mlp_init(&m, 4, 6, TL_ACT_SILU, true, NULL) == 0,
                   "gated_mlp_init: %s", tl_error());
@@ -120,6 +122,11 @@ START_TEST(test_boundary_null_and_bad_arguments)
     tl_assert_error(gpt_oss_swiglu(gu, NAN, 7.0), "gpt_oss_swiglu");
     tl_assert_error(gpt_oss_swiglu(gu, 1.702, -1.0), "gpt_oss_swiglu");
     tl_assert_error(gpt_oss_swiglu(gu, 1.702, INFINITY), "gpt_oss_swiglu");
+    /* no pairs to split: an empty last axis, a scalar, a rank too high to add an axis */
+    tl_assert_error(gpt_oss_swiglu(tl_zeros(TL_F32, TL_SHAPE(2, 0)), 1.702, 7.0), "[2, 0]");
+    tl_assert_error(gpt_oss_swiglu(tl_scalar(1.0), 1.702, 7.0), "gpt_oss_swiglu");
+    tl_assert_error(gpt_oss_swiglu(tl_ones(TL_F32, TL_SHAPE(1, 1, 1, 1, 1, 2)), 1.702, 7.0),
+                    "rank 1 to 5");
     tl_assert_ok(gpt_oss_swiglu(gu, 1.702, 7.0));
     gated_mlp_free(&m);
     tl_scope_pop();

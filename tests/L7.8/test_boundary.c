@@ -52,6 +52,21 @@ START_TEST(test_boundary_bad_configs)
     c.hidden = 0;
     assert_status_error(moe_init(&m, &c, NULL), "moe_init", "hidden 0");
     c = FX_QWEN2;
+    c.n_experts = 0;
+    assert_status_error(moe_init(&m, &c, NULL), "moe_init", "n_experts 0");
+    c = FX_QWEN2;
+    c.expert_intermediate = -3;
+    assert_status_error(moe_init(&m, &c, NULL), "moe_init", "expert_intermediate -3");
+    c = FX_QWEN2;
+    c.shared_intermediate = -1;
+    assert_status_error(moe_init(&m, &c, NULL), "moe_init", "shared_intermediate");
+    c = FX_QWEN2;
+    c.shared_intermediate = 0;   /* the gate needs a shared expert */
+    assert_status_error(moe_init(&m, &c, NULL), "moe_init", "shared_expert_gate");
+    c = FX_DEEPSEEK;
+    c.topk_group = 0;   /* 4 groups, none kept */
+    assert_status_error(moe_init(&m, &c, NULL), "moe_init", "topk_group 0");
+    c = FX_QWEN2;
     c.act = (tl_activation)42;
     assert_status_error(moe_init(&m, &c, NULL), "moe_init", "act");
     c = FX_QWEN2;
@@ -94,8 +109,21 @@ START_TEST(test_boundary_bad_inputs)
     assert_error2(moe_aux_loss(l, 0), "moe_aux_loss", "top_k 0");
     assert_error2(moe_aux_loss(tl_ones(TL_F32, TL_SHAPE(2, 3, 6)), 2), "moe_aux_loss", "[2, 3, 6]");
     assert_error2(moe_aux_loss(tl_zeros(TL_F32, TL_SHAPE(0, 6)), 2), "moe_aux_loss", "[0, 6]");
+    assert_error2(moe_aux_loss(tl_zeros(TL_F32, TL_SHAPE(4, 0)), 1), "moe_aux_loss", "[4, 0]");
     tl_assert_error(moe_aux_loss(NULL, 2), "moe_aux_loss");
     assert_status_error(moe_param_count(NULL), "moe_param_count", "NULL");
+    assert_status_error(moe_param_count(&empty), "moe_param_count", "no module");
+
+    /* A router of another config (8 experts for this layer's 6). */
+    MoE other;
+    MoEConfig eight = FX_QWEN2;
+    eight.n_experts = 8;
+    ck_assert_msg(moe_init(&other, &eight, NULL) == 0, "moe_init: %s", tl_error());
+    MoE mixed = m;
+    mixed.gate = other.gate;
+    assert_error2(moe_forward(&mixed, tl_ones(TL_F32, TL_SHAPE(2, FX_H)), NULL), "[8, 8]",
+                  "[E, H] = [6, 8]");
+    moe_free(&other);
 
     /* A NULL input keeps the message of the call that failed first. */
     tl_clear_error();

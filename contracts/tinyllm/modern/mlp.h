@@ -138,8 +138,7 @@ void gated_mlp_free(GatedMLP *m);
  * (the message gives x's shape, e.g. "[2, 5, 12]", and hidden); a projection
  * whose weight is not [out, in] (the message names it and both shapes, e.g.
  * "gate_proj's weight has shape [16, 8]; expected [12, 8]": a checkpoint of
- * another config); act not a tl_activation. A bias of the wrong shape fails
- * in tl_linear, whose message names both shapes. */
+ * another config); act not a tl_activation. */
 tl_tensor *gated_mlp_forward(const GatedMLP *m, tl_tensor *x);
 
 /* The number of parameters: 3 * hidden * intermediate, plus 2 * intermediate

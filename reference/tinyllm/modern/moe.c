@@ -246,10 +246,12 @@ tl_tensor *moe_forward(const MoE *m, tl_tensor *x, tl_tensor **router_logits) {
                        (long long)h);
     }
     tl_tensor *w_router = tl_module_param(m->gate, "weight");
+    char ws[64] = "(none)";
     if (!w_router || w_router->ndim != 2 || w_router->shape[0] != c->n_experts ||
         w_router->shape[1] != h)
-        return tl_fail("moe_forward: the router's weight must be [E, H] = [%lld, %lld]",
-                       (long long)c->n_experts, (long long)h);
+        return tl_fail("moe_forward: the router's weight (gate.weight) has shape %s; expected "
+                       "[E, H] = [%lld, %lld]", w_router ? tl_shape_str(w_router, ws, sizeof ws)
+                       : ws, (long long)c->n_experts, (long long)h);
 
     int64_t n = tl_numel(x) / h;
     tl_tensor *flat = tl_reshape(x, TL_SHAPE(n, h));
