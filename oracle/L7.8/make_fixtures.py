@@ -79,8 +79,10 @@ CASES = {
 DEEPSEEK_NONORM = "deepseek_v3_nonorm"
 
 # Per-test tolerances, read by the course tests and the model-answer tests.
-# Measured (see the closing report): the reference and the wheats stay
-# within 1/10 of each tolerance; every mutant moves an output far more.
+# Measured: the reference and the three wheats stay within 0.26 of each
+# tolerance (the closest: deepseek_v3_nonorm's y where routed and shared
+# parts cancel to -0.0846; every other golden within 0.09), and every mutant
+# that changes a number moves a golden by at least 2.6e3 tolerances.
 TOLERANCES = {
     "test_golden_mixtral": {"rtol": 1e-5, "atol": 1e-6},
     "test_golden_qwen2_moe_shared_expert_gate": {"rtol": 1e-5, "atol": 1e-6},
