@@ -143,10 +143,10 @@ static tl_tensor *rotate(tl_tensor *x, rope_pairing pairing) {
         tl_tensor *parts[2] = {tl_neg(tl_narrow(x, 3, half, half)), tl_narrow(x, 3, 0, half)};
         return tl_concat(parts, 2, 3);
     }
-    int64_t s = x->shape[0], t = x->shape[1], u = x->shape[2];
-    tl_tensor *pairs = tl_reshape(x, TL_SHAPE(s, t, u, half, 2));
+    int64_t n0 = x->shape[0], n1 = x->shape[1], n2 = x->shape[2];   /* B, T, H or B, H, T */
+    tl_tensor *pairs = tl_reshape(x, TL_SHAPE(n0, n1, n2, half, 2));
     tl_tensor *parts[2] = {tl_neg(tl_narrow(pairs, 4, 1, 1)), tl_narrow(pairs, 4, 0, 1)};
-    return tl_reshape(tl_concat(parts, 2, 4), TL_SHAPE(s, t, u, d));
+    return tl_reshape(tl_concat(parts, 2, 4), TL_SHAPE(n0, n1, n2, d));
 }
 
 static tl_tensor *apply_tables(const char *fn, const RopeSpec *spec, tl_tensor *x,
