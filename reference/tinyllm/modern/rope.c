@@ -90,12 +90,12 @@ int rope_spec_init(RopeSpec *spec, int64_t head_dim, int64_t rotary_dim, double 
 
 /* Shared by rope_cos_sin and rope_apply, which name themselves in errors. */
 static int cos_sin_tables(const char *fn, const RopeSpec *spec, tl_tensor *positions,
-                          tl_tensor **cos, tl_tensor **sin) {
-    if (!cos || !sin) {
+                          tl_tensor **cos_out, tl_tensor **sin_out) {
+    if (!cos_out || !sin_out) {
         tl_fail("%s: the cos and sin output pointers must not be NULL", fn);
         return -1;
     }
-    *cos = *sin = NULL;
+    *cos_out = *sin_out = NULL;
     if (check_spec(fn, spec) != 0) return -1;
     if (!positions) {
         tl_fail("%s: positions is NULL", fn);
@@ -127,13 +127,14 @@ static int cos_sin_tables(const char *fn, const RopeSpec *spec, tl_tensor *posit
     tl_tensor *c = tl_mul_scalar(tl_cos(angles), spec->attention_scaling);
     tl_tensor *s = tl_mul_scalar(tl_sin(angles), spec->attention_scaling);
     if (!c || !s) return -1;
-    *cos = c;
-    *sin = s;
+    *cos_out = c;
+    *sin_out = s;
     return 0;
 }
 
-int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos, tl_tensor **sin) {
-    return cos_sin_tables("rope_cos_sin", spec, positions, cos, sin);
+int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos_out,
+                 tl_tensor **sin_out) {
+    return cos_sin_tables("rope_cos_sin", spec, positions, cos_out, sin_out);
 }
 
 /* The partner of each feature, signed: half [-x2, x1], interleaved [-x1, x0, ...]. */
@@ -150,9 +151,9 @@ static tl_tensor *rotate(tl_tensor *x, rope_pairing pairing) {
 }
 
 static tl_tensor *apply_tables(const char *fn, const RopeSpec *spec, tl_tensor *x,
-                               tl_tensor *cos, tl_tensor *sin, rope_layout layout) {
+                               tl_tensor *cos_table, tl_tensor *sin_table, rope_layout layout) {
     if (check_spec(fn, spec) != 0) return NULL;
-    if (!x || !cos || !sin) return tl_fail("%s: x, cos or sin is NULL", fn);
+    if (!x || !cos_table || !sin_table) return tl_fail("%s: x, cos or sin is NULL", fn);
     if (layout != ROPE_BTHD && layout != ROPE_BHTD)
         return tl_fail("%s: layout %d is neither ROPE_BTHD nor ROPE_BHTD", fn, (int)layout);
     char xs[64], cs[64], ss[64];
@@ -162,19 +163,20 @@ static tl_tensor *apply_tables(const char *fn, const RopeSpec *spec, tl_tensor *
                        tl_shape_str(x, xs, sizeof xs), names, (long long)spec->head_dim);
     int t_axis = layout == ROPE_BTHD ? 1 : 2;
     int64_t b = x->shape[0], t = x->shape[t_axis], d = spec->rotary_dim;
-    int64_t tb = cos->ndim == 3 ? cos->shape[0] : 1;
-    if (!tl_same_shape(cos, sin) || cos->ndim < 2 || cos->ndim > 3 ||
-        cos->shape[cos->ndim - 1] != d || cos->shape[cos->ndim - 2] != t ||
-        (tb != 1 && tb != b))
+    const tl_tensor *ct = cos_table;
+    int64_t tb = ct->ndim == 3 ? ct->shape[0] : 1;
+    if (!tl_same_shape(ct, sin_table) || ct->ndim < 2 || ct->ndim > 3 ||
+        ct->shape[ct->ndim - 1] != d || ct->shape[ct->ndim - 2] != t || (tb != 1 && tb != b))
         return tl_fail("%s: cos %s and sin %s do not fit x %s: they must both be [T, %lld] "
                        "or [B, T, %lld] with T = %lld and B = 1 or %lld (make them with "
                        "rope_cos_sin from the same positions)", fn,
-                       tl_shape_str(cos, cs, sizeof cs), tl_shape_str(sin, ss, sizeof ss),
+                       tl_shape_str(ct, cs, sizeof cs), tl_shape_str(sin_table, ss, sizeof ss),
                        tl_shape_str(x, xs, sizeof xs), (long long)d, (long long)d,
                        (long long)t, (long long)b);
     /* Broadcast the tables over the heads axis. */
     int64_t table_shape[4] = {tb, layout == ROPE_BTHD ? t : 1, layout == ROPE_BTHD ? 1 : t, d};
-    tl_tensor *c = tl_reshape(cos, 4, table_shape), *s = tl_reshape(sin, 4, table_shape);
+    tl_tensor *c = tl_reshape(cos_table, 4, table_shape);
+    tl_tensor *s = tl_reshape(sin_table, 4, table_shape);
 
     bool partial = d < spec->head_dim;
     tl_tensor *rot = partial ? tl_narrow(x, 3, 0, d) : x;
@@ -185,9 +187,9 @@ static tl_tensor *apply_tables(const char *fn, const RopeSpec *spec, tl_tensor *
     return tl_concat(parts, 2, 3);
 }
 
-tl_tensor *rope_apply_cos_sin(const RopeSpec *spec, tl_tensor *x, tl_tensor *cos,
-                              tl_tensor *sin, rope_layout layout) {
-    return apply_tables("rope_apply_cos_sin", spec, x, cos, sin, layout);
+tl_tensor *rope_apply_cos_sin(const RopeSpec *spec, tl_tensor *x, tl_tensor *cos_table,
+                              tl_tensor *sin_table, rope_layout layout) {
+    return apply_tables("rope_apply_cos_sin", spec, x, cos_table, sin_table, layout);
 }
 
 tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions) {
@@ -205,9 +207,9 @@ tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions) 
                            "[B, T] (B may be 1) with x's B and T (x is [B, T, H, head_dim])",
                            tl_shape_str(positions, ps, sizeof ps), tl_shape_str(x, xs, sizeof xs));
     }
-    tl_tensor *cos, *sin;
-    if (cos_sin_tables("rope_apply", spec, positions, &cos, &sin) != 0) return NULL;
-    return apply_tables("rope_apply", spec, x, cos, sin, ROPE_BTHD);
+    tl_tensor *cos_table, *sin_table;
+    if (cos_sin_tables("rope_apply", spec, positions, &cos_table, &sin_table) != 0) return NULL;
+    return apply_tables("rope_apply", spec, x, cos_table, sin_table, ROPE_BTHD);
 }
 
 /* Within each head, the first rotary_dim rows as [d/2, 2] <-> [2, d/2]. */
