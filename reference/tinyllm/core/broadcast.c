@@ -14,7 +14,7 @@ bool tl_inputs_ok(const char *op, int n, ...) {
         if (!t && !missing) missing = k;
     }
     va_end(ap);
-    if (missing) tl_fail("%s: input %d is NULL", op, missing);   /* keeps an earlier cause */
+    if (missing) tl_propagate("%s: input %d is NULL", op, missing);   /* keeps the cause */
     return missing == 0;
 }
 
@@ -52,10 +52,10 @@ int tl_broadcast_shape(const char *op, const tl_tensor *a, const tl_tensor *b, i
         int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
             char x[96], y[96];
-            tl_fail("%s: shapes %s and %s do not broadcast at axis %d (%lld vs %lld); sizes "
-                    "must match or be 1", op, tl_shape_str(a, x, sizeof x),
-                    tl_shape_str(b, y, sizeof y), i, (long long)sa, (long long)sb);
-            return -1;
+            return tl_fail_status("%s: shapes %s and %s do not broadcast at axis %d (%lld vs "
+                                  "%lld); sizes must match or be 1", op,
+                                  tl_shape_str(a, x, sizeof x), tl_shape_str(b, y, sizeof y), i,
+                                  (long long)sa, (long long)sb);
         }
         shape[i] = sa == 1 ? sb : sa;
     }

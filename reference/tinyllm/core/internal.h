@@ -54,7 +54,8 @@ tl_tensor *tl_new_f32(int ndim, const int64_t *shape);
 /* A view struct sharing t's storage (in the current scope), shape/strides to fill. */
 tl_tensor *tl_view_of(const tl_tensor *t);
 
-/* NULL inputs: keeps the first error, or sets "<op>: input k is NULL". */
+/* NULL inputs (tensor.h, rule 2): keeps the message of the call that made the
+ * NULL, or sets "<op>: input k is NULL" when none is set. */
 bool tl_inputs_ok(const char *op, int n, ...);
 /* t as contiguous F32 (t itself when it already is); error unless float. */
 tl_tensor *tl_float_input(const char *op, tl_tensor *t);
