@@ -12,68 +12,49 @@
 
 /* 0 when rotary_dim fits a head of head_dim, else -1 with fn's error. */
 static int check_dims(const char *fn, int64_t head_dim, int64_t rotary_dim) {
-    if (rotary_dim < 2 || rotary_dim % 2 != 0 || rotary_dim > head_dim) {
-        tl_fail("%s: rotary_dim is %lld but head_dim is %lld; rotary_dim must be even, "
-                "at least 2 and at most head_dim (int(head_dim * partial_rotary_factor))",
-                fn, (long long)rotary_dim, (long long)head_dim);
-        return -1;
-    }
-    if (rotary_dim / 2 > TL_ROPE_MAX_FREQS) {
-        tl_fail("%s: rotary_dim %lld needs %lld frequencies; a RopeSpec holds at most %d",
-                fn, (long long)rotary_dim, (long long)(rotary_dim / 2), TL_ROPE_MAX_FREQS);
-        return -1;
-    }
+    if (rotary_dim < 2 || rotary_dim % 2 != 0 || rotary_dim > head_dim)
+        return tl_fail_status("%s: rotary_dim is %lld but head_dim is %lld; rotary_dim must be "
+                              "even, at least 2 and at most head_dim (int(head_dim * "
+                              "partial_rotary_factor))", fn, (long long)rotary_dim,
+                              (long long)head_dim);
+    if (rotary_dim / 2 > TL_ROPE_MAX_FREQS)
+        return tl_fail_status("%s: rotary_dim %lld needs %lld frequencies; a RopeSpec holds at "
+                              "most %d", fn, (long long)rotary_dim, (long long)(rotary_dim / 2),
+                              TL_ROPE_MAX_FREQS);
     return 0;
 }
 
 /* The fields are public, so every entry point re-checks the spec. */
 static int check_spec(const char *fn, const RopeSpec *spec) {
-    if (!spec) {
-        tl_fail("%s: the RopeSpec is NULL (fill one with rope_spec_init)", fn);
-        return -1;
-    }
-    if (spec->head_dim < 2) {
-        tl_fail("%s: head_dim is %lld; a head needs at least 2 features", fn,
-                (long long)spec->head_dim);
-        return -1;
-    }
+    if (!spec)
+        return tl_fail_status("%s: the RopeSpec is NULL (fill one with rope_spec_init)", fn);
+    if (spec->head_dim < 2)
+        return tl_fail_status("%s: head_dim is %lld; a head needs at least 2 features", fn,
+                              (long long)spec->head_dim);
     if (check_dims(fn, spec->head_dim, spec->rotary_dim) != 0) return -1;
-    if (spec->pairing != ROPE_HALF && spec->pairing != ROPE_INTERLEAVED) {
-        tl_fail("%s: pairing %d is neither ROPE_HALF nor ROPE_INTERLEAVED", fn,
-                (int)spec->pairing);
-        return -1;
-    }
-    if (!isfinite(spec->attention_scaling)) {
-        tl_fail("%s: attention_scaling is %g; it must be finite (1 unless scaled)", fn,
-                spec->attention_scaling);
-        return -1;
-    }
+    if (spec->pairing != ROPE_HALF && spec->pairing != ROPE_INTERLEAVED)
+        return tl_fail_status("%s: pairing %d is neither ROPE_HALF nor ROPE_INTERLEAVED", fn,
+                              (int)spec->pairing);
+    if (!isfinite(spec->attention_scaling))
+        return tl_fail_status("%s: attention_scaling is %g; it must be finite (1 unless "
+                              "scaled)", fn, spec->attention_scaling);
     return 0;
 }
 
 int rope_spec_init(RopeSpec *spec, int64_t head_dim, int64_t rotary_dim, double theta,
                    rope_pairing pairing) {
-    if (!spec) {
-        tl_fail("rope_spec_init: the RopeSpec pointer is NULL");
-        return -1;
-    }
+    if (!spec) return tl_fail_status("rope_spec_init: the RopeSpec pointer is NULL");
     memset(spec, 0, sizeof *spec);
-    if (head_dim < 2) {
-        tl_fail("rope_spec_init: head_dim is %lld; a head needs at least 2 features",
-                (long long)head_dim);
-        return -1;
-    }
+    if (head_dim < 2)
+        return tl_fail_status("rope_spec_init: head_dim is %lld; a head needs at least 2 "
+                              "features", (long long)head_dim);
     if (check_dims("rope_spec_init", head_dim, rotary_dim) != 0) return -1;
-    if (!(isfinite(theta) && theta > 1)) {
-        tl_fail("rope_spec_init: theta is %g; it must be a finite number > 1 (HF's rope_theta, "
-                "e.g. 10000)", theta);
-        return -1;
-    }
-    if (pairing != ROPE_HALF && pairing != ROPE_INTERLEAVED) {
-        tl_fail("rope_spec_init: pairing %d is neither ROPE_HALF nor ROPE_INTERLEAVED",
-                (int)pairing);
-        return -1;
-    }
+    if (!(isfinite(theta) && theta > 1))
+        return tl_fail_status("rope_spec_init: theta is %g; it must be a finite number > 1 "
+                              "(HF's rope_theta, e.g. 10000)", theta);
+    if (pairing != ROPE_HALF && pairing != ROPE_INTERLEAVED)
+        return tl_fail_status("rope_spec_init: pairing %d is neither ROPE_HALF nor "
+                              "ROPE_INTERLEAVED", (int)pairing);
     spec->head_dim = head_dim;
     spec->rotary_dim = rotary_dim;
     spec->theta = theta;
@@ -91,23 +72,17 @@ int rope_spec_init(RopeSpec *spec, int64_t head_dim, int64_t rotary_dim, double 
 /* Shared by rope_cos_sin and rope_apply, which name themselves in errors. */
 static int cos_sin_tables(const char *fn, const RopeSpec *spec, tl_tensor *positions,
                           tl_tensor **cos_out, tl_tensor **sin_out) {
-    if (!cos_out || !sin_out) {
-        tl_fail("%s: the cos and sin output pointers must not be NULL", fn);
-        return -1;
-    }
+    if (!cos_out || !sin_out)
+        return tl_fail_status("%s: the cos and sin output pointers must not be NULL", fn);
     *cos_out = *sin_out = NULL;
     if (check_spec(fn, spec) != 0) return -1;
-    if (!positions) {
-        tl_fail("%s: positions is NULL", fn);
-        return -1;
-    }
+    if (!positions) return tl_propagate_status("%s: positions is NULL", fn);
     char ps[64];
     if ((positions->dtype != TL_I64 && positions->dtype != TL_I32) ||
-        positions->ndim < 1 || positions->ndim > 2) {
-        tl_fail("%s: positions %s are %s; they must be I64 (or I32) of shape [T] or [B, T]",
-                fn, tl_shape_str(positions, ps, sizeof ps), tl_dtype_name(positions->dtype));
-        return -1;
-    }
+        positions->ndim < 1 || positions->ndim > 2)
+        return tl_fail_status("%s: positions %s are %s; they must be I64 (or I32) of shape [T] "
+                              "or [B, T]", fn, tl_shape_str(positions, ps, sizeof ps),
+                              tl_dtype_name(positions->dtype));
     int64_t half = spec->rotary_dim / 2;
     int nd = positions->ndim + 1;                     /* the table: positions' shape + [d] */
     int64_t shape[3] = {positions->shape[0], positions->shape[1], 0};
@@ -153,7 +128,7 @@ static tl_tensor *rotate(tl_tensor *x, rope_pairing pairing) {
 static tl_tensor *apply_tables(const char *fn, const RopeSpec *spec, tl_tensor *x,
                                tl_tensor *cos_table, tl_tensor *sin_table, rope_layout layout) {
     if (check_spec(fn, spec) != 0) return NULL;
-    if (!x || !cos_table || !sin_table) return tl_fail("%s: x, cos or sin is NULL", fn);
+    if (!x || !cos_table || !sin_table) return tl_propagate("%s: x, cos or sin is NULL", fn);
     if (layout != ROPE_BTHD && layout != ROPE_BHTD)
         return tl_fail("%s: layout %d is neither ROPE_BTHD nor ROPE_BHTD", fn, (int)layout);
     char xs[64], cs[64], ss[64];
@@ -194,7 +169,7 @@ tl_tensor *rope_apply_cos_sin(const RopeSpec *spec, tl_tensor *x, tl_tensor *cos
 
 tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions) {
     if (check_spec("rope_apply", spec) != 0) return NULL;
-    if (!x) return tl_fail("rope_apply: x is NULL");
+    if (!x) return tl_propagate("rope_apply: x is NULL");
     char xs[64], ps[64];
     if (x->ndim != 4 || x->shape[3] != spec->head_dim)
         return tl_fail("rope_apply: x has shape %s but must be [B, T, H, head_dim] with "
@@ -215,7 +190,7 @@ tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions) 
 /* Within each head, the first rotary_dim rows as [d/2, 2] <-> [2, d/2]. */
 static tl_tensor *permute_rows(const char *fn, tl_tensor *w, int64_t n_heads,
                                int64_t rotary_dim, bool to_half) {
-    if (!w) return tl_fail("%s: w is NULL", fn);
+    if (!w) return tl_propagate("%s: w is NULL", fn);
     char ws[64];
     if (w->ndim < 1 || w->ndim > 2)
         return tl_fail("%s: w has shape %s; it must be a weight [rows, in] or a bias [rows]",

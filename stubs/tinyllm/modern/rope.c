@@ -17,8 +17,7 @@ int rope_spec_init(RopeSpec *spec, int64_t head_dim, int64_t rotary_dim, double 
      * for i < rotary_dim / 2: the exponent divides by rotary_dim, not head_dim.
      * attention_scaling starts at 1. */
     (void)spec; (void)head_dim; (void)rotary_dim; (void)theta; (void)pairing;
-    tl_fail("not implemented: rope_spec_init (L7.3)");
-    return -1;
+    return tl_fail_status("not implemented: rope_spec_init (L7.3)");
 }
 
 int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos_out,
@@ -30,8 +29,7 @@ int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos_out
     (void)spec; (void)positions;
     if (cos_out) *cos_out = NULL;
     if (sin_out) *sin_out = NULL;
-    tl_fail("not implemented: rope_cos_sin (L7.3)");
-    return -1;
+    return tl_fail_status("not implemented: rope_cos_sin (L7.3)");
 }
 
 tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions) {
