@@ -76,3 +76,18 @@ void tl_set_error(const char *fmt, ...) {
     set_message(fmt, ap);
     va_end(ap);
 }
+
+/* Rule 2 for an op's n tensor inputs: the first NULL one gets a message only
+ * when none is set (the cause is kept). */
+bool tl_inputs_ok(const char *op, int n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    int missing = 0;
+    for (int k = 1; k <= n; k++) {
+        const tl_tensor *t = va_arg(ap, const tl_tensor *);
+        if (!t && !missing) missing = k;
+    }
+    va_end(ap);
+    if (missing) tl_propagate("%s: input %d is NULL", op, missing);   /* keeps the cause */
+    return missing == 0;
+}

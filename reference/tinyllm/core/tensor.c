@@ -1,118 +1,16 @@
-/* tensor.c: dtypes, shapes, creation and element access (L0.1).
+/* tensor.c: creation and element access (L0.1).
  *
  * A tensor reads element (i0, i1, ...) at storage offset
  * offset + i0*strides[0] + i1*strides[1] + ...; every function here is that
  * formula, a loop around it, or a check that the indices are in range.
+ * Storage comes from scope.c; dtypes and shapes are shape.c's; reading and
+ * writing one element in any dtype is elements.c's.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
-
-/* ---- dtypes and shapes ----------------------------------------------- */
-
-size_t tl_dtype_size(tl_dtype dt) {
-    switch (dt) {
-    case TL_F32: return 4;
-    case TL_BF16: return 2;
-    case TL_I32: return 4;
-    case TL_I64: return 8;
-    case TL_BOOL: return 1;
-    }
-    return 0;
-}
-
-const char *tl_dtype_name(tl_dtype dt) {
-    switch (dt) {
-    case TL_F32: return "F32";
-    case TL_BF16: return "BF16";
-    case TL_I32: return "I32";
-    case TL_I64: return "I64";
-    case TL_BOOL: return "BOOL";
-    }
-    return "unknown dtype";
-}
-
-bool tl_dtype_is_float(tl_dtype dt) { return dt == TL_F32 || dt == TL_BF16; }
-
-int64_t tl_numel(const tl_tensor *t) {
-    if (!t) return 0;
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
-int tl_axis(int axis, int ndim) {
-    if (axis < 0) axis += ndim;
-    return axis >= 0 && axis < ndim ? axis : -1;
-}
-
-int64_t tl_dim(const tl_tensor *t, int axis) {
-    if (!t) return tl_propagate_status("tl_dim: tensor is NULL");
-    int a = tl_axis(axis, t->ndim);
-    if (a < 0) {
-        char s[96];
-        return tl_fail_status("tl_dim: axis %d is out of range for shape %s (rank %d)", axis,
-                              tl_shape_str(t, s, sizeof s), t->ndim);
-    }
-    return t->shape[a];
-}
-
-/* Size-1 axes may have any stride; an empty tensor is contiguous. */
-bool tl_is_contiguous(const tl_tensor *t) {
-    if (!t) return false;
-    int64_t expect = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
-        if (t->shape[i] != 1 && t->strides[i] != expect) return false;
-        expect *= t->shape[i];
-    }
-    return true;
-}
-
-bool tl_same_shape(const tl_tensor *a, const tl_tensor *b) {
-    if (!a || !b || a->ndim != b->ndim) return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
-}
-
-char *tl_shape_str(const tl_tensor *t, char *buf, size_t size) {
-    if (!buf || size == 0) return buf;
-    if (!t) {
-        snprintf(buf, size, "(null)");
-        return buf;
-    }
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < t->ndim && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
-                                 (long long)t->shape[i]);
-    if (used < size) snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
-/* ---- the strided walk ---------------------------------------------------- */
-
-void tl_iter_init(tl_iter *it, int ndim, const int64_t *shape, const int64_t *strides,
-                  int64_t offset) {
-    it->ndim = ndim;
-    for (int i = 0; i < ndim; i++) {
-        it->shape[i] = shape[i];
-        it->index[i] = 0;
-    }
-    it->offset = offset;
-    it->strides = strides;
-}
-
-void tl_iter_next(tl_iter *it) {
-    for (int d = it->ndim - 1; d >= 0; d--) {
-        it->offset += it->strides[d];
-        if (++it->index[d] < it->shape[d]) return;
-        it->offset -= it->strides[d] * it->shape[d];
-        it->index[d] = 0;
-    }
-}
 
 /* ---- creation --------------------------------------------------------- */
 
