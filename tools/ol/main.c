@@ -23,6 +23,7 @@ static const char USAGE[] =
     "  mutants [verify|new] L7.x   list, verify or author the lesson's mutants\n"
     "  fixtures L7.x [--check]     rerun the oracle that makes the golden data\n"
     "  hub serve DIR ...           the fake Hugging Face Hub\n"
+    "  dist OUT [--lessons ...]    the student release (the reference only compiled)\n"
     "\n"
     "Where: the course is $OL_ROOT (else the folder ol was built in); your\n"
     "workspace is --workspace DIR, else $OL_WORKSPACE, else the current folder\n"
@@ -36,7 +37,7 @@ static const struct {
 } COMMANDS[] = {
     {"list", cmd_list},       {"start", cmd_start},       {"tests", cmd_tests},
     {"check", cmd_check},     {"diff", cmd_diff},         {"mutants", cmd_mutants},
-    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},
+    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},         {"dist", cmd_dist},
 };
 
 int main(int argc, char **argv) {

@@ -36,12 +36,16 @@ typedef struct mutant {
 /* Every *.mutant (or *.wheat) in dir, sorted by file name. A file that does
  * not parse is an error naming the file and line: returns -1 with *err. */
 int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err);
+/* The same from a student release's manifest (prebuilt.h), which holds
+ * every header field but Caught-by, and each change's place, but no diff. */
+int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n, char **err);
 int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char **err);
 void mutants_free(mutant *m, int n);
 void mutant_free(mutant *m);
 
 /* A folder holding reference/<source> for every source of the lesson with
- * the diff applied, cached by (reference sources, diff). On failure
+ * the diff applied, cached by (reference sources, diff); in a student
+ * release, the folder of the variant's prebuilt objects. On failure
  * (a stale mutant) returns NULL and *err quotes patch. */
 char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prebuilt.h"
 #include "report.h"
 
 static int write_json(cJSON *o, const char *path) {
@@ -82,8 +83,7 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
     cJSON *files = cJSON_AddObjectToObject(o, "files");
     for (int s = 0; s < l->sources.n; s++) {
         char *rel = xasprintf("reference/%s", l->sources.v[s]);
-        char *abs = path_join(ctx->root, rel);
-        char *source = read_file(abs, NULL);
+        char *source = prebuilt_source_text(ctx, l, l->sources.v[s]);
         cJSON *f = cJSON_AddObjectToObject(files, rel);
         cJSON_AddStringToObject(f, "language", "c");
         char *shown = r->passed ? xstrdup(source ? source : "") : blank_source(source ? source : "");
@@ -95,7 +95,6 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
             if (c && !strcmp(c->file, l->sources.v[s])) cJSON_AddItemToArray(ms, mutant_json(&r->outcomes[i], r->passed));
         }
         free(source);
-        free(abs);
         free(rel);
     }
     /* the student's tests, by file, with the test names as ids (killedBy uses them) */

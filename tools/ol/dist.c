@@ -1,0 +1,660 @@
+#include "dist.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lesson.h"
+#include "lessonlib.h"
+#include "mutant.h"
+#include "prebuilt.h"
+#include "proc.h"
+
+/* The coverage objects are compiled in a folder this deep and long, so the
+ * path of their counts, written into each object, has room for the
+ * student's own (prebuilt_units rewrites it in place). */
+#define PLACEHOLDER_PARTS 5
+#define PLACEHOLDER_PART_LEN 200
+
+/* What one run of dist carries along. */
+typedef struct {
+    ol_ctx *ctx;   /* the course */
+    ol_ctx build;  /* a scratch workspace whose cache compiles the prebuilt objects */
+    char *out;     /* the release being written (a temporary name until the end) */
+    const dist_options *opt;
+    int files;     /* how many files were written */
+} dist_run;
+
+static void say(const dist_run *d, const char *fmt, const char *arg) {
+    if (d->opt->quiet) return;
+    fputs("ol dist: ", stdout);
+    printf(fmt, arg);
+    fputc('\n', stdout);
+    fflush(stdout);
+}
+
+/* ---- copying ---- */
+
+static int copy_one(dist_run *d, const char *from, const char *rel) {
+    char *to = path_join(d->out, rel), *dir = path_dirname(to);
+    int rc = mkdir_p(dir) == 0 && copy_file_atomic(from, to) == 0 ? 0 : -1;
+    if (rc != 0) ol_error("cannot copy %s to %s: %s", from, to, strerror(errno));
+    else d->files++;
+    free(dir);
+    free(to);
+    return rc;
+}
+
+/* ROOT/rel into the release at the same place. */
+static int copy_rel(dist_run *d, const char *rel) {
+    char *from = path_join(d->ctx->root, rel);
+    int rc = copy_one(d, from, rel);
+    free(from);
+    return rc;
+}
+
+static int write_rel(dist_run *d, const char *rel, const char *text) {
+    char *to = path_join(d->out, rel), *dir = path_dirname(to);
+    int rc = mkdir_p(dir) == 0 && write_file_atomic(to, text, strlen(text)) == 0 ? 0 : -1;
+    if (rc != 0) ol_error("cannot write %s: %s", to, strerror(errno));
+    else d->files++;
+    free(dir);
+    free(to);
+    return rc;
+}
+
+/* Nothing of the reference's source, its variants or the oracle may go out. */
+static bool secret(const char *rel) {
+    return strncmp(rel, "reference/", 10) == 0 || strncmp(rel, "oracle/", 7) == 0 ||
+           strstr(rel, "/mutants/") || strstr(rel, "/wheats/") || strstr(rel, ".mutant") ||
+           strstr(rel, ".wheat");
+}
+
+/* ROOT/rel, a file or a folder (recursively, regular files only). */
+static int copy_tree(dist_run *d, const char *rel) {
+    if (secret(rel)) {
+        ol_error("%s holds the reference, its mutants or the oracle: a student release never carries "
+                 "it (remove it from lesson.json's \"release_files\")", rel);
+        return -1;
+    }
+    char *full = path_join(d->ctx->root, rel);
+    struct stat st;
+    int rc = 0;
+    if (lstat(full, &st) != 0) {
+        ol_error("%s is missing: lesson.json names it; restore it or fix lesson.json", rel);
+        rc = -1;
+    } else if (S_ISREG(st.st_mode)) {
+        rc = copy_one(d, full, rel);
+    } else if (S_ISDIR(st.st_mode)) {
+        DIR *dir = opendir(full);
+        strlist names = {0};
+        struct dirent *e;
+        while (dir && (e = readdir(dir)) != NULL)
+            if (e->d_name[0] != '.') sl_push(&names, e->d_name);
+        if (dir) closedir(dir);
+        sl_sort(&names);
+        for (int i = 0; i < names.n && rc == 0; i++) {
+            char *child = path_join(rel, names.v[i]);
+            rc = copy_tree(d, child);
+            free(child);
+        }
+        sl_free(&names);
+    } /* a link or a device is no part of a course */
+    free(full);
+    return rc;
+}
+
+/* Headers the contracts include from outside contracts/ ("../../../tools/
+ * hub/hub.h"), and what those include in turn. */
+static int copy_included(dist_run *d, const char *rel, strlist *seen) {
+    if (sl_contains(seen, rel)) return 0;
+    sl_push(seen, rel);
+    char *full = path_join(d->ctx->root, rel);
+    char *text = read_file(full, NULL);
+    free(full);
+    if (!text) return 0;
+    int rc = 0;
+    char *dir = path_dirname(rel);
+    for (char *line = text; line && *line && rc == 0; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *p = line + strspn(line, " \t");
+        if (*p++ != '#') continue;
+        p += strspn(p, " \t");
+        if (strncmp(p, "include", 7) != 0) continue;
+        p += 7 + strspn(p + 7, " \t");
+        if (*p != '"') continue;
+        size_t n = strcspn(p + 1, "\"\n");
+        char *inc = xstrndup(p + 1, n);
+        char *joined = path_join(dir, inc);
+        char *abs = path_join(d->ctx->root, joined), real[4096];
+        const char *in_root = realpath(abs, real) ? path_rel(real, d->ctx->root) : NULL;
+        if (in_root && in_root != real && strncmp(in_root, "contracts/", 10) != 0) {
+            if (secret(in_root)) {
+                ol_error("%s includes %s, a file of the reference: contracts must not", rel, in_root);
+                rc = -1;
+            } else {
+                char *target = path_join(d->out, in_root);
+                if (!is_file(target)) rc = copy_rel(d, in_root);
+                free(target);
+                if (rc == 0) rc = copy_included(d, in_root, seen);
+            }
+        }
+        free(abs);
+        free(joined);
+        free(inc);
+    }
+    free(dir);
+    free(text);
+    return rc;
+}
+
+static void list_headers(const char *root, const char *rel, strlist *out) {
+    char *full = path_join(root, rel);
+    DIR *dir = opendir(full);
+    free(full);
+    if (!dir) return;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *child = path_join(rel, e->d_name), *abs = path_join(root, child);
+        size_t n = strlen(e->d_name);
+        if (is_dir(abs)) list_headers(root, child, out);
+        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0) sl_push(out, child);
+        free(abs);
+        free(child);
+    }
+    closedir(dir);
+}
+
+/* ---- the prebuilt reference ---- */
+
+static int run_tool(const char *what, proc_job *job) {
+    int rc = proc_run(job) == 0 && job->exit_code == 0 ? 0 : -1;
+    if (rc != 0) {
+        char *said = job->out_path ? read_file(job->out_path, NULL) : NULL;
+        ol_error("%s failed: %s", what, said && *said ? said : "(no message)");
+        free(said);
+    }
+    if (job->out_path) unlink(job->out_path);
+    proc_job_free(job);
+    return rc;
+}
+
+/* An object into the release without its debug information (the source's
+ * file names, lines and local names) or the symbols no link needs. */
+static int put_object(dist_run *d, const char *obj, const char *rel) {
+    char *to = path_join(d->out, rel), *dir = path_dirname(to);
+    int rc = mkdir_p(dir);
+    if (rc == 0) {
+        proc_job job = {0};
+        proc_arg(&job, "objcopy");
+        proc_arg(&job, "--strip-debug");
+        proc_arg(&job, "--strip-unneeded");
+        proc_arg(&job, obj);
+        proc_arg(&job, to);
+        job.out_path = xasprintf("%s.log", to);
+        rc = run_tool("objcopy (binutils)", &job);
+    }
+    if (rc == 0) d->files++;
+    free(dir);
+    free(to);
+    return rc;
+}
+
+static void put_changes(cJSON *entry, const mutant *m) {
+    cJSON *changes = cJSON_AddArrayToObject(entry, "changes");
+    for (int i = 0; i < m->nchanges; i++) {
+        const changed_line *c = &m->changes[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "file", c->file);
+        cJSON_AddNumberToObject(x, "line", c->line);
+        cJSON_AddNumberToObject(x, "column", c->column);
+        cJSON_AddNumberToObject(x, "end_column", c->end_column);
+        cJSON_AddBoolToObject(x, "inserted", c->inserted);
+        cJSON_AddItemToArray(changes, x);
+    }
+}
+
+/* What reports show of a variant, and nothing else: no diff, no Caught-by. */
+static cJSON *variant_entry(const mutant *m) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "id", m->id);
+    if (!m->wheat) cJSON_AddStringToObject(e, "pitfall", m->pitfall);
+    cJSON_AddStringToObject(e, "title", m->title);
+    if (m->symptom && *m->symptom) cJSON_AddStringToObject(e, "symptom", m->symptom);
+    if (m->hint && *m->hint) cJSON_AddStringToObject(e, "hint", m->hint);
+    if (!m->wheat) put_changes(e, m);
+    return e;
+}
+
+/* The reference file with every character but line breaks a space, as
+ * `ol check --json` shows it before a pass. */
+static int put_blank(dist_run *d, const lesson *l, const char *source) {
+    char *from = xasprintf("%s/reference/%s", d->ctx->root, source);
+    char *text = read_file(from, NULL);
+    free(from);
+    if (!text) {
+        ol_error("reference/%s is missing (lesson.json \"sources\" of %s)", source, l->id);
+        return -1;
+    }
+    for (char *p = text; *p; p++)
+        if (*p != '\n') *p = ' ';
+    char *rel = xasprintf("prebuilt/%s/blank/reference/%s", l->id, source);
+    int rc = write_rel(d, rel, text);
+    free(rel);
+    free(text);
+    return rc;
+}
+
+typedef struct {
+    lesson_lib lib;
+    const char *folder; /* "reference", "coverage", "s01" */
+} variant_build;
+
+static int prebuild_lesson(dist_run *d, const lesson *l) {
+    ol_ctx *bc = &d->build;
+    char *err = NULL, *mdir = path_join(l->dir, "mutants"), *wdir = path_join(l->dir, "wheats");
+    mutant *mutants = NULL, *wheats = NULL;
+    int nm = 0, nw = 0, rc = 0;
+    if (mutants_load(mdir, false, &mutants, &nm, &err) != 0 || mutants_load(wdir, true, &wheats, &nw, &err) != 0) {
+        ol_error("%s", err);
+        rc = -1;
+    }
+    free(mdir);
+    free(wdir);
+    int nv = 2 + nw + nm;
+    variant_build *v = xcalloc((size_t)nv, sizeof *v);
+    int k = 0;
+    if (rc == 0) {
+        rc = lesson_lib_prepare(bc, &v[0].lib, l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
+                     lesson_lib_prepare(bc, &v[1].lib, l, LIB_COVERAGE, NULL, "the coverage build", &err) != 0
+                 ? -1 : 0;
+        v[0].folder = PREBUILT_REFERENCE;
+        v[1].folder = PREBUILT_COVERAGE;
+        k = 2;
+        if (rc != 0) ol_error("%s", err);
+    }
+    for (int i = 0; rc == 0 && i < nw + nm; i++) {
+        const mutant *m = i < nw ? &wheats[i] : &mutants[i - nw];
+        char *dir = mutant_apply(bc, l, m, &err);
+        char *label = xasprintf("%s %s", m->wheat ? "wheat" : "mutant", m->id);
+        if (!dir || lesson_lib_prepare(bc, &v[k].lib, l, LIB_PATCHED, dir, label, &err) != 0) {
+            ol_error("%s: %s", l->id, err);
+            rc = -1;
+        } else {
+            v[k++].folder = m->id;
+        }
+        free(label);
+        free(dir);
+    }
+    if (rc == 0) {
+        lesson_lib **libs = xcalloc((size_t)k, sizeof *libs);
+        for (int i = 0; i < k; i++) libs[i] = &v[i].lib;
+        int failed = lesson_libs_build(bc, libs, k);
+        free(libs);
+        for (int i = 0; failed > 0 && i < k; i++)
+            if (!v[i].lib.ok) {
+                lesson_lib_print_log(bc, &v[i].lib);
+                ol_error("%s: %s does not compile (above): fix the course before making a release", l->id,
+                         v[i].lib.label);
+            }
+        if (failed != 0) rc = -1;
+    }
+    cJSON *manifest = cJSON_CreateObject();
+    cJSON_AddNumberToObject(manifest, "format", PREBUILT_FORMAT);
+    cJSON_AddStringToObject(manifest, "lesson", l->id);
+    cJSON *sources = cJSON_AddArrayToObject(manifest, "sources");
+    cJSON *gcda = cJSON_AddArrayToObject(manifest, "coverage_gcda");
+    for (int s = 0; s < l->sources.n; s++) {
+        cJSON_AddItemToArray(sources, cJSON_CreateString(l->sources.v[s]));
+        if (rc == 0) rc = put_blank(d, l, l->sources.v[s]);
+    }
+    for (int i = 0; rc == 0 && i < k; i++)
+        for (int s = 0; rc == 0 && s < v[i].lib.n; s++) {
+            const unit *u = &v[i].lib.units[s];
+            char *rel = xasprintf("prebuilt/%s/%s/%d.o", l->id, v[i].folder, s);
+            rc = put_object(d, u->obj, rel);
+            if (rc == 0 && u->coverage) {
+                /* the notes beside it; the counts' path, to be moved at grading */
+                size_t n = strlen(u->obj) - 2;
+                char *notes = xasprintf("%.*s.gcno", (int)n, u->obj);
+                char *notes_rel = xasprintf("prebuilt/%s/%s/%d.gcno", l->id, v[i].folder, s);
+                rc = copy_one(d, notes, notes_rel);
+                char *counts = xasprintf("%.*s.gcda", (int)n, u->obj);
+                cJSON_AddItemToArray(gcda, cJSON_CreateString(counts));
+                free(counts);
+                free(notes);
+                free(notes_rel);
+            }
+            free(rel);
+        }
+    cJSON *jw = cJSON_AddArrayToObject(manifest, "wheats");
+    for (int i = 0; i < nw; i++) cJSON_AddItemToArray(jw, variant_entry(&wheats[i]));
+    cJSON *jm = cJSON_AddArrayToObject(manifest, "mutants");
+    for (int i = 0; i < nm; i++) cJSON_AddItemToArray(jm, variant_entry(&mutants[i]));
+    if (rc == 0) {
+        char *text = cJSON_Print(manifest);
+        char *rel = xasprintf("prebuilt/%s/manifest.json", l->id);
+        rc = write_rel(d, rel, text);
+        free(rel);
+        free(text);
+    }
+    cJSON_Delete(manifest);
+    for (int i = 0; i < nv; i++) lesson_lib_free(&v[i].lib);
+    free(v);
+    mutants_free(mutants, nm);
+    mutants_free(wheats, nw);
+    free(err);
+    return rc;
+}
+
+/* ---- a lesson's student files ---- */
+
+/* lesson.json as students get it: without what the release does not hold
+ * (model answers, the oracle; the hidden tests unless for a grader). */
+static int put_lesson_json(dist_run *d, const lesson *l) {
+    char *rel = xasprintf("course/%s/lesson.json", l->id);
+    char *path = path_join(d->ctx->root, rel);
+    char *text = read_file(path, NULL);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    int rc = -1;
+    if (!o) ol_error("cannot read %s", path);
+    else {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "model_tests");
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "oracle");
+        if (!d->opt->grader) cJSON_DeleteItemFromObjectCaseSensitive(o, "hidden_tests");
+        char *shown = cJSON_Print(o);
+        char *with_nl = xasprintf("%s\n", shown);
+        rc = write_rel(d, rel, with_nl);
+        free(with_nl);
+        free(shown);
+    }
+    cJSON_Delete(o);
+    free(text);
+    free(path);
+    free(rel);
+    return rc;
+}
+
+/* lesson.json's optional "hidden_tests" and "release_files", which
+ * lesson.h does not keep (ol itself needs neither to grade). */
+static int lesson_json_extras(dist_run *d, const lesson *l, char **hidden, strlist *files) {
+    *hidden = NULL;
+    char *path = xasprintf("%s/course/%s/lesson.json", d->ctx->root, l->id);
+    char *text = read_file(path, NULL);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "hidden_tests");
+    if (cJSON_IsString(h)) *hidden = xstrdup(h->valuestring);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "release_files"))
+        if (cJSON_IsString(e)) sl_push(files, e->valuestring);
+    cJSON_Delete(o);
+    free(path);
+    return 0;
+}
+
+static int put_lesson(dist_run *d, const lesson *l) {
+    say(d, "%s: chapter, contracts, stubs, course tests, fixtures", l->id);
+    char *chapter = xasprintf("course/%s/README.md", l->id);
+    int rc = copy_rel(d, chapter);
+    free(chapter);
+    if (rc == 0) rc = put_lesson_json(d, l);
+    for (int i = 0; rc == 0 && i < l->sources.n; i++) {
+        char *stub = xasprintf("stubs/%s", l->sources.v[i]);
+        rc = copy_rel(d, stub);
+        free(stub);
+    }
+    if (rc == 0) rc = copy_tree(d, l->course_tests);
+    if (rc == 0 && l->fixtures) rc = copy_tree(d, l->fixtures);
+    if (rc == 0 && l->example_test) rc = copy_tree(d, l->example_test);
+    /* the libraries "link" names (made absolute by lesson_load) */
+    for (int i = 0; rc == 0 && i < l->link.n; i++)
+        if (l->link.v[i][0] == '/') {
+            const char *rel = path_rel(l->link.v[i], d->ctx->root);
+            if (rel == l->link.v[i]) continue; /* a system file */
+            rc = copy_tree(d, rel);
+        }
+    char *hidden = NULL;
+    strlist files = {0};
+    lesson_json_extras(d, l, &hidden, &files);
+    for (int i = 0; rc == 0 && i < files.n; i++) rc = copy_tree(d, files.v[i]);
+    if (rc == 0 && hidden && d->opt->grader) rc = copy_tree(d, hidden);
+    /* a grader shows the reference after a pass: only its copy holds it */
+    for (int i = 0; rc == 0 && d->opt->grader && i < l->sources.n; i++) {
+        char *ref = xasprintf("reference/%s", l->sources.v[i]);
+        rc = copy_rel(d, ref);
+        free(ref);
+    }
+    free(hidden);
+    sl_free(&files);
+    if (rc == 0) {
+        say(d, "%s: the reference, its coverage build, wheats and mutants, compiled", l->id);
+        rc = prebuild_lesson(d, l);
+    }
+    return rc;
+}
+
+/* ---- the release as a whole ---- */
+
+static int put_readme(dist_run *d, const strlist *ids) {
+    strbuf b = {0};
+    sb_add(&b, "# tinyllm, Part 7 in C: the student release\n\n"
+               "You write a modern LLM decoder from scratch in C, one lesson at a time. Each lesson's\n"
+               "chapter is `course/L7.x/README.md`; `course/README.md` is the map of the course.\n\n"
+               "## Start\n\n"
+               "```sh\n"
+               "export PATH=$PWD/bin:$PATH     # this folder's bin/ (ol finds the course beside it)\n"
+               "mkdir ~/tinyllm && cd ~/tinyllm # your workspace, outside this folder\n"
+               "ol list                        # the lessons, their rungs, and where you are\n"
+               "ol start L7.1                  # the starting code in c/, your test folder\n"
+               "ol tests L7.1                  # build your code, run the course tests\n"
+               "ol check L7.1                  # the course tests, then your own tests by mutation\n"
+               "ol check L7.1 --html report.html   # the same, with a report to open in a browser\n"
+               "```\n\n"
+               "`ol help COMMAND` explains each command. Your tests include only the headers under\n"
+               "`contracts/`, `<check.h>` and the standard C headers.\n\n"
+               "## What is here\n\n"
+               "- `course/`: the chapters and each lesson's `lesson.json`;\n"
+               "- `contracts/`: the headers you implement and call (the runtime's and each lesson's);\n"
+               "- `stubs/`: the starting code `ol start` copies; `tests/`: the course tests;\n"
+               "- `fixtures/`: golden values made with PyTorch;\n"
+               "- `build/lib/`: the runtime, compiled; `bin/`: `ol` and `tinyllm`;\n"
+               "- `prebuilt/`: the reference and its variants (the mutants your tests must catch),\n"
+               "  compiled only. `ol check` grades with them exactly as the course does.\n\n"
+               "The reference is not here as source. Once `ol check` passes on the grader's side\n"
+               "(Gradescope, or your instructor's `ol grade`), the grader's report shows it.\n\n"
+               "## Lessons in this release\n\n");
+    for (int i = 0; i < ids->n; i++) {
+        lesson l;
+        char *err = NULL;
+        if (lesson_load(d->ctx->root, ids->v[i], &l, &err) == 0) {
+            sb_printf(&b, "- %s: %s (rung %s)\n", l.id, l.title, l.rung);
+            lesson_free(&l);
+        }
+        free(err);
+    }
+    char *text = sb_take(&b);
+    int rc = write_rel(d, "README.md", text);
+    free(text);
+    return rc;
+}
+
+static int put_marker(dist_run *d, const strlist *ids) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "format", PREBUILT_FORMAT);
+    cJSON_AddStringToObject(o, "kind", d->opt->grader ? "grader" : "student");
+    cJSON *ls = cJSON_AddArrayToObject(o, "lessons");
+    for (int i = 0; i < ids->n; i++) cJSON_AddItemToArray(ls, cJSON_CreateString(ids->v[i]));
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    cJSON_AddStringToObject(o, "made", date);
+    char *text = cJSON_Print(o);
+    int rc = write_rel(d, PREBUILT_MARKER, text);
+    free(text);
+    cJSON_Delete(o);
+    return rc;
+}
+
+static int put_programs(dist_run *d) {
+    const char *need[][2] = {{"build/bin/ol", "bin/ol"},
+                             {"build/lib/libtinyllm_core.a", "build/lib/libtinyllm_core.a"},
+                             {"build/lib/libtinyllm_testing.a", "build/lib/libtinyllm_testing.a"}};
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
+        char *from = path_join(d->ctx->root, need[i][0]);
+        bool there = is_file(from);
+        int rc = there ? copy_one(d, from, need[i][1]) : -1;
+        if (!there) ol_error("%s is not built: run `make -C %s` first", need[i][0], d->ctx->root);
+        free(from);
+        if (rc != 0) return -1;
+    }
+    /* the milestone's command line, where it is built */
+    char *tinyllm = path_join(d->ctx->root, "build/bin/tinyllm");
+    int rc = is_file(tinyllm) ? copy_one(d, tinyllm, "bin/tinyllm") : 0;
+    free(tinyllm);
+    return rc;
+}
+
+int dist_lessons(ol_ctx *ctx, const strlist *ids, strlist *out) {
+    if (ids->n == 0) {
+        lesson *all;
+        int n;
+        if (lesson_load_all(ctx->root, &all, &n) != 0) {
+            ol_error("%s has no course/ folder", ctx->root);
+            return -1;
+        }
+        for (int i = 0; i < n; i++) sl_push(out, all[i].id);
+        lessons_free(all, n);
+        return 0;
+    }
+    for (int i = 0; i < ids->n; i++) {
+        lesson l, *needs;
+        int n;
+        char *err = NULL;
+        if (lesson_load(ctx->root, ids->v[i], &l, &err) != 0 ||
+            lesson_needs_closure(ctx->root, &l, &needs, &n, &err) != 0) {
+            ol_error("%s", err);
+            free(err);
+            if (l.id) lesson_free(&l);
+            return -1;
+        }
+        for (int k = 0; k < n; k++)
+            if (!sl_contains(out, needs[k].id)) sl_push(out, needs[k].id);
+        if (!sl_contains(out, l.id)) sl_push(out, l.id);
+        lessons_free(needs, n);
+        lesson_free(&l);
+    }
+    return 0;
+}
+
+/* The workspace whose cache compiles the prebuilt objects: under the
+ * course's build/, kept between runs (a second release compiles only what
+ * changed), its path long enough for prebuilt.h's rewrite of the path the
+ * coverage objects write their counts to, which must not be shorter. */
+static char *long_scratch(ol_ctx *ctx) {
+    char part[PLACEHOLDER_PART_LEN + 1];
+    memset(part, 'p', PLACEHOLDER_PART_LEN);
+    part[PLACEHOLDER_PART_LEN] = 0;
+    char *dir = path_join(ctx->root, "build/ol-dist");
+    for (int i = 0; i < PLACEHOLDER_PARTS; i++) {
+        char *deeper = path_join(dir, part);
+        free(dir);
+        dir = deeper;
+    }
+    if (mkdir_p(dir) != 0) {
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+int dist_write(ol_ctx *ctx, const dist_options *opt, const char *out) {
+    if (prebuilt_release(ctx)) {
+        ol_error("%s is itself a release: run `ol dist` in the course repository", ctx->root);
+        return OL_USAGE;
+    }
+    if (is_dir(out)) {
+        DIR *dir = opendir(out);
+        int entries = 0;
+        struct dirent *e;
+        while (dir && (e = readdir(dir)) != NULL) entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        if (dir) closedir(dir);
+        if (entries) {
+            ol_error("%s exists and is not empty: give a new folder (ol dist never overwrites)", out);
+            return OL_USAGE;
+        }
+        rmdir(out);
+    } else if (access(out, F_OK) == 0) {
+        ol_error("%s exists and is not a folder: give a new folder", out);
+        return OL_USAGE;
+    }
+    strlist ids = {0};
+    if (dist_lessons(ctx, &opt->lessons, &ids) != 0) return OL_USAGE;
+    if (build_prepare(ctx) != 0) {
+        sl_free(&ids);
+        return OL_USAGE;
+    }
+    dist_run d = {.ctx = ctx, .opt = opt};
+    char *parent = path_dirname(out);
+    char *scratch_ws = long_scratch(ctx);
+    d.out = make_temp_dir(parent, ".ol-dist");
+    int rc = d.out && scratch_ws ? 0 : -1;
+    if (rc != 0) ol_error("cannot create a scratch folder in %s or %s/build: %s", parent, ctx->root, strerror(errno));
+    if (rc == 0) {
+        /* the compiler runs in the course, ol's own cache layout in a long scratch path */
+        setenv("OL_ROOT", ctx->root, 1);
+        rc = ctx_init(&d.build, scratch_ws);
+        d.build.jobs = ctx->jobs;
+        d.build.verbose = ctx->verbose;
+    }
+    if (rc == 0) rc = put_programs(&d);
+    strlist seen = {0}, headers = {0};
+    list_headers(ctx->root, "contracts", &headers);
+    sl_sort(&headers);
+    if (rc == 0) rc = copy_tree(&d, "contracts");
+    for (int i = 0; rc == 0 && i < headers.n; i++) rc = copy_included(&d, headers.v[i], &seen);
+    sl_free(&seen);
+    sl_free(&headers);
+    const char *course_docs[] = {"course/README.md"};
+    for (size_t i = 0; rc == 0 && i < sizeof course_docs / sizeof *course_docs; i++) {
+        char *p = path_join(ctx->root, course_docs[i]);
+        if (is_file(p)) rc = copy_rel(&d, course_docs[i]);
+        free(p);
+    }
+    for (int i = 0; rc == 0 && i < ids.n; i++) {
+        lesson l;
+        char *err = NULL;
+        if (lesson_load(ctx->root, ids.v[i], &l, &err) != 0) {
+            ol_error("%s", err);
+            free(err);
+            rc = -1;
+            break;
+        }
+        rc = put_lesson(&d, &l);
+        lesson_free(&l);
+    }
+    if (rc == 0) rc = put_readme(&d, &ids);
+    if (rc == 0) rc = put_marker(&d, &ids);
+    if (rc == 0 && rename(d.out, out) != 0) {
+        ol_error("cannot rename %s to %s: %s", d.out, out, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0) {
+        char *n = xasprintf("%d", d.files);
+        say(&d, "%s files written", n);
+        free(n);
+        if (!opt->quiet) printf("ol dist: the release is %s (%d lesson%s)\n", out, ids.n, ids.n == 1 ? "" : "s");
+    }
+    if (rc != 0 && d.out && is_dir(d.out)) remove_tree(d.out, parent);
+    if (d.build.root) ctx_free(&d.build);
+    free(scratch_ws);
+    free(d.out);
+    free(parent);
+    sl_free(&ids);
+    return rc == 0 ? OL_PASS : OL_FAIL;
+}
