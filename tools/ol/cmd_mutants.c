@@ -123,7 +123,7 @@ static void say(bool ok, const char *fmt, ...) {
 static const char *const LESSON_KEYS[] = {
     "id", "slug", "title", "rung", "needs", "sources", "contracts", "course_tests", "student_tests",
     "model_tests", "fixtures", "oracle", "required_pitfalls", "link", "test_timeout_seconds",
-    "example_test", "threshold"};
+    "example_test", "threshold", "hidden_tests", "release_files"};
 
 /* Is the file or folder `rel` (relative to the root, under `under`) there?
  * Says so when it is not, with the lesson.json key that names it. */
@@ -174,6 +174,8 @@ static int lint_lesson(ol_ctx *ctx, const lesson *l, const mutant_set *set) {
     if (l->example_test)
         problems += require_path(ctx, "", l->example_test, false, "example_test", "what `ol start` copies as the first test");
     if (l->fixtures) problems += require_path(ctx, "", l->fixtures, true, "fixtures", "the golden data (`ol fixtures`)");
+    if (l->hidden_tests)
+        problems += require_path(ctx, "", l->hidden_tests, true, "hidden_tests", "the course tests students never see");
     if (l->oracle) {
         char *script = path_join(l->oracle, "make_fixtures.py");
         problems += require_path(ctx, "", script, false, "oracle", "the script `ol fixtures` runs");

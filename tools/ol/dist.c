@@ -380,24 +380,6 @@ static int put_lesson_json(dist_run *d, const lesson *l) {
     return rc;
 }
 
-/* lesson.json's optional "hidden_tests" and "release_files", which
- * lesson.h does not keep (ol itself needs neither to grade). */
-static int lesson_json_extras(dist_run *d, const lesson *l, char **hidden, strlist *files) {
-    *hidden = NULL;
-    char *path = xasprintf("%s/course/%s/lesson.json", d->ctx->root, l->id);
-    char *text = read_file(path, NULL);
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "hidden_tests");
-    if (cJSON_IsString(h)) *hidden = xstrdup(h->valuestring);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "release_files"))
-        if (cJSON_IsString(e)) sl_push(files, e->valuestring);
-    cJSON_Delete(o);
-    free(path);
-    return 0;
-}
-
 static int put_lesson(dist_run *d, const lesson *l) {
     say(d, "%s: chapter, contracts, stubs, course tests, fixtures", l->id);
     char *chapter = xasprintf("course/%s/README.md", l->id);
@@ -419,19 +401,14 @@ static int put_lesson(dist_run *d, const lesson *l) {
             if (rel == l->link.v[i]) continue; /* a system file */
             rc = copy_tree(d, rel);
         }
-    char *hidden = NULL;
-    strlist files = {0};
-    lesson_json_extras(d, l, &hidden, &files);
-    for (int i = 0; rc == 0 && i < files.n; i++) rc = copy_tree(d, files.v[i]);
-    if (rc == 0 && hidden && d->opt->grader) rc = copy_tree(d, hidden);
+    for (int i = 0; rc == 0 && i < l->release_files.n; i++) rc = copy_tree(d, l->release_files.v[i]);
+    if (rc == 0 && l->hidden_tests && d->opt->grader) rc = copy_tree(d, l->hidden_tests);
     /* a grader shows the reference after a pass: only its copy holds it */
     for (int i = 0; rc == 0 && d->opt->grader && i < l->sources.n; i++) {
         char *ref = xasprintf("reference/%s", l->sources.v[i]);
         rc = copy_rel(d, ref);
         free(ref);
     }
-    free(hidden);
-    sl_free(&files);
     if (rc == 0) {
         say(d, "%s: the reference, its coverage build, wheats and mutants, compiled", l->id);
         rc = prebuild_lesson(d, l);

@@ -78,15 +78,15 @@ static bool safe_rel(const char *p) {
 }
 
 static int check_paths(const lesson *l, const char *file, char **err) {
-    const char *singles[] = {l->course_tests, l->student_tests, l->model_tests,
-                             l->fixtures,     l->oracle,        l->example_test};
+    const char *singles[] = {l->course_tests, l->student_tests, l->model_tests, l->fixtures,
+                             l->oracle,       l->example_test,  l->hidden_tests};
     for (size_t i = 0; i < sizeof singles / sizeof *singles; i++)
         if (singles[i] && !safe_rel(singles[i])) {
             *err = xasprintf("%s: \"%s\" must be a relative path inside the course", file, singles[i]);
             return -1;
         }
-    const strlist *lists[] = {&l->sources, &l->contracts};
-    for (size_t i = 0; i < 2; i++)
+    const strlist *lists[] = {&l->sources, &l->contracts, &l->release_files};
+    for (size_t i = 0; i < 3; i++)
         for (int j = 0; j < lists[i]->n; j++)
             if (!safe_rel(lists[i]->v[j])) {
                 *err = xasprintf("%s: \"%s\" must be a relative path", file, lists[i]->v[j]);
@@ -110,12 +110,14 @@ static int parse_lesson(const cJSON *root_obj, const char *file, lesson *l, char
     l->fixtures = get_string(root_obj, "fixtures", false, file, err);
     l->oracle = get_string(root_obj, "oracle", false, file, err);
     l->example_test = get_string(root_obj, "example_test", false, file, err);
+    if (!*err) l->hidden_tests = get_string(root_obj, "hidden_tests", false, file, err);
     if (*err) return -1;
     if (get_list(root_obj, "sources", true, &l->sources, file, err) ||
         get_list(root_obj, "contracts", true, &l->contracts, file, err) ||
         get_list(root_obj, "needs", false, &l->needs, file, err) ||
         get_list(root_obj, "required_pitfalls", false, &l->required_pitfalls, file, err) ||
-        get_list(root_obj, "link", false, &l->link, file, err))
+        get_list(root_obj, "link", false, &l->link, file, err) ||
+        get_list(root_obj, "release_files", false, &l->release_files, file, err))
         return -1;
     if (l->sources.n == 0) {
         *err = xasprintf("%s: \"sources\" lists no file", file);
@@ -214,12 +216,14 @@ void lesson_free(lesson *l) {
     free(l->fixtures);
     free(l->oracle);
     free(l->example_test);
+    free(l->hidden_tests);
     free(l->dir);
     sl_free(&l->needs);
     sl_free(&l->sources);
     sl_free(&l->contracts);
     sl_free(&l->required_pitfalls);
     sl_free(&l->link);
+    sl_free(&l->release_files);
     memset(l, 0, sizeof *l);
 }
 

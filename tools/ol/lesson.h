@@ -14,7 +14,9 @@ typedef struct lesson {
     strlist contracts;         /* relative to contracts/ */
     strlist required_pitfalls; /* mutant ids */
     strlist link;              /* extra linker flags */
+    strlist release_files;     /* more files or folders (relative to the root) a release carries */
     char *course_tests;        /* folder, relative to the root */
+    char *hidden_tests;        /* folder of course tests `ol dist` leaves out, or NULL */
     char *student_tests;       /* folder, relative to c/ */
     char *model_tests;         /* folder, relative to the root, or NULL */
     char *fixtures, *oracle;   /* folders, relative to the root, or NULL */
