@@ -13,6 +13,7 @@ packages=(
   lcov                           # coverage for NoCoverage mutants
   valgrind
   python3 python3-torch python3-numpy  # the oracle that makes fixtures
+  zip unzip                      # ol dist --gradescope writes the autograder's zip
 )
 
 missing=()
@@ -23,6 +24,9 @@ done
 # any install of them will do (a node package may bundle its own npm).
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# Debian's Chromium, headless, opens `ol check --html` reports in their test
+# (tests/ol/reports.sh); any install of it will do.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"

@@ -14,6 +14,7 @@
 #include "mutant.h"
 #include "prebuilt.h"
 #include "proc.h"
+#include "report.h"
 
 /* The coverage objects are compiled in a folder this deep and long, so the
  * path of their counts, written into each object, has room for the
@@ -490,6 +491,21 @@ static int put_programs(dist_run *d) {
         free(from);
         if (rc != 0) return -1;
     }
+    /* Stryker's viewer, for `ol check --html`, with its licence */
+    char *viewer = report_viewer_path(d->ctx);
+    if (!viewer) {
+        ol_error("the HTML report's viewer is not installed: run `make -C %s report-viewer` first",
+                 d->ctx->root);
+        return -1;
+    }
+    char *dir = path_dirname(viewer), *up = path_dirname(dir), *license = path_join(up, "LICENSE");
+    int vrc = copy_one(d, viewer, "share/mutation-testing-elements/mutation-test-elements.js");
+    if (vrc == 0 && is_file(license)) vrc = copy_one(d, license, "share/mutation-testing-elements/LICENSE");
+    free(license);
+    free(up);
+    free(dir);
+    free(viewer);
+    if (vrc != 0) return -1;
     /* the milestone's command line, where it is built */
     char *tinyllm = path_join(d->ctx->root, "build/bin/tinyllm");
     int rc = is_file(tinyllm) ? copy_one(d, tinyllm, "bin/tinyllm") : 0;

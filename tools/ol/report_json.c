@@ -71,7 +71,7 @@ static cJSON *mutant_json(const mutant_outcome *o, bool reveal) {
     return x;
 }
 
-int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
+cJSON *report_stryker_json(ol_ctx *ctx, const check_report *r) {
     const lesson *l = r->l;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "schemaVersion", "2");
@@ -141,6 +141,11 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
         if (r->stages[i].summary) cJSON_AddStringToObject(st, "summary", r->stages[i].summary);
         cJSON_AddItemToArray(stages, st);
     }
+    return o;
+}
+
+int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
+    cJSON *o = report_stryker_json(ctx, r);
     int rc = write_json(o, path);
     cJSON_Delete(o);
     return rc;

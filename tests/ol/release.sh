@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The student release (`ol dist`, issue 21), proved on a scratch copy:
+#   1. ol dist writes it; nothing of the reference's source, its mutants'
+#      diffs, the model answers, the oracle or the hidden tests is inside
+#      (tests/ol/release_leaks.py greps for their distinctive lines); it
+#      refuses a folder that exists and leaves no scratch folder behind;
+#   2. the copy lives outside the course repository, and its bin/ol takes it
+#      as the course (OL_ROOT unset);
+#   3. for every lesson with model answers: ol list, ol start, ol tests (the
+#      stub fails "not implemented"), then the reference as the student's
+#      code with the model answers as their tests: ol check passes there
+#      with the same grade as in the course repository (every mutant's
+#      status and killers, the score, each stage), and ol diff says where
+#      the reference is shown;
+#   4. a weaker suite (one file of L7.1's model answers) gets the same
+#      survivors and NoCoverage mutants in both, so the coverage build
+#      works from its prebuilt objects too.
+# The grades run in the background, four at a time: most of a grade is
+# waiting for test programs.
+#   tests/ol/release.sh OL_BINARY
+set -u
+OL=$(realpath "$1")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export NO_COLOR=1
+unset OL_ROOT OL_WORKSPACE OL_TEST_BREAK_CANARY
+T=$(mktemp -d "${TMPDIR:-/tmp}/ol-release.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+failures=0 checks=0
+ok()   { checks=$((checks + 1)); echo "ok   $1"; }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30; }
+run()  { out=$("$@" 2>&1); rc=$?; }
+summary() { echo "test-release: $((checks - failures)) of $checks checks passed"; }
+field() {
+  python3 -c 'import json,sys
+v = json.load(open(sys.argv[1])).get(sys.argv[2], "")
+print(" ".join(v) if isinstance(v, list) else v)' "$ROOT/course/$1/lesson.json" "$2"
+}
+
+lessons=""
+for json in "$ROOT"/course/*/lesson.json; do
+  id=$(basename "$(dirname "$json")")
+  model=$(field "$id" model_tests)
+  [ -n "$model" ] && [ -d "$ROOT/$model" ] && lessons="$lessons $id"
+done
+lessons=${lessons# }
+
+# 1. the release, and what must not be in it
+started=$SECONDS
+run env OL_ROOT="$ROOT" "$OL" dist "$T/made" --lessons "${lessons// /,}" --quiet
+if [ "$rc" = 0 ] && [ -f "$T/made/release.json" ]; then
+  ok "ol dist writes a release of $lessons ($(find "$T/made" -type f | wc -l) files, $(du -sh "$T/made" | cut -f1), $((SECONDS - started)) s)"
+else
+  fail "ol dist writes the release"; summary; exit 1
+fi
+run python3 "$ROOT/tests/ol/release_leaks.py" "$ROOT" "$T/made" $lessons
+[ "$rc" = 0 ] && ok "nothing secret inside: ${out##*$'\n'}" \
+              || fail "no reference source, mutant diff, model answer, oracle or hidden test inside"
+run env OL_ROOT="$ROOT" "$OL" dist "$T/made" --lessons L7.1
+[ "$rc" = 2 ] && grep -q "not empty" <<<"$out" && ok "ol dist refuses a folder that exists" \
+              || fail "ol dist refuses a folder that exists (rc $rc)"
+leftovers=$(find "$T" -maxdepth 1 -name '.ol-dist*' | wc -l)
+[ "$leftovers" = 0 ] && ok "ol dist leaves no scratch folder beside the release" \
+                     || fail "ol dist leaves no scratch folder beside the release"
+
+# 2. a scratch copy outside the repository, found by its own bin/ol
+REL=$T/copy/tinyllm-release
+mkdir -p "$T/copy" && cp -r "$T/made" "$REL"
+case "$REL/" in "$ROOT"/*) out=""; fail "the scratch copy is outside the repository" ;; esac
+ROL=$REL/bin/ol
+
+# grade FILE: what a grade is, from a --json report (statuses, killers, score, stages)
+grade() {
+  python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["config"]
+ms = {m["id"]: [m["status"], sorted(m.get("killedBy", [])), m["location"]]
+      for f in r["files"].values() for m in f["mutants"]}
+print(json.dumps({"score": c["score"], "passed": c["passed"],
+                  "stages": [s["passed"] for s in c["stages"]], "mutants": ms}, sort_keys=True))
+EOF
+}
+
+# check_both ID NAME FILES...: one workspace (the reference as the student's
+# code, FILES as their tests) graded by the course and by the release, in the
+# background; `wait` before reading $T/ID-NAME-SIDE.{json,log,rc}
+check_both() {
+  local id=$1 name=$2 side; shift 2
+  local slug; slug=$(field "$id" student_tests)
+  for side in course release; do
+    local W=$T/ws-$side-$id-$name
+    rm -rf "$W"; mkdir -p "$W/c/$slug"
+    for src in $(field "$id" sources); do
+      mkdir -p "$W/c/$(dirname "$src")"; cp "$ROOT/reference/$src" "$W/c/$src"
+    done
+    cp "$@" "$W/c/$slug/"
+    while [ "$(jobs -rp | wc -l)" -ge 4 ]; do wait -n; done
+    if [ "$side" = course ]; then
+      ( cd "$W" && OL_ROOT=$ROOT "$OL" check "$id" --ref-deps --json "$T/$id-$name-$side.json" \
+          >"$T/$id-$name-$side.log" 2>&1; echo $? >"$T/$id-$name-$side.rc" ) &
+    else
+      ( cd "$W" && "$ROL" check "$id" --ref-deps --json "$T/$id-$name-$side.json" \
+          >"$T/$id-$name-$side.log" 2>&1; echo $? >"$T/$id-$name-$side.rc" ) &
+    fi
+  done
+}
+
+# 3. the student's flow, lesson by lesson; the grades in the background
+started=$SECONDS
+for id in $lessons; do
+  W=$T/student-$id; mkdir -p "$W"; cd "$W" || exit 2
+  run "$ROL" list
+  [ "$rc" = 0 ] && grep -q "^$id " <<<"$out" && ok "$id: ol list in the release" || fail "$id: ol list in the release"
+  run "$ROL" start "$id"
+  [ "$rc" = 0 ] && ok "$id: ol start in the release" || fail "$id: ol start in the release"
+  run "$ROL" tests "$id" --ref-deps
+  silent=$(awk '/^  FAIL /{getline m; if (m !~ /not implemented/) print}' <<<"$out" | wc -l)
+  if [ "$rc" = 1 ] && [ "$silent" = 0 ] && ! grep -q '^  pass ' <<<"$out"; then
+    ok "$id: ol tests in the release: the stub fails every course test with \"not implemented\""
+  else
+    fail "$id: ol tests in the release: the stub fails every course test with \"not implemented\""
+  fi
+  model=$(field "$id" model_tests)
+  check_both "$id" model "$ROOT/$model"/*.c
+done
+# 4. survivors and NoCoverage, from the prebuilt coverage build
+check_both L7.1 weak "$ROOT/reference/tests/l7-1-rmsnorm/test_my_hand_examples.c"
+wait
+
+same_grade() { # ID NAME: the two grades, compared
+  a=$(grade "$T/$1-$2-course.json" 2>&1) b=$(grade "$T/$1-$2-release.json" 2>&1)
+  out="course:  $a"$'\n'"release: $b"
+  [ -n "$a" ] && [ "$a" = "$b" ]
+}
+for id in $lessons; do
+  crc=$(cat "$T/$id-model-course.rc") rrc=$(cat "$T/$id-model-release.rc")
+  out=$(cat "$T/$id-model-release.log")
+  [ "$crc" = 0 ] && [ "$rrc" = 0 ] && ok "$id: ol check in the release passes on the model answers" \
+    || fail "$id: ol check in the release passes on the model answers (course rc $crc, release rc $rrc)"
+  if same_grade "$id" model; then
+    ok "$id: the release's grade is the course's ($(grep -o '"[A-Za-z]*", \[' <<<"$b" | wc -l) mutants: each status and killer)"
+  else
+    fail "$id: the release's grade is the course's"
+  fi
+  cd "$T/ws-release-$id-model" || exit 2
+  run "$ROL" diff "$id"
+  [ "$rc" = 1 ] && grep -q "grader's report" <<<"$out" && ok "$id: ol diff in the release says where the reference is shown" \
+                || fail "$id: ol diff in the release says where the reference is shown (rc $rc)"
+done
+if same_grade L7.1 weak && grep -q NoCoverage <<<"$b" && grep -q Survived <<<"$b" && grep -q Killed <<<"$b"; then
+  ok "L7.1: a weaker suite gets the same Killed, Survived and NoCoverage mutants in the release"
+else
+  fail "L7.1: a weaker suite gets the same Killed, Survived and NoCoverage mutants in the release"
+fi
+echo "     (the student flow and $(( $(wc -w <<<"$lessons") * 2 + 2 )) grades: $((SECONDS - started)) s)"
+summary
+[ "$failures" -eq 0 ]
