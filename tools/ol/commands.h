@@ -12,5 +12,6 @@ int cmd_mutants(int argc, char **argv);
 int cmd_fixtures(int argc, char **argv);
 int cmd_hub(int argc, char **argv);
 int cmd_dist(int argc, char **argv);
+int cmd_grade(int argc, char **argv);
 
 #endif

@@ -18,6 +18,9 @@ typedef struct proc_job {
     char *cwd;            /* NULL: ol's own */
     char *out_path;       /* stdout and stderr; NULL: /dev/null */
     double timeout;       /* seconds of wall clock; 0: none */
+    /* told as the job ends (results set), while the others run on; NULL: no one */
+    void (*on_done)(struct proc_job *j);
+    void *data;           /* the caller's, for on_done */
     /* results */
     int exit_code;        /* -1 when ended by a signal or not started */
     int term_signal;      /* the signal that ended it, else 0 */

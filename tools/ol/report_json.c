@@ -130,6 +130,14 @@ cJSON *report_stryker_json(ol_ctx *ctx, const check_report *r) {
     if (r->score >= 0) cJSON_AddNumberToObject(config, "score", r->score);
     else cJSON_AddNullToObject(config, "score");
     cJSON_AddBoolToObject(config, "passed", r->passed);
+    /* the tests that fail where they must pass (stage 4), each once */
+    cJSON *invalid = cJSON_AddArrayToObject(config, "invalidTests");
+    strlist names = {0};
+    for (int i = 0; i < r->ninvalid; i++)
+        if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
+    for (int i = 0; i < names.n; i++) cJSON_AddItemToArray(invalid, cJSON_CreateString(names.v[i]));
+    sl_free(&names);
+    if (r->harness_broken) cJSON_AddStringToObject(config, "harnessBroken", r->harness_message);
     /* check50's convention: a stage skipped because an earlier one failed is null */
     cJSON *stages = cJSON_AddArrayToObject(config, "stages");
     for (int i = 0; i < N_STAGES; i++) {
