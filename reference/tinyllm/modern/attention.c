@@ -322,21 +322,24 @@ static int check_mask(const tl_tensor *mask, const int64_t *scores) {
     return -1;
 }
 
-/* The causal mask over cache positions, [T, S]: 0 where key j <= query i,
- * fp32 min elsewhere; NULL (no mask needed) when every key is visible. */
+/* Causal over cache positions: a query sees itself and the keys before it. */
+static bool causal_visible(int64_t key_pos, int64_t query_pos) { return key_pos <= query_pos; }
+
+/* The causal mask [T, S]: 0 where visible, fp32 min (never -inf) elsewhere;
+ * NULL with *needed false when every key is visible (one decoded token). */
 static tl_tensor *causal_mask(tl_tensor *query_pos, tl_tensor *key_pos, bool *needed) {
     int64_t t = query_pos->shape[0], s = key_pos->shape[0];
     const int64_t *qp = tl_data(query_pos), *kp = tl_data(key_pos);
     *needed = false;
     for (int64_t i = 0; i < t; i++)
         for (int64_t j = 0; j < s; j++)
-            if (kp[j] > qp[i]) *needed = true;
+            if (!causal_visible(kp[j], qp[i])) *needed = true;
     if (!*needed) return NULL;
     tl_tensor *mask = tl_empty(TL_F32, TL_SHAPE(t, s));
     if (!mask) return NULL;
     float *m = tl_f32(mask);
     for (int64_t i = 0; i < t; i++)
-        for (int64_t j = 0; j < s; j++) m[i * s + j] = kp[j] <= qp[i] ? 0.0f : -FLT_MAX;
+        for (int64_t j = 0; j < s; j++) m[i * s + j] = causal_visible(kp[j], qp[i]) ? 0 : -FLT_MAX;
     return mask;
 }
 
