@@ -68,7 +68,8 @@ START_TEST(test_boundary_windows_sinks_and_positions)
     assert_fails(gqa_add_learned_sinks(&a, NULL) == -1, "gqa_add_learned_sinks", "already");
 
     /* A window wider than the bounded cache keeps would need evicted keys. */
-    ck_assert_int_eq(sink_window_cache_init(&c, 1, 1, 2, MX_D, 6, 2, SINK_KEEP_POSITIONS), 0);
+    ck_assert_msg(sink_window_cache_init(&c, 1, 1, 2, MX_D, 6, 2, SINK_KEEP_POSITIONS) == 0,
+                  "sink_window_cache_init: %s", tl_error());
     tl_tensor *x = tl_zeros(TL_F32, TL_SHAPE(1, 1, MX_HIDDEN));
     tl_no_grad_push();
     assert_fails(gqa_window_forward(&a, x, NULL, 5, 2, &c.base, 0) == NULL,
@@ -96,8 +97,9 @@ START_TEST(test_fault_streaming_refusals_leave_the_cache_intact)
     tl_tensor *x = tl_fixture_tensor(fx, "stream.x");
     tl_tensor *golden = tl_fixture_tensor(fx, "stream.repos.y");
     SinkWindowCache c;
-    ck_assert_int_eq(sink_window_cache_init(&c, 1, 1, STREAM_HKV, MX_D, STREAM_CAPACITY,
-                                            STREAM_SINKS, SINK_REPOSITION), 0);
+    ck_assert_msg(sink_window_cache_init(&c, 1, 1, STREAM_HKV, MX_D, STREAM_CAPACITY,
+                                         STREAM_SINKS, SINK_REPOSITION) == 0,
+                  "sink_window_cache_init: %s", tl_error());
     tl_no_grad_push();
     /* A prefill that fits is one chunk: its rows are the stream's first five. */
     tl_tensor *y5 = gqa_forward(&a, tl_narrow(x, 1, 0, 5), NULL, NULL, &c.base, 0);

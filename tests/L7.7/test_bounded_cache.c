@@ -35,7 +35,7 @@ START_TEST(test_bounded_cache_equals_keep_everything_under_the_mask)
     SinkWindowCache bounded;
     KVCache everything;
     ck_assert_msg(sink_window_cache_init(&bounded, 1, 1, STREAM_HKV, MX_D, STREAM_CAPACITY,
-                                         STREAM_SINKS, SINK_KEEP_POSITIONS) == 0,
+                                      STREAM_SINKS, SINK_KEEP_POSITIONS) == 0,
                   "sink_window_cache_init: %s", tl_error());
     ck_assert_msg(bounded.window == STREAM_WINDOW && bounded.sink_tokens == STREAM_SINKS &&
                   bounded.base.capacity == STREAM_CAPACITY && !bounded.base.rotates_keys,
@@ -83,8 +83,9 @@ START_TEST(test_bounded_cache_keeps_sinks_and_the_last_window)
     tl_scope_push();
     tl_pcg32 rng = tl_test_rng(7702);
     SinkWindowCache c;
-    ck_assert_int_eq(sink_window_cache_init(&c, 1, 1, 1, 4, STREAM_CAPACITY, STREAM_SINKS,
-                                            SINK_KEEP_POSITIONS), 0);
+    ck_assert_msg(sink_window_cache_init(&c, 1, 1, 1, 4, STREAM_CAPACITY, STREAM_SINKS,
+                                         SINK_KEEP_POSITIONS) == 0,
+                  "sink_window_cache_init: %s", tl_error());
     tl_tensor *first[STREAM_SINKS];
     for (int64_t t = 0; t < 20; t++) {
         /* Before the update: what it will attend over. */

@@ -16,8 +16,9 @@ START_TEST(test_streaming_llm_repositions_keys)
     tl_tensor *x = tl_fixture_tensor(fx, "stream.x");
     tl_tensor *golden = tl_fixture_tensor(fx, "stream.repos.y");
     SinkWindowCache c;
-    ck_assert_int_eq(sink_window_cache_init(&c, 1, 1, STREAM_HKV, MX_D, STREAM_CAPACITY,
-                                            STREAM_SINKS, SINK_REPOSITION), 0);
+    ck_assert_msg(sink_window_cache_init(&c, 1, 1, STREAM_HKV, MX_D, STREAM_CAPACITY,
+                                         STREAM_SINKS, SINK_REPOSITION) == 0,
+                  "sink_window_cache_init: %s", tl_error());
     ck_assert_msg(c.base.rotates_keys, "a StreamingLLM cache rotates keys itself");
     for (int64_t t = 0; t < STREAM_T; t++) {
         tl_no_grad_push();
