@@ -89,15 +89,17 @@ int rope_spec_init(RopeSpec *spec, int64_t head_dim, int64_t rotary_dim, double 
 /* The cos and sin tables for positions, in the spec's pairing layout:
  *   positions: I64 (or I32) [T] (shared by the batch) or [B, T]; any values
  *              (a cache's offset, gaps, even negative), used as fp32(p).
- *   *cos, *sin: F32 [T, rotary_dim] or [B, T, rotary_dim], in the current scope.
- *   Column j of the table holds frequency i = j mod d/2 for ROPE_HALF
- *   ([f0 .. f(d/2-1), f0 .. f(d/2-1)], HF's cat((freqs, freqs))) and i = j / 2
- *   for ROPE_INTERLEAVED ([f0, f0, f1, f1, ...]); both times attention_scaling.
- * Returns 0, or -1 with an error naming rope_cos_sin (then *cos and *sin are
- * NULL): spec, positions, cos or sin NULL; positions not I64/I32 or not of
- * rank 1 or 2; a spec that rope_spec_init would refuse, or whose
- * attention_scaling is not finite. */
-int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos, tl_tensor **sin);
+ *   *cos_out, *sin_out: F32 [T, rotary_dim] or [B, T, rotary_dim], in the current
+ *              scope. Column j holds frequency i = j mod d/2 for ROPE_HALF
+ *              ([f0 .. f(d/2-1), f0 .. f(d/2-1)], HF's cat((freqs, freqs))) and
+ *              i = j / 2 for ROPE_INTERLEAVED ([f0, f0, f1, f1, ...]); both times
+ *              attention_scaling.
+ * Returns 0, or -1 with an error naming rope_cos_sin (then *cos_out and
+ * *sin_out are NULL): spec, positions, cos_out or sin_out NULL; positions not
+ * I64/I32 or not of rank 1 or 2; a spec that rope_spec_init would refuse, or
+ * whose attention_scaling is not finite. */
+int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos_out,
+                 tl_tensor **sin_out);
 
 /* x rotated at positions: the first rotary_dim features of every head in the
  * spec's pairing, the rest unchanged.
@@ -117,15 +119,15 @@ tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions);
 /* As rope_apply with tables already made (rope_cos_sin, once for q and k of
  * every layer), in either layout:
  *   x: F32/BF16 [B, T, H, head_dim] (ROPE_BTHD) or [B, H, T, head_dim] (ROPE_BHTD).
- *   cos, sin: F32 [T, rotary_dim] or [B, T, rotary_dim] (B may be 1), from
- *             rope_cos_sin with the same spec.
+ *   cos_table, sin_table: F32 [T, rotary_dim] or [B, T, rotary_dim] (B may be 1),
+ *             from rope_cos_sin with the same spec.
  *   returns: F32, x's shape, in the current scope; differentiable in x (and in
- *            cos and sin, should they require a gradient).
- * Errors (NULL, naming rope_apply_cos_sin): spec, x, cos or sin NULL; layout
- * unknown; x's rank or last axis wrong; cos and sin of different shapes, not
+ *            the tables, should they require a gradient).
+ * Errors (NULL, naming rope_apply_cos_sin): spec, x or a table NULL;
+ * layout unknown; x's rank or last axis wrong; tables of different shapes, not
  * of width rotary_dim, or whose T or B does not match x (shapes named). */
-tl_tensor *rope_apply_cos_sin(const RopeSpec *spec, tl_tensor *x, tl_tensor *cos,
-                              tl_tensor *sin, rope_layout layout);
+tl_tensor *rope_apply_cos_sin(const RopeSpec *spec, tl_tensor *x, tl_tensor *cos_table,
+                              tl_tensor *sin_table, rope_layout layout);
 
 /* HF's checkpoint converter (models/llama/convert_llama_weights_to_hf.py,
  * permute()): Meta's files pair features interleaved, HF's code pairs them by

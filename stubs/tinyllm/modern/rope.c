@@ -17,20 +17,19 @@ int rope_spec_init(RopeSpec *spec, int64_t head_dim, int64_t rotary_dim, double 
      * for i < rotary_dim / 2: the exponent divides by rotary_dim, not head_dim.
      * attention_scaling starts at 1. */
     (void)spec; (void)head_dim; (void)rotary_dim; (void)theta; (void)pairing;
-    tl_fail("not implemented: rope_spec_init (L7.3)");
-    return -1;
+    return tl_fail_status("not implemented: rope_spec_init (L7.3)");
 }
 
-int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos, tl_tensor **sin) {
+int rope_cos_sin(const RopeSpec *spec, tl_tensor *positions, tl_tensor **cos_out,
+                 tl_tensor **sin_out) {
     /* angles = fp32(positions) (unsqueezed) * inv_freq: one float32 product each
      * (tl_cast, tl_unsqueeze, tl_from_f32, tl_mul). Widen to rotary_dim in the
      * pairing's layout: [f, f] for ROPE_HALF, [f0, f0, f1, f1, ...] for
      * ROPE_INTERLEAVED. Then tl_cos / tl_sin, each times attention_scaling. */
     (void)spec; (void)positions;
-    if (cos) *cos = NULL;
-    if (sin) *sin = NULL;
-    tl_fail("not implemented: rope_cos_sin (L7.3)");
-    return -1;
+    if (cos_out) *cos_out = NULL;
+    if (sin_out) *sin_out = NULL;
+    return tl_fail_status("not implemented: rope_cos_sin (L7.3)");
 }
 
 tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions) {
@@ -40,13 +39,13 @@ tl_tensor *rope_apply(const RopeSpec *spec, tl_tensor *x, tl_tensor *positions) 
     return tl_fail("not implemented: rope_apply (L7.3)");
 }
 
-tl_tensor *rope_apply_cos_sin(const RopeSpec *spec, tl_tensor *x, tl_tensor *cos,
-                              tl_tensor *sin, rope_layout layout) {
+tl_tensor *rope_apply_cos_sin(const RopeSpec *spec, tl_tensor *x, tl_tensor *cos_table,
+                              tl_tensor *sin_table, rope_layout layout) {
     /* Reshape the tables so they broadcast over the heads axis, rotate only
      * the first rotary_dim features: y = x * cos + rotate(x) * sin, where
      * rotate pairs by halves ([-x2, x1]) or neighbours ([-x1, x0, -x3, x2, ..]).
      * Concatenate the untouched features after them. */
-    (void)spec; (void)x; (void)cos; (void)sin; (void)layout;
+    (void)spec; (void)x; (void)cos_table; (void)sin_table; (void)layout;
     return tl_fail("not implemented: rope_apply_cos_sin (L7.3)");
 }
 
