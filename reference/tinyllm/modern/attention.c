@@ -18,10 +18,9 @@
 
 /* Adds "fn: " (and the cache's kind) before the message a lower call set. */
 static void add_context(const char *fn, const char *kind) {
-    char lower[768];
-    snprintf(lower, sizeof lower, "%s", tl_error() ? tl_error() : "failed without a message");
-    if (kind) tl_set_error("%s: %s: %s", fn, kind, lower);
-    else tl_set_error("%s: %s", fn, lower);
+    const char *lower = tl_error() ? tl_error() : "failed without a message";
+    if (kind) tl_fail("%s: %s: %s", fn, kind, lower);
+    else tl_fail("%s: %s", fn, lower);
 }
 
 static int layer_ok(const char *fn, const KVCache *c, int layer) {
@@ -37,13 +36,11 @@ static int layer_ok(const char *fn, const KVCache *c, int layer) {
 static int full_positions(const KVCache *c, int layer, int64_t n_new, tl_tensor **query_pos,
                           tl_tensor **key_pos) {
     int64_t held = c->held[layer];
-    if (held + n_new > c->capacity) {
-        tl_fail("layer %d holds %lld of %lld positions; %lld more do not fit (a KVCache of "
-                "max_len %lld): make it larger with kv_cache_init, or kv_cache_reset it",
-                layer, (long long)held, (long long)c->capacity, (long long)n_new,
-                (long long)c->capacity);
-        return -1;
-    }
+    if (held + n_new > c->capacity)
+        return tl_fail_status("layer %d holds %lld of %lld positions; %lld more do not fit (a "
+                              "KVCache of max_len %lld): make it larger with kv_cache_init, or "
+                              "kv_cache_reset it", layer, (long long)held, (long long)c->capacity,
+                              (long long)n_new, (long long)c->capacity);
     *query_pos = tl_arange(held, held + n_new);
     *key_pos = tl_arange(0, held + n_new);
     return *query_pos && *key_pos ? 0 : -1;
@@ -70,19 +67,15 @@ static const KVCacheOps FULL_CACHE_OPS = {"KVCache", full_positions, full_update
 
 int kv_cache_init(KVCache *c, int n_layers, int64_t batch, int64_t n_kv_heads, int64_t key_dim,
                   int64_t value_dim, int64_t max_len) {
-    if (!c) {
-        tl_fail("kv_cache_init: the KVCache pointer is NULL");
-        return -1;
-    }
+    if (!c)
+        return tl_fail_status("kv_cache_init: the KVCache pointer is NULL");
     memset(c, 0, sizeof *c);
     const char *names[6] = {"n_layers", "batch", "n_kv_heads", "key_dim", "value_dim", "max_len"};
     int64_t sizes[6] = {n_layers, batch, n_kv_heads, key_dim, value_dim, max_len};
     for (int i = 0; i < 6; i++)
-        if (sizes[i] < 1) {
-            tl_fail("kv_cache_init: %s is %lld; it must be at least 1", names[i],
-                    (long long)sizes[i]);
-            return -1;
-        }
+        if (sizes[i] < 1)
+            return tl_fail_status("kv_cache_init: %s is %lld; it must be at least 1", names[i],
+                                  (long long)sizes[i]);
     c->ops = &FULL_CACHE_OPS;
     c->n_layers = n_layers;
     c->batch = batch;
@@ -133,20 +126,16 @@ void kv_cache_reset(KVCache *c) {
 }
 
 int64_t kv_cache_seq_len(const KVCache *c, int layer) {
-    if (!c) return tl_fail("kv_cache_seq_len: the cache is NULL"), -1;
+    if (!c) return tl_fail_status("kv_cache_seq_len: the cache is NULL");
     return layer_ok("kv_cache_seq_len", c, layer) ? c->seen[layer] : -1;
 }
 
 int kv_cache_view(const KVCache *c, int layer, tl_tensor **keys, tl_tensor **values) {
-    if (!c || !keys || !values) {
-        tl_fail("kv_cache_view: the cache or an output pointer is NULL");
-        return -1;
-    }
+    if (!c || !keys || !values)
+        return tl_fail_status("kv_cache_view: the cache or an output pointer is NULL");
     if (!layer_ok("kv_cache_view", c, layer)) return -1;
-    if (c->held[layer] == 0) {
-        tl_fail("kv_cache_view: layer %d holds nothing yet (update it first)", layer);
-        return -1;
-    }
+    if (c->held[layer] == 0)
+        return tl_fail_status("kv_cache_view: layer %d holds nothing yet (update it first)", layer);
     *keys = tl_narrow(c->keys[layer], 2, 0, c->held[layer]);
     *values = tl_narrow(c->values[layer], 2, 0, c->held[layer]);
     return *keys && *values ? 0 : -1;
@@ -154,16 +143,13 @@ int kv_cache_view(const KVCache *c, int layer, tl_tensor **keys, tl_tensor **val
 
 int kv_cache_positions(const KVCache *c, int layer, int64_t n_new, tl_tensor **query_positions,
                        tl_tensor **key_positions) {
-    if (!c || !c->ops || !query_positions || !key_positions) {
-        tl_fail("kv_cache_positions: the cache (or its ops) or an output pointer is NULL");
-        return -1;
-    }
+    if (!c || !c->ops || !query_positions || !key_positions)
+        return tl_fail_status("kv_cache_positions: the cache (or its ops) or an output pointer is "
+                              "NULL");
     if (!layer_ok("kv_cache_positions", c, layer)) return -1;
-    if (n_new < 1) {
-        tl_fail("kv_cache_positions: n_new is %lld; an update appends at least 1 token",
-                (long long)n_new);
-        return -1;
-    }
+    if (n_new < 1)
+        return tl_fail_status("kv_cache_positions: n_new is %lld; an update appends at least 1 "
+                              "token", (long long)n_new);
     if (c->ops->positions(c, layer, n_new, query_positions, key_positions) == 0) return 0;
     add_context("kv_cache_positions", c->ops->kind);
     return -1;
@@ -175,35 +161,26 @@ static int fits(const KVCache *c, const char *what, const tl_tensor *t, int64_t 
         t->shape[1] == c->n_kv_heads && t->shape[2] >= 1 && t->shape[3] == width)
         return 0;
     char ts[64];
-    tl_fail("kv_cache_update: %s %s (%s) does not fit a cache of [B, Hkv, T, %s] = "
-            "[%lld, %lld, T, %lld] with T >= 1", what, tl_shape_str(t, ts, sizeof ts),
-            tl_dtype_name(t->dtype), what[0] == 'k' ? "key_dim" : "value_dim",
-            (long long)c->batch, (long long)c->n_kv_heads, (long long)width);
-    return -1;
+    return tl_fail_status("kv_cache_update: %s %s (%s) does not fit a cache of [B, Hkv, T, %s] = "
+                          "[%lld, %lld, T, %lld] with T >= 1", what, tl_shape_str(t, ts, sizeof ts),
+                          tl_dtype_name(t->dtype), what[0] == 'k' ? "key_dim" : "value_dim",
+                          (long long)c->batch, (long long)c->n_kv_heads, (long long)width);
 }
 
 int kv_cache_update(KVCache *c, int layer, tl_tensor *k, tl_tensor *v, const RopeSpec *rope,
                     KVCacheUpdate *out) {
-    if (!c || !c->ops || !out) {
-        tl_fail("kv_cache_update: the cache (or its ops) or the output is NULL");
-        return -1;
-    }
-    if (!k || !v) {
-        tl_fail("kv_cache_update: k or v is NULL");
-        return -1;
-    }
+    if (!c || !c->ops || !out)
+        return tl_fail_status("kv_cache_update: the cache (or its ops) or the output is NULL");
+    if (!k || !v)
+        return tl_propagate_status("kv_cache_update: k or v is NULL");
     if (!layer_ok("kv_cache_update", c, layer)) return -1;
     if (fits(c, "k", k, c->key_dim) != 0 || fits(c, "v", v, c->value_dim) != 0) return -1;
-    if (k->shape[2] != v->shape[2]) {
-        tl_fail("kv_cache_update: k has %lld tokens but v has %lld", (long long)k->shape[2],
-                (long long)v->shape[2]);
-        return -1;
-    }
-    if (c->rotates_keys && !rope) {
-        tl_fail("kv_cache_update: a %s rotates keys itself and needs the layer's RopeSpec",
-                c->ops->kind);
-        return -1;
-    }
+    if (k->shape[2] != v->shape[2])
+        return tl_fail_status("kv_cache_update: k has %lld tokens but v has %lld",
+                              (long long)k->shape[2], (long long)v->shape[2]);
+    if (c->rotates_keys && !rope)
+        return tl_fail_status("kv_cache_update: a %s rotates keys itself and needs the layer's "
+                              "RopeSpec", c->ops->kind);
     memset(out, 0, sizeof *out);
     if (c->ops->update(c, layer, k, v, rope, out) == 0) return 0;
     add_context("kv_cache_update", c->ops->kind);
@@ -213,32 +190,23 @@ int kv_cache_update(KVCache *c, int layer, tl_tensor *k, tl_tensor *v, const Rop
 /* ==== GQAttention ======================================================== */
 
 int gqa_init(GQAttention *a, const GQAConfig *cfg, const RopeSpec *rope, tl_pcg32 *rng) {
-    if (!a) {
-        tl_fail("gqa_init: the GQAttention pointer is NULL");
-        return -1;
-    }
+    if (!a)
+        return tl_fail_status("gqa_init: the GQAttention pointer is NULL");
     memset(a, 0, sizeof *a);
-    if (!cfg || !rope) {
-        tl_fail("gqa_init: the config or the RopeSpec is NULL");
-        return -1;
-    }
-    if (cfg->hidden < 1 || cfg->n_heads < 1 || cfg->n_kv_heads < 1 || cfg->head_dim < 1) {
-        tl_fail("gqa_init: hidden %lld, n_heads %lld, n_kv_heads %lld and head_dim %lld must "
-                "all be at least 1", (long long)cfg->hidden, (long long)cfg->n_heads,
-                (long long)cfg->n_kv_heads, (long long)cfg->head_dim);
-        return -1;
-    }
-    if (cfg->n_heads % cfg->n_kv_heads != 0) {
-        tl_fail("gqa_init: %lld heads are not a multiple of %lld kv heads; each kv head must "
-                "serve the same number of query heads", (long long)cfg->n_heads,
-                (long long)cfg->n_kv_heads);
-        return -1;
-    }
-    if (rope->head_dim != cfg->head_dim) {
-        tl_fail("gqa_init: the RopeSpec is for head_dim %lld but the heads have head_dim %lld",
-                (long long)rope->head_dim, (long long)cfg->head_dim);
-        return -1;
-    }
+    if (!cfg || !rope)
+        return tl_fail_status("gqa_init: the config or the RopeSpec is NULL");
+    if (cfg->hidden < 1 || cfg->n_heads < 1 || cfg->n_kv_heads < 1 || cfg->head_dim < 1)
+        return tl_fail_status("gqa_init: hidden %lld, n_heads %lld, n_kv_heads %lld and head_dim "
+                              "%lld must all be at least 1", (long long)cfg->hidden,
+                              (long long)cfg->n_heads, (long long)cfg->n_kv_heads,
+                              (long long)cfg->head_dim);
+    if (cfg->n_heads % cfg->n_kv_heads != 0)
+        return tl_fail_status("gqa_init: %lld heads are not a multiple of %lld kv heads; each kv "
+                              "head must serve the same number of query heads",
+                              (long long)cfg->n_heads, (long long)cfg->n_kv_heads);
+    if (rope->head_dim != cfg->head_dim)
+        return tl_fail_status("gqa_init: the RopeSpec is for head_dim %lld but the heads have "
+                              "head_dim %lld", (long long)rope->head_dim, (long long)cfg->head_dim);
     int64_t h = cfg->hidden, q_out = cfg->n_heads * cfg->head_dim;
     int64_t kv_out = cfg->n_kv_heads * cfg->head_dim;
     tl_module *m = tl_module_new("GQAttention");
@@ -248,7 +216,7 @@ int gqa_init(GQAttention *a, const GQAConfig *cfg, const RopeSpec *rope, tl_pcg3
     a->v_proj = tl_module_add(m, "v_proj", tl_linear_new(h, kv_out, cfg->qkv_bias, rng));
     a->o_proj = tl_module_add(m, "o_proj", tl_linear_new(q_out, h, cfg->o_bias, rng));
     if (!m || !a->q_proj || !a->k_proj || !a->v_proj || !a->o_proj) {
-        tl_fail("gqa_init: could not build the projections");
+        tl_fail("gqa_init: could not build the projections: %s", tl_error());
         gqa_free(a);
         return -1;
     }
@@ -271,7 +239,7 @@ void gqa_free(GQAttention *a) {
 
 int64_t gqa_param_count(const GQAttention *a) {
     if (!a || a->hidden < 1 || a->n_heads < 1 || a->n_kv_heads < 1 || a->head_dim < 1)
-        return tl_fail("gqa_param_count: the attention is NULL or not initialised"), -1;
+        return tl_fail_status("gqa_param_count: the attention is NULL or not initialised");
     int64_t q = a->n_heads * a->head_dim, kv = a->n_kv_heads * a->head_dim;
     int64_t n = 2 * a->hidden * q + 2 * a->hidden * kv;
     if (a->qkv_bias) n += q + 2 * kv;
@@ -284,12 +252,11 @@ int64_t gqa_param_count(const GQAttention *a) {
 static int check_proj(const char *name, const tl_module *lin, int64_t out, int64_t in) {
     tl_tensor *w = tl_module_param(lin, "weight");
     char ws[64];
-    if (!w || w->ndim != 2 || w->shape[0] != out || w->shape[1] != in) {
-        tl_fail("gqa_forward: %s's weight has shape %s; expected [%lld, %lld] (a checkpoint "
-                "of another config?)", name, w ? tl_shape_str(w, ws, sizeof ws) : "(none)",
-                (long long)out, (long long)in);
-        return -1;
-    }
+    if (!w || w->ndim != 2 || w->shape[0] != out || w->shape[1] != in)
+        return tl_fail_status("gqa_forward: %s's weight has shape %s; expected [%lld, %lld] (a "
+                              "checkpoint of another config?)", name,
+                              w ? tl_shape_str(w, ws, sizeof ws) : "(none)", (long long)out,
+                              (long long)in);
     return 0;
 }
 
@@ -300,9 +267,9 @@ static int check_positions(const tl_tensor *p, int64_t b, int64_t t) {
          (p->ndim == 2 && p->shape[1] == t && (p->shape[0] == b || p->shape[0] == 1))))
         return 0;
     char ps[64];
-    tl_fail("gqa_forward: positions %s (%s) must be I64 [T] or [B, T] with B = %lld, T = %lld",
-            tl_shape_str(p, ps, sizeof ps), tl_dtype_name(p->dtype), (long long)b, (long long)t);
-    return -1;
+    return tl_fail_status("gqa_forward: positions %s (%s) must be I64 [T] or [B, T] with B = "
+                          "%lld, T = %lld", tl_shape_str(p, ps, sizeof ps), tl_dtype_name(p->dtype),
+                          (long long)b, (long long)t);
 }
 
 /* The mask must be F32 and broadcast to the scores [B, Hq, T, S]. */
@@ -314,12 +281,12 @@ static int check_mask(const tl_tensor *mask, const int64_t *scores) {
     }
     if (ok) return 0;
     char ms[64];
-    tl_fail("gqa_forward: the mask %s (%s) does not broadcast to the scores [B, Hq, T, S] = "
-            "[%lld, %lld, %lld, %lld] (S keys after this update: kv_cache_positions gives "
-            "them); it must be F32", tl_shape_str(mask, ms, sizeof ms),
-            tl_dtype_name(mask->dtype), (long long)scores[0], (long long)scores[1],
-            (long long)scores[2], (long long)scores[3]);
-    return -1;
+    return tl_fail_status("gqa_forward: the mask %s (%s) does not broadcast to the scores [B, Hq, "
+                          "T, S] = [%lld, %lld, %lld, %lld] (S keys after this update: "
+                          "kv_cache_positions gives them); it must be F32",
+                          tl_shape_str(mask, ms, sizeof ms), tl_dtype_name(mask->dtype),
+                          (long long)scores[0], (long long)scores[1], (long long)scores[2],
+                          (long long)scores[3]);
 }
 
 /* Causal over cache positions: a query sees itself and the keys before it. */
@@ -347,20 +314,15 @@ static tl_tensor *causal_mask(tl_tensor *query_pos, tl_tensor *key_pos, bool *ne
 static int check_forward(const GQAttention *a, const tl_tensor *x, const tl_tensor *positions,
                          const KVCache *cache, int layer) {
     char xs[64];
-    if (x->ndim != 3 || x->shape[1] < 1 || x->shape[2] != a->hidden) {
-        tl_fail("gqa_forward: x has shape %s; it must be [B, T, hidden] with T >= 1 and hidden "
-                "%lld", tl_shape_str(x, xs, sizeof xs), (long long)a->hidden);
-        return -1;
-    }
-    if (a->n_kv_heads < 1 || a->n_heads % a->n_kv_heads != 0) {
-        tl_fail("gqa_forward: %lld heads are not a multiple of %lld kv heads",
-                (long long)a->n_heads, (long long)a->n_kv_heads);
-        return -1;
-    }
-    if (!(isfinite(a->scale) && a->scale > 0)) {
-        tl_fail("gqa_forward: scale is %g; it must be a finite number > 0", a->scale);
-        return -1;
-    }
+    if (x->ndim != 3 || x->shape[1] < 1 || x->shape[2] != a->hidden)
+        return tl_fail_status("gqa_forward: x has shape %s; it must be [B, T, hidden] with T >= 1 "
+                              "and hidden %lld", tl_shape_str(x, xs, sizeof xs),
+                              (long long)a->hidden);
+    if (a->n_kv_heads < 1 || a->n_heads % a->n_kv_heads != 0)
+        return tl_fail_status("gqa_forward: %lld heads are not a multiple of %lld kv heads",
+                              (long long)a->n_heads, (long long)a->n_kv_heads);
+    if (!(isfinite(a->scale) && a->scale > 0))
+        return tl_fail_status("gqa_forward: scale is %g; it must be a finite number > 0", a->scale);
     int64_t q = a->n_heads * a->head_dim, kv = a->n_kv_heads * a->head_dim;
     if (check_proj("q_proj", a->q_proj, q, a->hidden) != 0 ||
         check_proj("k_proj", a->k_proj, kv, a->hidden) != 0 ||
@@ -369,28 +331,23 @@ static int check_forward(const GQAttention *a, const tl_tensor *x, const tl_tens
         return -1;
     if (positions && check_positions(positions, x->shape[0], x->shape[1]) != 0) return -1;
     if (!cache) return 0;
-    if (tl_grad_enabled()) {
-        tl_fail("gqa_forward: a KV cache stores keys and values without their autograd "
-                "history, so gradients would be wrong: run cached forwards under "
-                "tl_no_grad_push(), or pass cache NULL to train");
-        return -1;
-    }
+    if (tl_grad_enabled())
+        return tl_fail_status("gqa_forward: a KV cache stores keys and values without their "
+                              "autograd history, so gradients would be wrong: run cached forwards "
+                              "under tl_no_grad_push(), or pass cache NULL to train");
     if (!layer_ok("gqa_forward", cache, layer)) return -1;
     if (cache->batch != x->shape[0] || cache->n_kv_heads != a->n_kv_heads ||
         cache->key_dim != a->head_dim || cache->value_dim != a->head_dim) {
-        tl_fail("gqa_forward: the cache holds [B, Hkv, key_dim, value_dim] = [%lld, %lld, %lld, "
-                "%lld] but this attention needs [%lld, %lld, %lld, %lld]",
-                (long long)cache->batch, (long long)cache->n_kv_heads,
-                (long long)cache->key_dim, (long long)cache->value_dim,
-                (long long)x->shape[0], (long long)a->n_kv_heads, (long long)a->head_dim,
-                (long long)a->head_dim);
-        return -1;
+        return tl_fail_status("gqa_forward: the cache holds [B, Hkv, key_dim, value_dim] = [%lld, "
+                              "%lld, %lld, %lld] but this attention needs [%lld, %lld, %lld, %lld]",
+                              (long long)cache->batch, (long long)cache->n_kv_heads,
+                              (long long)cache->key_dim, (long long)cache->value_dim,
+                              (long long)x->shape[0], (long long)a->n_kv_heads,
+                              (long long)a->head_dim, (long long)a->head_dim);
     }
-    if (cache->rotates_keys && positions) {
-        tl_fail("gqa_forward: a %s rotates keys at its own positions; pass positions NULL",
-                cache->ops->kind);
-        return -1;
-    }
+    if (cache->rotates_keys && positions)
+        return tl_fail_status("gqa_forward: a %s rotates keys at its own positions; pass "
+                              "positions NULL", cache->ops->kind);
     return 0;
 }
 
@@ -398,7 +355,7 @@ tl_tensor *gqa_forward(const GQAttention *a, tl_tensor *x, tl_tensor *positions,
                        tl_tensor *mask, KVCache *cache, int layer) {
     if (!a || !a->module) return tl_fail("gqa_forward: the attention is NULL or has no module "
                                          "(call gqa_init first)");
-    if (!x) return tl_fail("gqa_forward: x is NULL");
+    if (!x) return tl_propagate("gqa_forward: x is NULL");
     if (check_forward(a, x, positions, cache, layer) != 0) return NULL;
     int64_t b = x->shape[0], t = x->shape[1], hq = a->n_heads, hkv = a->n_kv_heads;
     int64_t d = a->head_dim, g = hq / hkv;

@@ -22,25 +22,21 @@ static bool visible(int64_t key, int64_t query, int64_t window, int64_t sink_tok
 /* 0 when p is I64 [n] of positions >= 0. */
 static int check_positions(const char *what, const tl_tensor *p) {
     char ps[64];
-    if (p->dtype != TL_I64 || p->ndim != 1) {
-        tl_fail("attention_mask: %s %s are %s; they must be I64 of shape [n]", what,
-                tl_shape_str(p, ps, sizeof ps), tl_dtype_name(p->dtype));
-        return -1;
-    }
+    if (p->dtype != TL_I64 || p->ndim != 1)
+        return tl_fail_status("attention_mask: %s %s are %s; they must be I64 of shape [n]", what,
+                              tl_shape_str(p, ps, sizeof ps), tl_dtype_name(p->dtype));
     const int64_t *v = tl_data(p);
     for (int64_t i = 0; i < p->shape[0]; i++)
-        if (v[i] < 0) {
-            tl_fail("attention_mask: %s[%lld] is %lld; cache positions count from 0", what,
-                    (long long)i, (long long)v[i]);
-            return -1;
-        }
+        if (v[i] < 0)
+            return tl_fail_status("attention_mask: %s[%lld] is %lld; cache positions count from 0",
+                                  what, (long long)i, (long long)v[i]);
     return 0;
 }
 
 tl_tensor *attention_mask(tl_tensor *query_positions, tl_tensor *key_positions, int64_t window,
                           int64_t sink_tokens) {
     if (!query_positions || !key_positions)
-        return tl_fail("attention_mask: the query or key positions are NULL");
+        return tl_propagate("attention_mask: the query or key positions are NULL");
     if (check_positions("query positions", query_positions) != 0 ||
         check_positions("key positions", key_positions) != 0)
         return NULL;
@@ -86,13 +82,12 @@ static int sink_positions(const KVCache *c, int layer, int64_t n, tl_tensor **qu
     int64_t held = c->held[layer], seen = c->seen[layer];
     const int64_t *slots = c->slot_positions + layer * c->capacity;
     update_kind kind = kind_of(c, layer, n);
-    if (kind == JOINED && sc->rope_mode == SINK_REPOSITION) {
-        tl_fail("layer %d holds %lld of %lld slots; %lld more tokens would evict keys the "
-                "chunk's earlier tokens still see, and StreamingLLM positions every token "
-                "against the cache it meets: feed them one at a time", layer,
-                (long long)held, (long long)c->capacity, (long long)n);
-        return -1;
-    }
+    if (kind == JOINED && sc->rope_mode == SINK_REPOSITION)
+        return tl_fail_status("layer %d holds %lld of %lld slots; %lld more tokens would evict "
+                              "keys the chunk's earlier tokens still see, and StreamingLLM "
+                              "positions every token against the cache it meets: feed them one at "
+                              "a time", layer, (long long)held, (long long)c->capacity,
+                              (long long)n);
     int64_t s = kind == OVER_THE_OLDEST ? held : held + n;
     *query_pos = tl_arange(seen, seen + n);
     *key_pos = tl_empty(TL_I64, TL_SHAPE(s));
@@ -163,27 +158,19 @@ static const KVCacheOps SINK_WINDOW_OPS = {"SinkWindowCache", sink_positions, si
 int sink_window_cache_init(SinkWindowCache *c, int n_layers, int64_t batch, int64_t n_kv_heads,
                            int64_t head_dim, int64_t capacity, int64_t sink_tokens,
                            sink_rope rope_mode) {
-    if (!c) {
-        tl_fail("sink_window_cache_init: the SinkWindowCache pointer is NULL");
-        return -1;
-    }
+    if (!c)
+        return tl_fail_status("sink_window_cache_init: the SinkWindowCache pointer is NULL");
     memset(c, 0, sizeof *c);
-    if (capacity < 1) {
-        tl_fail("sink_window_cache_init: capacity is %lld; it must be at least 1 (the window "
-                "holds at least the query itself)", (long long)capacity);
-        return -1;
-    }
-    if (sink_tokens < 0 || sink_tokens >= capacity) {
-        tl_fail("sink_window_cache_init: %lld sink tokens in a capacity of %lld leave no slot "
-                "for the window; sink_tokens must be 0 .. capacity - 1", (long long)sink_tokens,
-                (long long)capacity);
-        return -1;
-    }
-    if (rope_mode != SINK_KEEP_POSITIONS && rope_mode != SINK_REPOSITION) {
-        tl_fail("sink_window_cache_init: rope_mode %d is neither SINK_KEEP_POSITIONS nor "
-                "SINK_REPOSITION", (int)rope_mode);
-        return -1;
-    }
+    if (capacity < 1)
+        return tl_fail_status("sink_window_cache_init: capacity is %lld; it must be at least 1 "
+                              "(the window holds at least the query itself)", (long long)capacity);
+    if (sink_tokens < 0 || sink_tokens >= capacity)
+        return tl_fail_status("sink_window_cache_init: %lld sink tokens in a capacity of %lld "
+                              "leave no slot for the window; sink_tokens must be 0 .. capacity - 1",
+                              (long long)sink_tokens, (long long)capacity);
+    if (rope_mode != SINK_KEEP_POSITIONS && rope_mode != SINK_REPOSITION)
+        return tl_fail_status("sink_window_cache_init: rope_mode %d is neither "
+                              "SINK_KEEP_POSITIONS nor SINK_REPOSITION", (int)rope_mode);
     if (kv_cache_init(&c->base, n_layers, batch, n_kv_heads, head_dim, head_dim, capacity) != 0)
         return -1;
     c->base.ops = &SINK_WINDOW_OPS;
@@ -198,7 +185,7 @@ int sink_window_cache_init(SinkWindowCache *c, int n_layers, int64_t batch, int6
 
 tl_tensor *gqa_window_forward(const GQAttention *a, tl_tensor *x, tl_tensor *positions,
                               int64_t window, int64_t sink_tokens, KVCache *cache, int layer) {
-    if (!x) return tl_fail("gqa_window_forward: x is NULL");
+    if (!x) return tl_propagate("gqa_window_forward: x is NULL");
     if (cache && cache->ops == &SINK_WINDOW_OPS) {
         const SinkWindowCache *sc = sink_cache(cache);
         if (window < 1 || window > sc->window || sink_tokens > sc->sink_tokens)
@@ -228,7 +215,7 @@ tl_tensor *gqa_window_forward(const GQAttention *a, tl_tensor *x, tl_tensor *pos
 /* ==== learned sinks ========================================================= */
 
 tl_tensor *softmax_with_sink(tl_tensor *scores, tl_tensor *sinks) {
-    if (!scores || !sinks) return tl_fail("softmax_with_sink: scores or sinks is NULL");
+    if (!scores || !sinks) return tl_propagate("softmax_with_sink: scores or sinks is NULL");
     char ss[64], ks[64];
     if (scores->ndim != 4 || sinks->ndim != 1 || sinks->shape[0] != scores->shape[1])
         return tl_fail("softmax_with_sink: scores %s must be [B, H, T, S] and sinks %s [H]",
@@ -244,14 +231,11 @@ tl_tensor *softmax_with_sink(tl_tensor *scores, tl_tensor *sinks) {
 }
 
 int gqa_add_learned_sinks(GQAttention *a, tl_pcg32 *rng) {
-    if (!a || !a->module) {
-        tl_fail("gqa_add_learned_sinks: the attention is NULL or has no module (gqa_init first)");
-        return -1;
-    }
-    if (a->sinks) {
-        tl_fail("gqa_add_learned_sinks: the attention already has learned sinks");
-        return -1;
-    }
+    if (!a || !a->module)
+        return tl_fail_status("gqa_add_learned_sinks: the attention is NULL or has no module "
+                              "(gqa_init first)");
+    if (a->sinks)
+        return tl_fail_status("gqa_add_learned_sinks: the attention already has learned sinks");
     tl_tensor *sinks = tl_module_param_new(a->module, "sinks", TL_SHAPE(a->n_heads));
     if (!sinks) return -1;
     if (rng) {

@@ -21,8 +21,7 @@ int kv_cache_init(KVCache *c, int n_layers, int64_t batch, int64_t n_kv_heads, i
      * KVCacheOps of your plain cache's positions and update (section 2.4). */
     (void)c; (void)n_layers; (void)batch; (void)n_kv_heads; (void)key_dim; (void)value_dim;
     (void)max_len;
-    tl_fail("not implemented: kv_cache_init (L7.5)");
-    return -1;
+    return tl_fail_status("not implemented: kv_cache_init (L7.5)");
 }
 
 void kv_cache_free(KVCache *c) {
@@ -41,15 +40,13 @@ void kv_cache_reset(KVCache *c) {
 int64_t kv_cache_seq_len(const KVCache *c, int layer) {
     /* The tokens the layer has seen: the next cache position. */
     (void)c; (void)layer;
-    tl_fail("not implemented: kv_cache_seq_len (L7.5)");
-    return -1;
+    return tl_fail_status("not implemented: kv_cache_seq_len (L7.5)");
 }
 
 int kv_cache_view(const KVCache *c, int layer, tl_tensor **keys, tl_tensor **values) {
     /* tl_narrow the layer's tensors to the slots it holds: views, no copy. */
     (void)c; (void)layer; (void)keys; (void)values;
-    tl_fail("not implemented: kv_cache_view (L7.5)");
-    return -1;
+    return tl_fail_status("not implemented: kv_cache_view (L7.5)");
 }
 
 int kv_cache_positions(const KVCache *c, int layer, int64_t n_new, tl_tensor **query_positions,
@@ -58,8 +55,7 @@ int kv_cache_positions(const KVCache *c, int layer, int64_t n_new, tl_tensor **q
      * version: queries seen .. seen + n_new - 1, keys 0 .. seen + n_new - 1
      * (tl_arange), or the "holds 60 of 64" error when they would not fit. */
     (void)c; (void)layer; (void)n_new; (void)query_positions; (void)key_positions;
-    tl_fail("not implemented: kv_cache_positions (L7.5)");
-    return -1;
+    return tl_fail_status("not implemented: kv_cache_positions (L7.5)");
 }
 
 int kv_cache_update(KVCache *c, int layer, tl_tensor *k, tl_tensor *v, const RopeSpec *rope,
@@ -69,8 +65,7 @@ int kv_cache_update(KVCache *c, int layer, tl_tensor *k, tl_tensor *v, const Rop
      * (tl_copy_into on tl_narrow views), then return views of every slot
      * held: append FIRST, so the new tokens see themselves (section 2.4). */
     (void)c; (void)layer; (void)k; (void)v; (void)rope; (void)out;
-    tl_fail("not implemented: kv_cache_update (L7.5)");
-    return -1;
+    return tl_fail_status("not implemented: kv_cache_update (L7.5)");
 }
 
 int gqa_init(GQAttention *a, const GQAConfig *cfg, const RopeSpec *rope, tl_pcg32 *rng) {
@@ -79,8 +74,7 @@ int gqa_init(GQAttention *a, const GQAConfig *cfg, const RopeSpec *rope, tl_pcg3
      * children q_proj, k_proj, v_proj, o_proj (tl_linear_new, in that order,
      * biases as the flags say), the fields, scale = 1/sqrt(head_dim). */
     (void)a; (void)cfg; (void)rope; (void)rng;
-    tl_fail("not implemented: gqa_init (L7.5)");
-    return -1;
+    return tl_fail_status("not implemented: gqa_init (L7.5)");
 }
 
 void gqa_free(GQAttention *a) {
@@ -92,8 +86,7 @@ void gqa_free(GQAttention *a) {
 int64_t gqa_param_count(const GQAttention *a) {
     /* From the fields: four weights, the biases the flags ask for, the sinks. */
     (void)a;
-    tl_fail("not implemented: gqa_param_count (L7.5)");
-    return -1;
+    return tl_fail_status("not implemented: gqa_param_count (L7.5)");
 }
 
 tl_tensor *gqa_forward(const GQAttention *a, tl_tensor *x, tl_tensor *positions,

@@ -29,8 +29,7 @@ int sink_window_cache_init(SinkWindowCache *c, int n_layers, int64_t batch, int6
      * them); rotates_keys for SINK_REPOSITION. */
     (void)c; (void)n_layers; (void)batch; (void)n_kv_heads; (void)head_dim; (void)capacity;
     (void)sink_tokens; (void)rope_mode;
-    tl_fail("not implemented: sink_window_cache_init (L7.7)");
-    return -1;
+    return tl_fail_status("not implemented: sink_window_cache_init (L7.7)");
 }
 
 tl_tensor *gqa_window_forward(const GQAttention *a, tl_tensor *x, tl_tensor *positions,
@@ -54,6 +53,5 @@ int gqa_add_learned_sinks(GQAttention *a, tl_pcg32 *rng) {
     /* tl_module_param_new(a->module, "sinks", [n_heads]), N(0, 0.02^2) with
      * rng; then a->sinks and a->sink_softmax = softmax_with_sink. */
     (void)a; (void)rng;
-    tl_fail("not implemented: gqa_add_learned_sinks (L7.7)");
-    return -1;
+    return tl_fail_status("not implemented: gqa_add_learned_sinks (L7.7)");
 }
