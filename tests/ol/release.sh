@@ -93,7 +93,7 @@ check_both() {
     for src in $(field "$id" sources); do
       mkdir -p "$W/c/$(dirname "$src")"; cp "$ROOT/reference/$src" "$W/c/$src"
     done
-    cp "$@" "$W/c/$slug/"
+    cp -r "$@" "$W/c/$slug/"
     while [ "$(jobs -rp | wc -l)" -ge 4 ]; do wait -n; done
     if [ "$side" = course ]; then
       ( cd "$W" && OL_ROOT=$ROOT "$OL" check "$id" --ref-deps --json "$T/$id-$name-$side.json" \
@@ -121,7 +121,7 @@ for id in $lessons; do
     fail "$id: ol tests in the release: the stub fails every course test with \"not implemented\""
   fi
   model=$(field "$id" model_tests)
-  check_both "$id" model "$ROOT/$model"/*.c
+  check_both "$id" model "$ROOT/$model"/*   # tests and the headers they share
 done
 # 4. survivors and NoCoverage, from the prebuilt coverage build
 check_both L7.1 weak "$ROOT/reference/tests/l7-1-rmsnorm/test_my_hand_examples.c"

@@ -287,10 +287,11 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     char *mdir = path_join(l->dir, "mutants"), *wdir = path_join(l->dir, "wheats");
     int rc = OL_PASS;
     /* a student release has no mutant files, only their compiled objects (prebuilt.h) */
-    if (prebuilt_release(ctx) ? mutants_load_prebuilt(ctx, l, false, &r->mutants, &r->nmutants, &err) != 0 ||
-                                    mutants_load_prebuilt(ctx, l, true, &r->wheats, &r->nwheats, &err) != 0
-                              : mutants_load(mdir, false, &r->mutants, &r->nmutants, &err) != 0 ||
-                                    mutants_load(wdir, true, &r->wheats, &r->nwheats, &err) != 0)
+    bool release = prebuilt_release(ctx);
+    if (release ? mutants_load_prebuilt(ctx, l, false, &r->mutants, &r->nmutants, &err) != 0 ||
+                      mutants_load_prebuilt(ctx, l, true, &r->wheats, &r->nwheats, &err) != 0
+                : mutants_load(mdir, false, &r->mutants, &r->nmutants, &err) != 0 ||
+                      mutants_load(wdir, true, &r->wheats, &r->nwheats, &err) != 0)
         rc = harness(r, err);
     free(mdir);
     free(wdir);

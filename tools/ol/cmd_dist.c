@@ -47,8 +47,10 @@ int cmd_dist(int argc, char **argv) {
     strlist args = {0};
     opts_result parsed = opts_parse("dist", argc, argv, opts, 0, &args);
     int rc = OL_USAGE;
-    if (parsed == OPTS_HELP) rc = print_help(HELP);
-    else if (parsed == OPTS_ERROR) rc = OL_USAGE;
+    if (parsed == OPTS_HELP)
+        rc = print_help(HELP);
+    else if (parsed == OPTS_ERROR)
+        rc = OL_USAGE;
     else if (zip && args.n)
         rc = usage_error("dist", "give either OUT or --gradescope ZIP, not both");
     else if (!zip && args.n != 1)
@@ -56,15 +58,19 @@ int cmd_dist(int argc, char **argv) {
     else if (milestone && !zip)
         rc = usage_error("dist", "--milestone goes with --gradescope");
     else if (zip && !lessons)
-        rc = usage_error("dist", "--gradescope needs --lessons (the lessons the assignment grades)");
+        rc =
+            usage_error("dist", "--gradescope needs --lessons (the lessons the assignment grades)");
     else {
         ol_ctx ctx;
         if (ctx_init(&ctx, NULL) == 0) {
             dist_options opt = {.quiet = quiet};
             split_ids(lessons, &opt.lessons);
-            if (lessons && opt.lessons.n == 0) rc = usage_error("dist", "--lessons lists no lesson");
-            else if (zip) rc = gradescope_write(&ctx, &opt, milestone, zip);
-            else rc = dist_write(&ctx, &opt, args.v[0]);
+            if (lessons && opt.lessons.n == 0)
+                rc = usage_error("dist", "--lessons lists no lesson");
+            else if (zip)
+                rc = gradescope_write(&ctx, &opt, milestone, zip);
+            else
+                rc = dist_write(&ctx, &opt, args.v[0]);
             sl_free(&opt.lessons);
             ctx_free(&ctx);
         }

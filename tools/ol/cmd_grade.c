@@ -74,12 +74,15 @@ static void on_done(proc_job *j) {
         char *lesson = strchr(line, ',');
         char *verdict = lesson ? strchr(lesson + 1, ',') : NULL;
         if (!verdict) continue;
-        sb_printf(&said, "%s%.*s %.*s", said.len ? ", " : "", (int)(verdict - lesson - 1), lesson + 1,
-                  (int)strcspn(verdict + 1, ","), verdict + 1);
+        sb_printf(&said, "%s%.*s %.*s", said.len ? ", " : "", (int)(verdict - lesson - 1),
+                  lesson + 1, (int)strcspn(verdict + 1, ","), verdict + 1);
     }
     double elapsed = now_seconds() - p->started;
-    printf("[%d/%d] %s: %s (%.1f s)   elapsed %d:%02d, slowest so far %s (%.1f s)\n", p->done, p->total,
-           d->student, j->timed_out ? "stopped: ran past its time" : said.len ? said.s : "no grade",
+    printf("[%d/%d] %s: %s (%.1f s)   elapsed %d:%02d, slowest so far %s (%.1f s)\n", p->done,
+           p->total, d->student,
+           j->timed_out ? "stopped: ran past its time"
+           : said.len   ? said.s
+                        : "no grade",
            j->seconds, (int)elapsed / 60, (int)elapsed % 60, p->slowest_name, p->slowest);
     fflush(stdout);
     sb_free(&said);
@@ -139,26 +142,33 @@ static int grade_all(const char *subs, const strlist *lessons, const char *lesso
     while ((e = readdir(d)) != NULL) {
         char *p = path_join(subs, e->d_name);
         if (e->d_name[0] != '.' && is_dir(p)) {
-            if (grade_student_name_ok(e->d_name)) sl_push(&students, e->d_name);
-            else ol_warn("%s: skipped: a student's folder name has only letters, digits and . _ - @ +", p);
+            if (grade_student_name_ok(e->d_name))
+                sl_push(&students, e->d_name);
+            else
+                ol_warn(
+                    "%s: skipped: a student's folder name has only letters, digits and . _ - @ +",
+                    p);
         }
         free(p);
     }
     closedir(d);
     sl_sort(&students);
     if (students.n == 0) {
-        ol_error("%s holds no submission folder: one folder per student, each holding their c/", subs);
+        ol_error("%s holds no submission folder: one folder per student, each holding their c/",
+                 subs);
         sl_free(&students);
         return OL_USAGE;
     }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    progress p = {.out = out, .total = students.n, .started = now_seconds(), .slowest_name = xstrdup("-")};
+    progress p = {
+        .out = out, .total = students.n, .started = now_seconds(), .slowest_name = xstrdup("-")};
     proc_job *all = xcalloc((size_t)students.n, sizeof *all);
     job_data *data = xcalloc((size_t)students.n, sizeof *data);
     char *t = xasprintf("%g", timeout);
-    printf("ol grade: %d submission%s, %s, %d at a time\n", students.n, students.n == 1 ? "" : "s", lesson_arg, jobs);
+    printf("ol grade: %d submission%s, %s, %d at a time\n", students.n, students.n == 1 ? "" : "s",
+           lesson_arg, jobs);
     fflush(stdout);
     for (int i = 0; i < students.n; i++) {
         proc_job *j = &all[i];
@@ -187,7 +197,8 @@ static int grade_all(const char *subs, const strlist *lessons, const char *lesso
     strbuf csv = {0};
     sb_add(&csv, GRADE_CSV_HEADER "\n");
     int ungraded = 0;
-    for (int i = 0; i < students.n; i++) collect(out, students.v[i], lessons, all[i].timed_out, &csv, &ungraded);
+    for (int i = 0; i < students.n; i++)
+        collect(out, students.v[i], lessons, all[i].timed_out, &csv, &ungraded);
     char *csv_path = path_join(out, "grades.csv");
     if (rc == OL_PASS && write_file_atomic(csv_path, csv.s, csv.len) != 0) {
         ol_error("cannot write %s: %s", csv_path, strerror(errno));
@@ -200,9 +211,12 @@ static int grade_all(const char *subs, const strlist *lessons, const char *lesso
     double elapsed = now_seconds() - p.started;
     if (rc == OL_PASS) {
         printf("ol grade: %d submission%s graded in %.0f s (%.1f a minute); %s\n", students.n,
-               students.n == 1 ? "" : "s", elapsed, elapsed > 0 ? students.n * 60.0 / elapsed : 0, csv_path);
-        if (ungraded) printf("ol grade: %d row%s of grades.csv could not be graded (ERROR or TIMEOUT): "
-                             "DIR/<student>/ says why\n", ungraded, ungraded == 1 ? "" : "s");
+               students.n == 1 ? "" : "s", elapsed, elapsed > 0 ? students.n * 60.0 / elapsed : 0,
+               csv_path);
+        if (ungraded)
+            printf("ol grade: %d row%s of grades.csv could not be graded (ERROR or TIMEOUT): "
+                   "DIR/<student>/ says why\n",
+                   ungraded, ungraded == 1 ? "" : "s");
         if (ungraded) rc = OL_FAIL;
     }
     for (int i = 0; i < students.n; i++) proc_job_free(&all[i]);
@@ -217,13 +231,12 @@ static int grade_all(const char *subs, const strlist *lessons, const char *lesso
 }
 
 int cmd_grade(int argc, char **argv) {
-    const char *lessons = NULL, *out = NULL, *jobs_text = NULL, *timeout_text = NULL, *student = NULL;
-    const ol_option opts[] = {{"lessons", 0, "IDS", &lessons, NULL},
-                              {"out", 'o', "DIR", &out, NULL},
-                              {"jobs", 'j', "N", &jobs_text, NULL},
-                              {"timeout", 0, "SECONDS", &timeout_text, NULL},
-                              {"student", 0, "NAME", &student, NULL},
-                              {0}};
+    const char *lessons = NULL, *out = NULL, *jobs_text = NULL, *timeout_text = NULL,
+               *student = NULL;
+    const ol_option opts[] = {
+        {"lessons", 0, "IDS", &lessons, NULL},  {"out", 'o', "DIR", &out, NULL},
+        {"jobs", 'j', "N", &jobs_text, NULL},   {"timeout", 0, "SECONDS", &timeout_text, NULL},
+        {"student", 0, "NAME", &student, NULL}, {0}};
     strlist args = {0};
     opts_result parsed = opts_parse("grade", argc, argv, opts, 0, &args);
     if (parsed != OPTS_RUN) {
@@ -235,16 +248,22 @@ int cmd_grade(int argc, char **argv) {
     int rc = OL_USAGE;
     strlist ids = {0};
     split_ids(lessons, &ids);
-    if (args.n != 1) rc = usage_error("grade", "give the folder of submissions, e.g. `ol grade submissions/ "
-                                               "--lessons L7.1 --out grades/`");
-    else if (!ids.n) rc = usage_error("grade", "--lessons names the lessons to grade, e.g. --lessons L7.1,L7.2");
-    else if (!out) rc = usage_error("grade", "--out DIR says where the reports and grades.csv go");
-    else if (jobs < 1) rc = usage_error("grade", "--jobs must be 1 or more");
-    else if (timeout <= 0) rc = usage_error("grade", "--timeout must be a positive number of seconds");
+    if (args.n != 1)
+        rc = usage_error("grade", "give the folder of submissions, e.g. `ol grade submissions/ "
+                                  "--lessons L7.1 --out grades/`");
+    else if (!ids.n)
+        rc = usage_error("grade", "--lessons names the lessons to grade, e.g. --lessons L7.1,L7.2");
+    else if (!out)
+        rc = usage_error("grade", "--out DIR says where the reports and grades.csv go");
+    else if (jobs < 1)
+        rc = usage_error("grade", "--jobs must be 1 or more");
+    else if (timeout <= 0)
+        rc = usage_error("grade", "--timeout must be a positive number of seconds");
     else if (student && !grade_student_name_ok(student))
         rc = usage_error("grade", "--student takes a folder name of letters, digits and . _ - @ +");
     else if (!student && !empty_or_missing(out))
-        rc = usage_error("grade", "%s is not empty: give a new folder (ol grade never overwrites grades)", out);
+        rc = usage_error(
+            "grade", "%s is not empty: give a new folder (ol grade never overwrites grades)", out);
     else {
         ol_ctx ctx;
         if (ctx_init(&ctx, NULL) == 0) {
@@ -267,8 +286,12 @@ int cmd_grade(int argc, char **argv) {
             }
             if (rc == OL_PASS && student) {
                 char *sub = path_join(args.v[0], student);
-                grade_job g = {.ctx = &ctx, .student = student, .submission = sub, .out = abs_out,
-                               .lessons = &ids, .lesson_timeout = timeout};
+                grade_job g = {.ctx = &ctx,
+                               .student = student,
+                               .submission = sub,
+                               .out = abs_out,
+                               .lessons = &ids,
+                               .lesson_timeout = timeout};
                 rc = grade_one(&g) == 0 ? OL_PASS : OL_FAIL;
                 free(sub);
             } else if (rc == OL_PASS) {

@@ -175,7 +175,8 @@ static int lint_lesson(ol_ctx *ctx, const lesson *l, const mutant_set *set) {
         problems += require_path(ctx, "", l->example_test, false, "example_test", "what `ol start` copies as the first test");
     if (l->fixtures) problems += require_path(ctx, "", l->fixtures, true, "fixtures", "the golden data (`ol fixtures`)");
     if (l->hidden_tests)
-        problems += require_path(ctx, "", l->hidden_tests, true, "hidden_tests", "the course tests students never see");
+        problems += require_path(ctx, "", l->hidden_tests, true, "hidden_tests",
+                                 "the course tests students never see");
     if (l->oracle) {
         char *script = path_join(l->oracle, "make_fixtures.py");
         problems += require_path(ctx, "", script, false, "oracle", "the script `ol fixtures` runs");

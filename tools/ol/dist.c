@@ -24,11 +24,11 @@
 
 /* What one run of dist carries along. */
 typedef struct {
-    ol_ctx *ctx;   /* the course */
-    ol_ctx build;  /* a scratch workspace whose cache compiles the prebuilt objects */
-    char *out;     /* the release being written (a temporary name until the end) */
+    ol_ctx *ctx;  /* the course */
+    ol_ctx build; /* a scratch workspace whose cache compiles the prebuilt objects */
+    char *out;    /* the release being written (a temporary name until the end) */
     const dist_options *opt;
-    int files;     /* how many files were written */
+    int files; /* how many files were written */
 } dist_run;
 
 static void say(const dist_run *d, const char *fmt, const char *arg) {
@@ -44,8 +44,10 @@ static void say(const dist_run *d, const char *fmt, const char *arg) {
 static int copy_one(dist_run *d, const char *from, const char *rel) {
     char *to = path_join(d->out, rel), *dir = path_dirname(to);
     int rc = mkdir_p(dir) == 0 && copy_file_atomic(from, to) == 0 ? 0 : -1;
-    if (rc != 0) ol_error("cannot copy %s to %s: %s", from, to, strerror(errno));
-    else d->files++;
+    if (rc != 0)
+        ol_error("cannot copy %s to %s: %s", from, to, strerror(errno));
+    else
+        d->files++;
     free(dir);
     free(to);
     return rc;
@@ -62,8 +64,10 @@ static int copy_rel(dist_run *d, const char *rel) {
 static int write_rel(dist_run *d, const char *rel, const char *text) {
     char *to = path_join(d->out, rel), *dir = path_dirname(to);
     int rc = mkdir_p(dir) == 0 && write_file_atomic(to, text, strlen(text)) == 0 ? 0 : -1;
-    if (rc != 0) ol_error("cannot write %s: %s", to, strerror(errno));
-    else d->files++;
+    if (rc != 0)
+        ol_error("cannot write %s: %s", to, strerror(errno));
+    else
+        d->files++;
     free(dir);
     free(to);
     return rc;
@@ -79,8 +83,10 @@ static bool secret(const char *rel) {
 /* ROOT/rel, a file or a folder (recursively, regular files only). */
 static int copy_tree(dist_run *d, const char *rel) {
     if (secret(rel)) {
-        ol_error("%s holds the reference, its mutants or the oracle: a student release never carries "
-                 "it (remove it from lesson.json's \"release_files\")", rel);
+        ol_error(
+            "%s holds the reference, its mutants or the oracle: a student release never carries "
+            "it (remove it from lesson.json's \"release_files\")",
+            rel);
         return -1;
     }
     char *full = path_join(d->ctx->root, rel);
@@ -121,7 +127,8 @@ static int copy_included(dist_run *d, const char *rel, strlist *seen) {
     if (!text) return 0;
     int rc = 0;
     char *dir = path_dirname(rel);
-    for (char *line = text; line && *line && rc == 0; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    for (char *line = text; line && *line && rc == 0;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         const char *p = line + strspn(line, " \t");
         if (*p++ != '#') continue;
         p += strspn(p, " \t");
@@ -135,7 +142,8 @@ static int copy_included(dist_run *d, const char *rel, strlist *seen) {
         const char *in_root = realpath(abs, real) ? path_rel(real, d->ctx->root) : NULL;
         if (in_root && in_root != real && strncmp(in_root, "contracts/", 10) != 0) {
             if (secret(in_root)) {
-                ol_error("%s includes %s, a file of the reference: contracts must not", rel, in_root);
+                ol_error("%s includes %s, a file of the reference: contracts must not", rel,
+                         in_root);
                 rc = -1;
             } else {
                 char *target = path_join(d->out, in_root);
@@ -163,8 +171,10 @@ static void list_headers(const char *root, const char *rel, strlist *out) {
         if (e->d_name[0] == '.') continue;
         char *child = path_join(rel, e->d_name), *abs = path_join(root, child);
         size_t n = strlen(e->d_name);
-        if (is_dir(abs)) list_headers(root, child, out);
-        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0) sl_push(out, child);
+        if (is_dir(abs))
+            list_headers(root, child, out);
+        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0)
+            sl_push(out, child);
         free(abs);
         free(child);
     }
@@ -261,7 +271,8 @@ static int prebuild_lesson(dist_run *d, const lesson *l) {
     char *err = NULL, *mdir = path_join(l->dir, "mutants"), *wdir = path_join(l->dir, "wheats");
     mutant *mutants = NULL, *wheats = NULL;
     int nm = 0, nw = 0, rc = 0;
-    if (mutants_load(mdir, false, &mutants, &nm, &err) != 0 || mutants_load(wdir, true, &wheats, &nw, &err) != 0) {
+    if (mutants_load(mdir, false, &mutants, &nm, &err) != 0 ||
+        mutants_load(wdir, true, &wheats, &nw, &err) != 0) {
         ol_error("%s", err);
         rc = -1;
     }
@@ -271,9 +282,12 @@ static int prebuild_lesson(dist_run *d, const lesson *l) {
     variant_build *v = xcalloc((size_t)nv, sizeof *v);
     int k = 0;
     if (rc == 0) {
-        rc = lesson_lib_prepare(bc, &v[0].lib, l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
-                     lesson_lib_prepare(bc, &v[1].lib, l, LIB_COVERAGE, NULL, "the coverage build", &err) != 0
-                 ? -1 : 0;
+        rc =
+            lesson_lib_prepare(bc, &v[0].lib, l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
+                    lesson_lib_prepare(bc, &v[1].lib, l, LIB_COVERAGE, NULL, "the coverage build",
+                                       &err) != 0
+                ? -1
+                : 0;
         v[0].folder = PREBUILT_REFERENCE;
         v[1].folder = PREBUILT_COVERAGE;
         k = 2;
@@ -300,8 +314,8 @@ static int prebuild_lesson(dist_run *d, const lesson *l) {
         for (int i = 0; failed > 0 && i < k; i++)
             if (!v[i].lib.ok) {
                 lesson_lib_print_log(bc, &v[i].lib);
-                ol_error("%s: %s does not compile (above): fix the course before making a release", l->id,
-                         v[i].lib.label);
+                ol_error("%s: %s does not compile (above): fix the course before making a release",
+                         l->id, v[i].lib.label);
             }
         if (failed != 0) rc = -1;
     }
@@ -363,7 +377,8 @@ static int put_lesson_json(dist_run *d, const lesson *l) {
     char *text = read_file(path, NULL);
     cJSON *o = text ? cJSON_Parse(text) : NULL;
     int rc = -1;
-    if (!o) ol_error("cannot read %s", path);
+    if (!o)
+        ol_error("cannot read %s", path);
     else {
         cJSON_DeleteItemFromObjectCaseSensitive(o, "model_tests");
         cJSON_DeleteItemFromObjectCaseSensitive(o, "oracle");
@@ -402,7 +417,8 @@ static int put_lesson(dist_run *d, const lesson *l) {
             if (rel == l->link.v[i]) continue; /* a system file */
             rc = copy_tree(d, rel);
         }
-    for (int i = 0; rc == 0 && i < l->release_files.n; i++) rc = copy_tree(d, l->release_files.v[i]);
+    for (int i = 0; rc == 0 && i < l->release_files.n; i++)
+        rc = copy_tree(d, l->release_files.v[i]);
     if (rc == 0 && l->hidden_tests && d->opt->grader) rc = copy_tree(d, l->hidden_tests);
     /* a grader shows the reference after a pass: only its copy holds it */
     for (int i = 0; rc == 0 && d->opt->grader && i < l->sources.n; i++) {
@@ -421,32 +437,33 @@ static int put_lesson(dist_run *d, const lesson *l) {
 
 static int put_readme(dist_run *d, const strlist *ids) {
     strbuf b = {0};
-    sb_add(&b, "# tinyllm, Part 7 in C: the student release\n\n"
-               "You write a modern LLM decoder from scratch in C, one lesson at a time. Each lesson's\n"
-               "chapter is `course/L7.x/README.md`; `course/README.md` is the map of the course.\n\n"
-               "## Start\n\n"
-               "```sh\n"
-               "export PATH=$PWD/bin:$PATH     # this folder's bin/ (ol finds the course beside it)\n"
-               "mkdir ~/tinyllm && cd ~/tinyllm # your workspace, outside this folder\n"
-               "ol list                        # the lessons, their rungs, and where you are\n"
-               "ol start L7.1                  # the starting code in c/, your test folder\n"
-               "ol tests L7.1                  # build your code, run the course tests\n"
-               "ol check L7.1                  # the course tests, then your own tests by mutation\n"
-               "ol check L7.1 --html report.html   # the same, with a report to open in a browser\n"
-               "```\n\n"
-               "`ol help COMMAND` explains each command. Your tests include only the headers under\n"
-               "`contracts/`, `<check.h>` and the standard C headers.\n\n"
-               "## What is here\n\n"
-               "- `course/`: the chapters and each lesson's `lesson.json`;\n"
-               "- `contracts/`: the headers you implement and call (the runtime's and each lesson's);\n"
-               "- `stubs/`: the starting code `ol start` copies; `tests/`: the course tests;\n"
-               "- `fixtures/`: golden values made with PyTorch;\n"
-               "- `build/lib/`: the runtime, compiled; `bin/`: `ol` and `tinyllm`;\n"
-               "- `prebuilt/`: the reference and its variants (the mutants your tests must catch),\n"
-               "  compiled only. `ol check` grades with them exactly as the course does.\n\n"
-               "The reference is not here as source. Once `ol check` passes on the grader's side\n"
-               "(Gradescope, or your instructor's `ol grade`), the grader's report shows it.\n\n"
-               "## Lessons in this release\n\n");
+    sb_add(&b,
+           "# tinyllm, Part 7 in C: the student release\n\n"
+           "You write a modern LLM decoder from scratch in C, one lesson at a time. Each lesson's\n"
+           "chapter is `course/L7.x/README.md`; `course/README.md` is the map of the course.\n\n"
+           "## Start\n\n"
+           "```sh\n"
+           "export PATH=$PWD/bin:$PATH     # this folder's bin/ (ol finds the course beside it)\n"
+           "mkdir ~/tinyllm && cd ~/tinyllm # your workspace, outside this folder\n"
+           "ol list                        # the lessons, their rungs, and where you are\n"
+           "ol start L7.1                  # the starting code in c/, your test folder\n"
+           "ol tests L7.1                  # build your code, run the course tests\n"
+           "ol check L7.1                  # the course tests, then your own tests by mutation\n"
+           "ol check L7.1 --html report.html   # the same, with a report to open in a browser\n"
+           "```\n\n"
+           "`ol help COMMAND` explains each command. Your tests include only the headers under\n"
+           "`contracts/`, `<check.h>` and the standard C headers.\n\n"
+           "## What is here\n\n"
+           "- `course/`: the chapters and each lesson's `lesson.json`;\n"
+           "- `contracts/`: the headers you implement and call (the runtime's and each lesson's);\n"
+           "- `stubs/`: the starting code `ol start` copies; `tests/`: the course tests;\n"
+           "- `fixtures/`: golden values made with PyTorch;\n"
+           "- `build/lib/`: the runtime, compiled; `bin/`: `ol` and `tinyllm`;\n"
+           "- `prebuilt/`: the reference and its variants (the mutants your tests must catch),\n"
+           "  compiled only. `ol check` grades with them exactly as the course does.\n\n"
+           "The reference is not here as source. Once `ol check` passes on the grader's side\n"
+           "(Gradescope, or your instructor's `ol grade`), the grader's report shows it.\n\n"
+           "## Lessons in this release\n\n");
     for (int i = 0; i < ids->n; i++) {
         lesson l;
         char *err = NULL;
@@ -500,7 +517,8 @@ static int put_programs(dist_run *d) {
     }
     char *dir = path_dirname(viewer), *up = path_dirname(dir), *license = path_join(up, "LICENSE");
     int vrc = copy_one(d, viewer, "share/mutation-testing-elements/mutation-test-elements.js");
-    if (vrc == 0 && is_file(license)) vrc = copy_one(d, license, "share/mutation-testing-elements/LICENSE");
+    if (vrc == 0 && is_file(license))
+        vrc = copy_one(d, license, "share/mutation-testing-elements/LICENSE");
     free(license);
     free(up);
     free(dir);
@@ -575,10 +593,12 @@ int dist_write(ol_ctx *ctx, const dist_options *opt, const char *out) {
         DIR *dir = opendir(out);
         int entries = 0;
         struct dirent *e;
-        while (dir && (e = readdir(dir)) != NULL) entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        while (dir && (e = readdir(dir)) != NULL)
+            entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
         if (dir) closedir(dir);
         if (entries) {
-            ol_error("%s exists and is not empty: give a new folder (ol dist never overwrites)", out);
+            ol_error("%s exists and is not empty: give a new folder (ol dist never overwrites)",
+                     out);
             return OL_USAGE;
         }
         rmdir(out);
@@ -597,7 +617,9 @@ int dist_write(ol_ctx *ctx, const dist_options *opt, const char *out) {
     char *scratch_ws = long_scratch(ctx);
     d.out = make_temp_dir(parent, ".ol-dist");
     int rc = d.out && scratch_ws ? 0 : -1;
-    if (rc != 0) ol_error("cannot create a scratch folder in %s or %s/build: %s", parent, ctx->root, strerror(errno));
+    if (rc != 0)
+        ol_error("cannot create a scratch folder in %s or %s/build: %s", parent, ctx->root,
+                 strerror(errno));
     if (rc == 0) {
         /* the compiler runs in the course, ol's own cache layout in a long scratch path */
         setenv("OL_ROOT", ctx->root, 1);
@@ -641,7 +663,8 @@ int dist_write(ol_ctx *ctx, const dist_options *opt, const char *out) {
         char *n = xasprintf("%d", d.files);
         say(&d, "%s files written", n);
         free(n);
-        if (!opt->quiet) printf("ol dist: the release is %s (%d lesson%s)\n", out, ids.n, ids.n == 1 ? "" : "s");
+        if (!opt->quiet)
+            printf("ol dist: the release is %s (%d lesson%s)\n", out, ids.n, ids.n == 1 ? "" : "s");
     }
     if (rc != 0 && d.out && is_dir(d.out)) remove_tree(d.out, parent);
     if (d.build.root) ctx_free(&d.build);

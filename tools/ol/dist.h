@@ -18,7 +18,7 @@ typedef struct {
      * hidden tests, and the reference's source, which reports show only
      * once a check passes */
     bool grader;
-    bool quiet;      /* no progress lines */
+    bool quiet; /* no progress lines */
 } dist_options;
 
 /* Writes the release into out, which must not exist (or be an empty

@@ -74,7 +74,8 @@ static void copy_tree(const char *from, const char *to, int depth, copy_state *c
                 c->refused = xasprintf("%s has %lld bytes (at most %lld MiB a file)", e->d_name,
                                        (long long)st.st_size, MAX_FILE_BYTES >> 20);
             else if (c->files > MAX_FILES || c->bytes > MAX_TOTAL_BYTES)
-                c->refused = xasprintf("more than %d files or %lld MiB", MAX_FILES, MAX_TOTAL_BYTES >> 20);
+                c->refused =
+                    xasprintf("more than %d files or %lld MiB", MAX_FILES, MAX_TOTAL_BYTES >> 20);
             else if (copy_file_atomic(src, dst) != 0)
                 c->refused = xasprintf("cannot copy %s: %s", e->d_name, strerror(errno));
         } /* links, FIFOs and devices are left out */
@@ -130,7 +131,8 @@ static void cap_log(const char *path) {
     fclose(f);
     strbuf b = {0};
     sb_addn(&b, head, h);
-    sb_printf(&b, "\n[... ol grade cut %lld bytes of this report ...]\n", (long long)st.st_size - (long long)(h + t));
+    sb_printf(&b, "\n[... ol grade cut %lld bytes of this report ...]\n",
+              (long long)st.st_size - (long long)(h + t));
     sb_addn(&b, tail, t);
     write_file_atomic(path, b.s, b.len);
     sb_free(&b);
@@ -138,19 +140,23 @@ static void cap_log(const char *path) {
     free(tail);
 }
 
-static const char *const STAGE_VERDICTS[] = {"FAIL-BUILD",  "FAIL-COURSE-TESTS", "FAIL-NO-TESTS",
-                                             "INVALID",     "FAIL-CANARY",       "FAIL-SCORE"};
+static const char *const STAGE_VERDICTS[] = {"FAIL-BUILD", "FAIL-COURSE-TESTS", "FAIL-NO-TESTS",
+                                             "INVALID",    "FAIL-CANARY",       "FAIL-SCORE"};
 
 /* One row: verdict, score, killed/valid, invalid tests, from the --json report. */
-static void row_from_report(const char *json_path, int exit_code, bool timed_out, bool started, strbuf *row) {
+static void row_from_report(const char *json_path, int exit_code, bool timed_out, bool started,
+                            strbuf *row) {
     char *text = read_file(json_path, NULL);
     cJSON *r = text ? cJSON_Parse(text) : NULL;
     free(text);
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(r, "config");
     const char *verdict = "ERROR";
-    if (timed_out) verdict = "TIMEOUT";
-    else if (!started) verdict = "NOT-SUBMITTED";
-    else if (exit_code == 0 && config) verdict = "PASS";
+    if (timed_out)
+        verdict = "TIMEOUT";
+    else if (!started)
+        verdict = "NOT-SUBMITTED";
+    else if (exit_code == 0 && config)
+        verdict = "PASS";
     else if (config && !cJSON_GetObjectItemCaseSensitive(config, "harnessBroken")) {
         int i = 0;
         const cJSON *st;
@@ -171,18 +177,19 @@ static void row_from_report(const char *json_path, int exit_code, bool timed_out
     const cJSON *file, *m;
     cJSON_ArrayForEach(file, cJSON_GetObjectItemCaseSensitive(r, "files"))
         cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(file, "mutants")) {
-            const cJSON *s = cJSON_GetObjectItemCaseSensitive(m, "status");
-            const char *status = cJSON_IsString(s) ? s->valuestring : "";
-            bool caught = !strcmp(status, "Killed") || !strcmp(status, "Timeout");
-            killed += caught;
-            valid += caught || !strcmp(status, "Survived") || !strcmp(status, "NoCoverage");
-        }
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(m, "status");
+        const char *status = cJSON_IsString(s) ? s->valuestring : "";
+        bool caught = !strcmp(status, "Killed") || !strcmp(status, "Timeout");
+        killed += caught;
+        valid += caught || !strcmp(status, "Survived") || !strcmp(status, "NoCoverage");
+    }
     if (cJSON_IsNumber(score)) sb_printf(row, "%d/%d", killed, valid);
     sb_add(row, ",");
     strlist names = {0};
     const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(config, "invalidTests"))
-        if (cJSON_IsString(t)) sl_push(&names, t->valuestring);
+    cJSON_ArrayForEach(
+        t, cJSON_GetObjectItemCaseSensitive(config, "invalidTests")) if (cJSON_IsString(t))
+        sl_push(&names, t->valuestring);
     char *joined = sl_join(&names, " ");
     csv_field(row, joined);
     free(joined);
@@ -219,7 +226,8 @@ int grade_one(const grade_job *g) {
     char *viewer = report_viewer_path(g->ctx);
     int rc = 0;
     char *why = NULL;
-    if (mkdir_p(dir) != 0 || mkdir_p(ws) != 0) why = xasprintf("cannot create %s: %s", ws, strerror(errno));
+    if (mkdir_p(dir) != 0 || mkdir_p(ws) != 0)
+        why = xasprintf("cannot create %s: %s", ws, strerror(errno));
     char *code = why ? NULL : find_code(g->submission);
     if (!why && code) {
         copy_state c = {0};
@@ -238,7 +246,8 @@ int grade_one(const grade_job *g) {
             continue;
         }
         char *json = xasprintf("%s/%s.json", dir, id), *html = xasprintf("%s/%s.html", dir, id);
-        char *gs = xasprintf("%s/%s.gradescope.json", dir, id), *log = xasprintf("%s/%s.txt", dir, id);
+        char *gs = xasprintf("%s/%s.gradescope.json", dir, id),
+             *log = xasprintf("%s/%s.txt", dir, id);
         unlink(json);
         proc_job job = {0};
         proc_arg(&job, exe);
@@ -260,7 +269,8 @@ int grade_one(const grade_job *g) {
         job.timeout = g->lesson_timeout;
         if (proc_run(&job) != 0) rc = -1;
         cap_log(log);
-        row_from_report(json, job.exit_code, job.timed_out, code && lesson_submitted(g->ctx, ws, id), &rows);
+        row_from_report(json, job.exit_code, job.timed_out,
+                        code && lesson_submitted(g->ctx, ws, id), &rows);
         sb_add(&rows, "\n");
         proc_job_free(&job);
         free(json);

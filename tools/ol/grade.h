@@ -16,12 +16,12 @@
 #define GRADE_CSV_HEADER "student,lesson,verdict,score,killed/valid,invalid tests"
 
 typedef struct {
-    ol_ctx *ctx;             /* the course */
-    const char *student;     /* the submission folder's name */
-    const char *submission;  /* the folder */
-    const char *out;         /* OUT: reports go to OUT/<student>/ */
+    ol_ctx *ctx;            /* the course */
+    const char *student;    /* the submission folder's name */
+    const char *submission; /* the folder */
+    const char *out;        /* OUT: reports go to OUT/<student>/ */
     const strlist *lessons;
-    double lesson_timeout;   /* seconds per `ol check` */
+    double lesson_timeout; /* seconds per `ol check` */
 } grade_job;
 
 /* Grades one submission; writes OUT/<student>/rows.csv (one row per

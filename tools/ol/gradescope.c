@@ -43,9 +43,12 @@ int gradescope_write(ol_ctx *ctx, const dist_options *opt, const char *milestone
     if (rc == OL_PASS) {
         cJSON *o = cJSON_CreateObject();
         cJSON *ls = cJSON_AddArrayToObject(o, "lessons");
-        for (int i = 0; i < opt->lessons.n; i++) cJSON_AddItemToArray(ls, cJSON_CreateString(opt->lessons.v[i]));
-        if (milestone) cJSON_AddStringToObject(o, "milestone", milestone);
-        else cJSON_AddNullToObject(o, "milestone");
+        for (int i = 0; i < opt->lessons.n; i++)
+            cJSON_AddItemToArray(ls, cJSON_CreateString(opt->lessons.v[i]));
+        if (milestone)
+            cJSON_AddStringToObject(o, "milestone", milestone);
+        else
+            cJSON_AddNullToObject(o, "milestone");
         char *text = cJSON_Print(o), *path = path_join(tmp, "autograder.json");
         if (write_file_atomic(path, text, strlen(text)) != 0) rc = OL_USAGE;
         free(path);
@@ -69,8 +72,9 @@ int gradescope_write(ol_ctx *ctx, const dist_options *opt, const char *milestone
         int ran = proc_run(&job);
         char *said = read_file(job.out_path, NULL);
         if (ran != 0 || job.exit_code != 0) {
-            ol_error("zip could not write %s (is zip installed? tools/install-deps.sh installs it): %s",
-                     zip, said ? said : "");
+            ol_error(
+                "zip could not write %s (is zip installed? tools/install-deps.sh installs it): %s",
+                zip, said ? said : "");
             unlink(part);
             rc = OL_USAGE;
         } else if (rename(part, zip_path) != 0) {
@@ -78,7 +82,8 @@ int gradescope_write(ol_ctx *ctx, const dist_options *opt, const char *milestone
             rc = OL_USAGE;
         } else if (!opt->quiet) {
             printf("ol dist: the Gradescope autograder is %s (upload it as the assignment's "
-                   "autograder; choose Gradescope's Ubuntu 22.04 or later base image)\n", zip);
+                   "autograder; choose Gradescope's Ubuntu 22.04 or later base image)\n",
+                   zip);
         }
         free(said);
         proc_job_free(&job);

@@ -113,7 +113,8 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
     int rc = OL_PASS;
     /* the hidden tests, where this copy of the course has them, run as course tests */
     char *hidden = l->hidden_tests ? path_join(ctx->root, l->hidden_tests) : NULL;
-    if (suite_scan(s, name, dir, &err) != 0 || (hidden && is_dir(hidden) && suite_add_dir(s, hidden, &err) != 0) ||
+    if (suite_scan(s, name, dir, &err) != 0 ||
+        (hidden && is_dir(hidden) && suite_add_dir(s, hidden, &err) != 0) ||
         suite_generate(ctx, s, &err) != 0) {
         ol_error("%s (lesson.json \"course_tests\"): tell your instructor", err);
         rc = OL_USAGE;

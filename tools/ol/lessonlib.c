@@ -34,9 +34,9 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
     lib->units = xcalloc((size_t)lib->n, sizeof *lib->units);
     if (kind != LIB_STUDENT && prebuilt_release(ctx)) {
         /* a student release: the reference and its variants exist only compiled */
+        const char *variant = kind == LIB_COVERAGE ? PREBUILT_COVERAGE : PREBUILT_REFERENCE;
         char *dir = kind == LIB_PATCHED ? xstrdup(patched_dir)
-                    : prebuilt_variant_dir(ctx, l->id,
-                                           kind == LIB_COVERAGE ? PREBUILT_COVERAGE : PREBUILT_REFERENCE);
+                                        : prebuilt_variant_dir(ctx, l->id, variant);
         lib->prebuilt = true;
         int rc = prebuilt_units(ctx, l, dir, kind == LIB_COVERAGE, lib->units, err);
         free(dir);

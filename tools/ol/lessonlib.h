@@ -22,7 +22,8 @@ typedef struct lesson_lib {
 
 /* Sets up the units. patched_dir: the folder holding reference/<sources>
  * (LIB_PATCHED only; in a student release, the variant's objects). In a
- * release every kind but LIB_STUDENT takes the prebuilt objects. -1 with *err when a student's source is missing. */
+ * release every kind but LIB_STUDENT takes the prebuilt objects. -1 with
+ * *err when a student's source is missing. */
 int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind kind,
                        const char *patched_dir, const char *label, char **err);
 /* Compiles every library's units in one batch, then archives them. Returns

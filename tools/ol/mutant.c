@@ -311,7 +311,8 @@ static int json_int(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valueint : 0;
 }
 
-int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n, char **err) {
+int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n,
+                          char **err) {
     *out = NULL;
     *n = 0;
     cJSON *manifest = prebuilt_manifest(ctx, l, err);
@@ -325,8 +326,9 @@ int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **ou
         m->id = json_text(e, "id");
         m->title = json_text(e, "title");
         if (!m->id || !m->title) {
-            *err = xasprintf("prebuilt/%s/manifest.json: a %s without \"id\" or \"title\": the release is "
-                             "damaged (ask for a new one)", l->id, wheats ? "wheat" : "mutant");
+            *err = xasprintf("prebuilt/%s/manifest.json: a %s without \"id\" or \"title\": the "
+                             "release is damaged (ask for a new one)",
+                             l->id, wheats ? "wheat" : "mutant");
             break;
         }
         m->pitfall = json_text(e, "pitfall");
@@ -341,7 +343,8 @@ int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **ou
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "changes")) {
             char *file = json_text(c, "file");
             if (file)
-                add_change(m, file, json_int(c, "line"), json_int(c, "column"), json_int(c, "end_column"),
+                add_change(m, file, json_int(c, "line"), json_int(c, "column"),
+                           json_int(c, "end_column"),
                            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "inserted")));
             free(file);
         }

@@ -38,7 +38,8 @@ typedef struct mutant {
 int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err);
 /* The same from a student release's manifest (prebuilt.h), which holds
  * every header field but Caught-by, and each change's place, but no diff. */
-int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n, char **err);
+int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n,
+                          char **err);
 int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char **err);
 void mutants_free(mutant *m, int n);
 void mutant_free(mutant *m);

@@ -30,8 +30,10 @@ cJSON *prebuilt_manifest(ol_ctx *ctx, const lesson *l, char **err) {
                          "ask your instructor for a release made with `ol dist --lessons %s`",
                          path, l->id, l->id);
     else if (!cJSON_IsObject(m) || !cJSON_IsNumber(format) || format->valueint != PREBUILT_FORMAT)
-        *err = xasprintf("%s is not a manifest of format %d: this ol and this release do not belong "
-                         "together; use the release's own bin/ol", path, PREBUILT_FORMAT);
+        *err =
+            xasprintf("%s is not a manifest of format %d: this ol and this release do not belong "
+                      "together; use the release's own bin/ol",
+                      path, PREBUILT_FORMAT);
     free(text);
     free(path);
     if (*err) {
@@ -48,9 +50,10 @@ int prebuilt_rewrite_string(char *bytes, size_t len, const char *from, const cha
     while ((size_t)(end - p) >= nf) {
         char *q = memmem(p, (size_t)(end - p), from, nf);
         if (!q) break;
-        if (hit) return -1; /* twice: which one is the counts' path? */
-        hit = q;
         p = q + nf;
+        if (q > bytes && q[-1] != 0) continue; /* the end of a longer string */
+        if (hit) return -1;                    /* twice: which one is the counts' path? */
+        hit = q;
     }
     if (!hit) return -1;
     memset(hit, 0, nf);
@@ -69,8 +72,8 @@ static char *stem(const char *src) {
 /* Installs a prebuilt coverage object at cov/KEY/NAME.o with its notes, its
  * counts' path rewritten to cov/KEY/NAME.gcda, as ol's own coverage build
  * lays them out; the folder's "done" marker says it is whole. */
-static int install_coverage(ol_ctx *ctx, const char *obj, const char *gcda, const char *source, unit *u,
-                            char **err) {
+static int install_coverage(ol_ctx *ctx, const char *obj, const char *gcda, const char *source,
+                            unit *u, char **err) {
     size_t len;
     char *bytes = read_file(obj, &len);
     if (!bytes) {
@@ -95,7 +98,8 @@ static int install_coverage(ol_ctx *ctx, const char *obj, const char *gcda, cons
         if (prebuilt_rewrite_string(bytes, len, gcda, counts) != 0) {
             *err = xasprintf("%s: the coverage build cannot write its line counts to %s (the path "
                              "is longer than the release allows, or the object is damaged): use a "
-                             "shorter workspace path", obj, counts);
+                             "shorter workspace path",
+                             obj, counts);
             rc = -1;
         } else if (mkdir_p(dir) != 0 || write_file_atomic(u->obj, bytes, len) != 0 ||
                    copy_file_atomic(notes_from, notes_to) != 0 ||
@@ -116,8 +120,8 @@ static int install_coverage(ol_ctx *ctx, const char *obj, const char *gcda, cons
     return rc;
 }
 
-int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool coverage, unit *units,
-                   char **err) {
+int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool coverage,
+                   unit *units, char **err) {
     *err = NULL;
     cJSON *m = NULL;
     const cJSON *gcda = NULL;
@@ -125,8 +129,9 @@ int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool c
         if (!(m = prebuilt_manifest(ctx, l, err))) return -1;
         gcda = cJSON_GetObjectItemCaseSensitive(m, "coverage_gcda");
         if (cJSON_GetArraySize(gcda) != l->sources.n) {
-            *err = xasprintf("prebuilt/%s/manifest.json: \"coverage_gcda\" must name one path per source",
-                             l->id);
+            *err = xasprintf(
+                "prebuilt/%s/manifest.json: \"coverage_gcda\" must name one path per source",
+                l->id);
             cJSON_Delete(m);
             return -1;
         }
@@ -141,13 +146,16 @@ int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool c
         u->coverage = coverage;
         u->log = xstrdup("");
         if (!is_file(obj)) {
-            *err = xasprintf("%s is missing: the release is incomplete (unpack it again, or ask for a "
-                             "new one)", obj);
+            *err =
+                xasprintf("%s is missing: the release is incomplete (unpack it again, or ask for a "
+                          "new one)",
+                          obj);
             rc = -1;
         } else if (coverage) {
             const cJSON *path = cJSON_GetArrayItem(gcda, i);
             if (!cJSON_IsString(path))
-                *err = xasprintf("prebuilt/%s/manifest.json: \"coverage_gcda\"[%d] is not a path", l->id, i);
+                *err = xasprintf("prebuilt/%s/manifest.json: \"coverage_gcda\"[%d] is not a path",
+                                 l->id, i);
             rc = *err ? -1 : install_coverage(ctx, obj, path->valuestring, l->sources.v[i], u, err);
         } else {
             hasher *h = hash_new();

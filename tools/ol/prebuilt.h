@@ -50,8 +50,8 @@ struct cJSON *prebuilt_manifest(ol_ctx *ctx, const lesson *l, char **err);
  * hash, its source the blank copy (what gcov reads). coverage: the objects
  * are first installed in the cache (build/ol/cov/KEY/NAME.o and its .gcno)
  * with their counts' path rewritten to lie beside them. -1 with *err. */
-int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool coverage, unit *units,
-                   char **err);
+int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool coverage,
+                   unit *units, char **err);
 
 /* The reference file the reports show: ROOT/reference/<source> where it is
  * (the course repository, a grader's copy), else the release's blank copy;

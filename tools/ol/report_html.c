@@ -32,9 +32,10 @@ static char *read_viewer(ol_ctx *ctx) {
     char *text = path ? read_file(path, NULL) : NULL;
     free(path);
     if (text) return text;
-    ol_error("the HTML report's viewer (mutation-testing-elements) is not installed in %s: run "
-             "`make -C %s report-viewer` (npm ci, as tools/ol/report-viewer/package-lock.json pins)",
-             ctx->root, ctx->root);
+    ol_error(
+        "the HTML report's viewer (mutation-testing-elements) is not installed in %s: run "
+        "`make -C %s report-viewer` (npm ci, as tools/ol/report-viewer/package-lock.json pins)",
+        ctx->root, ctx->root);
     return NULL;
 }
 
@@ -52,8 +53,10 @@ static bool closes_script(const char *text) {
 /* JSON inside a <script>: every '<' (found only in strings) as \u003c. */
 static void add_json(strbuf *b, const char *json) {
     for (const char *p = json; *p; p++) {
-        if (*p == '<') sb_add(b, "\\u003c");
-        else sb_addn(b, p, 1);
+        if (*p == '<')
+            sb_add(b, "\\u003c");
+        else
+            sb_addn(b, p, 1);
     }
 }
 
@@ -73,7 +76,8 @@ int report_write_html(ol_ctx *ctx, const check_report *r, const char *path) {
     char *viewer = read_viewer(ctx);
     if (!viewer) return -1;
     if (closes_script(viewer)) {
-        ol_error("the viewer's bundle holds \"</script\" and cannot be inlined: pin another version");
+        ol_error(
+            "the viewer's bundle holds \"</script\" and cannot be inlined: pin another version");
         free(viewer);
         return -1;
     }
@@ -90,7 +94,8 @@ int report_write_html(ol_ctx *ctx, const check_report *r, const char *path) {
     add_attr(&b, title);
     sb_add(&b, "</title>\n</head>\n<body>\n<mutation-test-report-app title-postfix=\"");
     add_attr(&b, title);
-    sb_add(&b, "\">This report needs a browser with JavaScript and custom elements.</mutation-test-report-app>\n"
+    sb_add(&b, "\">This report needs a browser with JavaScript and custom "
+               "elements.</mutation-test-report-app>\n"
                "<script>\ndocument.querySelector('mutation-test-report-app').report = ");
     add_json(&b, json);
     sb_add(&b, ";\n</script>\n<script>\n");

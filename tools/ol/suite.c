@@ -21,8 +21,9 @@ static int scan_dir(suite *s, const char *dir, char **err) {
     for (int i = 0; i < found.n; i++) {
         for (int k = 0; k < s->files.n && !*err; k++)
             if (strcmp(path_base(s->files.v[k]), path_base(found.v[i])) == 0)
-                *err = xasprintf("%s and %s have the same name (each file is a TCase named after it): "
-                                 "rename one", s->files.v[k], found.v[i]);
+                *err = xasprintf("%s and %s have the same name (each file is a TCase named "
+                                 "after it): rename one",
+                                 s->files.v[k], found.v[i]);
         sl_push(&s->files, found.v[i]);
     }
     sl_free(&found);

@@ -12,8 +12,7 @@
 
 enum { HV_D = 8 };
 
-START_TEST(test_hidden_constant_rows_give_the_weight)
-{
+START_TEST(test_hidden_constant_rows_give_the_weight) {
     tl_scope_push();
     const float w[HV_D] = {0.5f, -2.0f, 1.0f, 0.25f, 3.0f, -1.0f, 0.0f, 8.0f};
     const float k[3] = {4.0f, -0.125f, 64.0f};
@@ -36,8 +35,7 @@ START_TEST(test_hidden_constant_rows_give_the_weight)
 }
 END_TEST
 
-START_TEST(test_hidden_zero_row_stays_zero)
-{
+START_TEST(test_hidden_zero_row_stays_zero) {
     tl_scope_push();
     RMSNorm n;
     ck_assert_msg(rmsnorm_init(&n, HV_D, 1e-6, false) == 0, "rmsnorm_init: %s", tl_error());

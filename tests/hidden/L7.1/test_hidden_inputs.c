@@ -17,8 +17,7 @@ static void random_weight(RMSNorm *n, tl_pcg32 *rng) {
     ck_assert_int_eq(tl_copy_into(n->weight, tl_randn(rng, TL_SHAPE(n->dim))), 0);
 }
 
-START_TEST(test_hidden_bf16_input_is_widened_exactly)
-{
+START_TEST(test_hidden_bf16_input_is_widened_exactly) {
     tl_scope_push();
     tl_pcg32 rng = tl_test_rng(71901);
     for (int offset = 0; offset < 2; offset++) {
@@ -38,8 +37,7 @@ START_TEST(test_hidden_bf16_input_is_widened_exactly)
 }
 END_TEST
 
-START_TEST(test_hidden_strided_input_equals_its_copy)
-{
+START_TEST(test_hidden_strided_input_equals_its_copy) {
     tl_scope_push();
     tl_pcg32 rng = tl_test_rng(71902);
     RMSNorm n;
@@ -57,8 +55,7 @@ START_TEST(test_hidden_strided_input_equals_its_copy)
 }
 END_TEST
 
-START_TEST(test_hidden_rank1_is_one_row)
-{
+START_TEST(test_hidden_rank1_is_one_row) {
     tl_scope_push();
     tl_pcg32 rng = tl_test_rng(71903);
     RMSNorm n;
