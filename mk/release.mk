@@ -7,13 +7,13 @@
 # pinned by tools/ol/report-viewer/package-lock.json) into
 # build/npm/report-viewer: `ol check --html` inlines it, `ol dist` ships it.
 
-REPORT_VIEWER := $(BUILD)/npm/report-viewer/node_modules/mutation-testing-elements/dist/mutation-test-elements.js
+VIEWER_BUNDLE := node_modules/mutation-testing-elements/dist/mutation-test-elements.js
+REPORT_VIEWER := $(BUILD)/npm/report-viewer/$(VIEWER_BUNDLE)
 
 .PHONY: report-viewer test-release test-reports test-grade
 report-viewer: $(REPORT_VIEWER)
 $(REPORT_VIEWER): tools/ol/report-viewer/package-lock.json
-	@bash tests/ol/npm_ci.sh tools/ol/report-viewer $(BUILD)/npm/report-viewer \
-	  node_modules/mutation-testing-elements/dist/mutation-test-elements.js
+	@bash tests/ol/npm_ci.sh tools/ol/report-viewer $(BUILD)/npm/report-viewer $(VIEWER_BUNDLE)
 	@touch $@
 
 TEST_TARGETS += test-release test-reports test-grade

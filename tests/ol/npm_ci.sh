@@ -9,10 +9,13 @@ src=$(cd "${1:?usage: npm_ci.sh SOURCE_DIR DEST_DIR CHECK_FILE}" && pwd)
 dest=$(realpath -m "${2:?}")
 check=${3:?}
 command -v node >/dev/null && command -v npm >/dev/null ||
-  { echo "npm_ci.sh: FAIL: node and npm are needed (tools/install-deps.sh installs them)" >&2; exit 1; }
+  { echo "npm_ci.sh: FAIL: node and npm are needed (tools/install-deps.sh installs them)" >&2
+    exit 1; }
 mkdir -p "$dest"
 if ! cmp -s "$src/package-lock.json" "$dest/package-lock.json" || [ ! -f "$dest/$check" ]; then
-  echo "npm_ci.sh: installing $(cd "$src" && node -p 'Object.entries(require("./package.json").dependencies).map(([n, v]) => n + "@" + v).join(" ")') into $dest"
+  pins=$(cd "$src" && node -p 'const d = require("./package.json").dependencies;
+    Object.entries(d).map(([n, v]) => n + "@" + v).join(" ")')
+  echo "npm_ci.sh: installing $pins into $dest"
   rm -f "$dest/package-lock.json"
   cp "$src/package.json" "$src/package-lock.json" "$dest/"
   (cd "$dest" && npm ci --no-audit --no-fund --loglevel=error) ||

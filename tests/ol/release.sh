@@ -26,8 +26,11 @@ unset OL_ROOT OL_WORKSPACE OL_TEST_BREAK_CANARY
 T=$(mktemp -d "${TMPDIR:-/tmp}/ol-release.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 failures=0 checks=0
-ok()   { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30; }
+ok()   { checks=$((checks + 1)); echo "ok   $*"; }
+fail() {
+  checks=$((checks + 1)) failures=$((failures + 1))
+  echo "FAIL $*"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30
+}
 run()  { out=$("$@" 2>&1); rc=$?; }
 summary() { echo "test-release: $((checks - failures)) of $checks checks passed"; }
 field() {
@@ -48,7 +51,8 @@ lessons=${lessons# }
 started=$SECONDS
 run env OL_ROOT="$ROOT" "$OL" dist "$T/made" --lessons "${lessons// /,}" --quiet
 if [ "$rc" = 0 ] && [ -f "$T/made/release.json" ]; then
-  ok "ol dist writes a release of $lessons ($(find "$T/made" -type f | wc -l) files, $(du -sh "$T/made" | cut -f1), $((SECONDS - started)) s)"
+  files=$(find "$T/made" -type f | wc -l) size=$(du -sh "$T/made" | cut -f1)
+  ok "ol dist writes a release of $lessons ($files files, $size, $((SECONDS - started)) s)"
 else
   fail "ol dist writes the release"; summary; exit 1
 fi
@@ -110,7 +114,8 @@ started=$SECONDS
 for id in $lessons; do
   W=$T/student-$id; mkdir -p "$W"; cd "$W" || exit 2
   run "$ROL" list
-  [ "$rc" = 0 ] && grep -q "^$id " <<<"$out" && ok "$id: ol list in the release" || fail "$id: ol list in the release"
+  [ "$rc" = 0 ] && grep -q "^$id " <<<"$out" && ok "$id: ol list in the release" ||
+    fail "$id: ol list in the release"
   run "$ROL" start "$id"
   [ "$rc" = 0 ] && ok "$id: ol start in the release" || fail "$id: ol start in the release"
   run "$ROL" tests "$id" --ref-deps
@@ -135,23 +140,29 @@ same_grade() { # ID NAME: the two grades, compared
 for id in $lessons; do
   crc=$(cat "$T/$id-model-course.rc") rrc=$(cat "$T/$id-model-release.rc")
   out=$(cat "$T/$id-model-release.log")
-  [ "$crc" = 0 ] && [ "$rrc" = 0 ] && ok "$id: ol check in the release passes on the model answers" \
-    || fail "$id: ol check in the release passes on the model answers (course rc $crc, release rc $rrc)"
+  [ "$crc" = 0 ] && [ "$rrc" = 0 ] &&
+    ok "$id: ol check in the release passes on the model answers" \
+    || fail "$id: ol check in the release passes on the model answers (course rc $crc," \
+            "release rc $rrc)"
   if same_grade "$id" model; then
-    ok "$id: the release's grade is the course's ($(grep -o '"[A-Za-z]*", \[' <<<"$b" | wc -l) mutants: each status and killer)"
+    n=$(grep -o '"[A-Za-z]*", \[' <<<"$b" | wc -l)
+    ok "$id: the release's grade is the course's ($n mutants: each status and killer)"
   else
     fail "$id: the release's grade is the course's"
   fi
   cd "$T/ws-release-$id-model" || exit 2
   run "$ROL" diff "$id"
-  [ "$rc" = 1 ] && grep -q "grader's report" <<<"$out" && ok "$id: ol diff in the release says where the reference is shown" \
+  [ "$rc" = 1 ] && grep -q "grader's report" <<<"$out" &&
+    ok "$id: ol diff in the release says where the reference is shown" \
                 || fail "$id: ol diff in the release says where the reference is shown (rc $rc)"
 done
-if same_grade L7.1 weak && grep -q NoCoverage <<<"$b" && grep -q Survived <<<"$b" && grep -q Killed <<<"$b"; then
+if same_grade L7.1 weak && grep -q NoCoverage <<<"$b" && grep -q Survived <<<"$b" &&
+  grep -q Killed <<<"$b"; then
   ok "L7.1: a weaker suite gets the same Killed, Survived and NoCoverage mutants in the release"
 else
   fail "L7.1: a weaker suite gets the same Killed, Survived and NoCoverage mutants in the release"
 fi
-echo "     (the student flow and $(( $(wc -w <<<"$lessons") * 2 + 2 )) grades: $((SECONDS - started)) s)"
+grades=$(( $(wc -w <<<"$lessons") * 2 + 2 ))
+echo "     (the student flow and $grades grades: $((SECONDS - started)) s)"
 summary
 [ "$failures" -eq 0 ]

@@ -18,20 +18,27 @@ JS=$ROOT/build/npm/ol-tests
 T=$(mktemp -d "${TMPDIR:-/tmp}/ol-reports.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 failures=0 checks=0
-ok()   { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30; }
+ok()   { checks=$((checks + 1)); echo "ok   $*"; }
+fail() {
+  checks=$((checks + 1)) failures=$((failures + 1))
+  echo "FAIL $*"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30
+}
 run()  { out=$("$@" 2>&1); rc=$?; }
 
 bash "$ROOT/tests/ol/npm_ci.sh" "$ROOT/tools/ol/report-viewer" "$ROOT/build/npm/report-viewer" \
   node_modules/mutation-testing-elements/dist/mutation-test-elements.js || exit 1
-bash "$ROOT/tests/ol/npm_ci.sh" "$ROOT/tests/ol/js" "$JS" node_modules/playwright-core/package.json || exit 1
+bash "$ROOT/tests/ol/npm_ci.sh" "$ROOT/tests/ol/js" "$JS" \
+  node_modules/playwright-core/package.json ||
+  exit 1
 cp "$ROOT"/tests/ol/js/*.mjs "$JS/"   # next to node_modules, for their imports
-command -v chromium >/dev/null || { echo "FAIL chromium is missing (tools/install-deps.sh installs it)"; exit 1; }
+command -v chromium >/dev/null ||
+  { echo "FAIL chromium is missing (tools/install-deps.sh installs it)"; exit 1; }
 
 # three suites of L7.1, the reference as the student's code
 REF=$ROOT/reference/tinyllm/modern/rmsnorm.c MODEL=$ROOT/reference/tests/l7-1-rmsnorm
 for kind in passing failing invalid; do
-  W=$T/$kind; mkdir -p "$W/c/tinyllm/modern" "$W/c/tests/l7-1-rmsnorm"; cp "$REF" "$W/c/tinyllm/modern/"
+  W=$T/$kind; mkdir -p "$W/c/tinyllm/modern" "$W/c/tests/l7-1-rmsnorm"
+  cp "$REF" "$W/c/tinyllm/modern/"
 done
 cp "$MODEL"/*.c "$T/passing/c/tests/l7-1-rmsnorm/"
 cp "$MODEL/test_my_hand_examples.c" "$T/failing/c/tests/l7-1-rmsnorm/"
@@ -56,17 +63,21 @@ END_TEST
 EOF
 declare -A want_rc=([passing]=0 [failing]=1 [invalid]=1)
 for kind in passing failing invalid; do
-  ( cd "$T/$kind" && "$OL" check L7.1 --json "$T/$kind.json" --html "$T/$kind.html" >"$T/$kind.log" 2>&1
+  ( cd "$T/$kind" &&
+    "$OL" check L7.1 --json "$T/$kind.json" --html "$T/$kind.html" >"$T/$kind.log" 2>&1
     echo $? >"$T/$kind.rc" ) &
 done
 wait
 for kind in passing failing invalid; do
   out=$(cat "$T/$kind.log")
-  [ "$(cat "$T/$kind.rc")" = "${want_rc[$kind]}" ] && [ -s "$T/$kind.json" ] && [ -s "$T/$kind.html" ] \
+  [ "$(cat "$T/$kind.rc")" = "${want_rc[$kind]}" ] && [ -s "$T/$kind.json" ] &&
+    [ -s "$T/$kind.html" ] \
     && ok "$kind suite: ol check exits ${want_rc[$kind]} and writes --json and --html" \
-    || fail "$kind suite: ol check exits ${want_rc[$kind]} and writes --json and --html (rc $(cat "$T/$kind.rc"))"
+    || fail "$kind suite: ol check exits ${want_rc[$kind]} and writes --json and --html" \
+            "(rc $(cat "$T/$kind.rc"))"
 done
-grep -q "INVALID" "$T/invalid.log" && ok "the invalid suite is graded INVALID" || { out=$(cat "$T/invalid.log"); fail "the invalid suite is graded INVALID"; }
+grep -q "INVALID" "$T/invalid.log" && ok "the invalid suite is graded INVALID" ||
+  { out=$(cat "$T/invalid.log"); fail "the invalid suite is graded INVALID"; }
 
 # item 6: the official schema, with ajv
 run node "$JS/validate_report.mjs" "$T/passing.json" "$T/failing.json" "$T/invalid.json"
@@ -82,7 +93,8 @@ del f["mutants"][1]["location"]             # a required field
 json.dump(r, open(sys.argv[2], "w"))
 EOF
 run node "$JS/validate_report.mjs" "$T/spoiled.json"
-[ "$rc" = 1 ] && grep -q "must be equal to one of the allowed values" <<<"$out" && grep -q "location" <<<"$out" \
+[ "$rc" = 1 ] && grep -q "must be equal to one of the allowed values" <<<"$out" &&
+  grep -q "location" <<<"$out" \
   && ok "a spoiled report (an unknown status, a missing location) is refused by the same check" \
   || fail "a spoiled report (an unknown status, a missing location) is refused by the same check"
 run python3 - "$T" "$REF" <<'EOF'
@@ -93,7 +105,9 @@ for kind, shown in (("passing", True), ("failing", False), ("invalid", False)):
     assert (src == ref) == shown and (shown or not src.strip()), kind
 print("ok")
 EOF
-[ "$rc" = 0 ] && ok "the reference's source is in the report after a pass only (blank for the failing and invalid suites)" \
+[ "$rc" = 0 ] &&
+  ok "the reference's source is in the report after a pass only (blank for the failing" \
+     "and invalid suites)" \
               || fail "the reference's source is in the report after a pass only"
 
 # item 5: the HTML in headless Chromium
@@ -127,11 +141,13 @@ print(f"{len(mutants)} mutants, survivors {survivors or 'none'}, "
       f"{sum(len(tf['tests']) for tf in report.get('testFiles', {}).values())} tests listed")
 EOF
   [ "$rc" = 0 ] && ok "$kind suite: Chromium shows the report with no error: $out" \
-                || fail "$kind suite: Chromium shows the report with no error, the mutant count and the survivors"
+  || fail "$kind suite: Chromium shows the report with no error, the mutant count" \
+          "and the survivors"
 done
 # the same check fails on a page that does not render (the report taken out)
 sed 's/\.report = {.*};$/.report = {"schemaVersion": "2"};/' "$T/failing.html" >"$T/broken.html"
 run timeout 180 node "$JS/render_report.mjs" "$T/broken.html"
-[ "$rc" != 0 ] && ok "a page that cannot render fails the same check" || fail "a page that cannot render fails the same check"
+[ "$rc" != 0 ] && ok "a page that cannot render fails the same check" ||
+  fail "a page that cannot render fails the same check"
 echo "test-reports: $((checks - failures)) of $checks checks passed"
 [ "$failures" -eq 0 ]

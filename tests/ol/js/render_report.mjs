@@ -26,10 +26,13 @@ try {
   const page = context.pages()[0] ?? (await context.newPage());
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => errors.push(`page: ${e.message}`));
-  page.on('request', (r) => { if (!r.url().startsWith('file:')) errors.push(`network: ${r.url()}`); });
+  page.on('request', (r) => {
+    if (!r.url().startsWith('file:')) errors.push(`network: ${r.url()}`);
+  });
   await page.goto(`file://${resolve(file)}`);
   // the app renders into shadow roots: playwright's CSS locators pierce them
-  await page.locator('mutation-test-report-app mte-metrics-table').first().waitFor({ timeout: 20000 });
+  const app = 'mutation-test-report-app';
+  await page.locator(`${app} mte-metrics-table`).first().waitFor({ timeout: 20000 });
   const deepText = () => page.evaluate(() => {
     const parts = [];
     const walk = (n) => {
@@ -42,15 +45,17 @@ try {
     return parts.join(' ').replace(/\s+/g, ' ');
   });
   const overview = await deepText();
-  if (screenshot) await page.screenshot({ path: `${screenshot.replace(/\.png$/, '')}-overview.png`, fullPage: true });
+  const shot = (name) => screenshot &&
+    page.screenshot({ path: `${screenshot.replace(/\.png$/, '')}-${name}.png`, fullPage: true });
+  await shot('overview');
   // the file view of the first source, as a reader gets there: its row's link
   const firstFile = await page.evaluate(() => {
     const app = document.querySelector('mutation-test-report-app');
     return Object.keys(app.report.files)[0];
   });
   const base = firstFile.split('/').pop();
-  await page.locator('mutation-test-report-app mte-metrics-table a', { hasText: base }).first().click();
-  await page.locator('mutation-test-report-app mte-file [data-mutant-id]').first().waitFor({ timeout: 20000 });
+  await page.locator(`${app} mte-metrics-table a`, { hasText: base }).first().click();
+  await page.locator(`${app} mte-file [data-mutant-id]`).first().waitFor({ timeout: 20000 });
   // each mutant's mark in the source: its id, and the status in its class and title
   const marks = await page.evaluate(() => {
     const found = [];
@@ -66,12 +71,14 @@ try {
     return found;
   });
   const fileText = await deepText();
-  if (screenshot) await page.screenshot({ path: `${screenshot.replace(/\.png$/, '')}-file.png`, fullPage: true });
+  await shot('file');
   // the tests tab: the student's test files and tests
-  await page.locator('mutation-test-report-app a', { hasText: 'Tests' }).first().click();
-  await page.locator('mutation-test-report-app mte-test-view').first().waitFor({ timeout: 20000 });
+  await page.locator(`${app} a`, { hasText: 'Tests' }).first().click();
+  await page.locator(`${app} mte-test-view`).first().waitFor({ timeout: 20000 });
   const testsText = await deepText();
-  console.log(JSON.stringify({ errors, title: await page.title(), overview, file: firstFile, marks, fileText, testsText }));
+  const title = await page.title();
+  const shown = { errors, title, overview, file: firstFile, marks, fileText, testsText };
+  console.log(JSON.stringify(shown));
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

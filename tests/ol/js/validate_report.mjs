@@ -9,10 +9,12 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 
 const require = createRequire(import.meta.url);
-const schemaFile = require.resolve('mutation-testing-report-schema/mutation-testing-report-schema.json');
+const schemaFile = require.resolve(
+  'mutation-testing-report-schema/mutation-testing-report-schema.json');
 const schema = JSON.parse(readFileSync(schemaFile, 'utf8'));
 // the package.json beside dist/src/ (the package exports no ./package.json)
-const version = JSON.parse(readFileSync(new URL('../../package.json', `file://${schemaFile}`), 'utf8')).version;
+const packageFile = new URL('../../package.json', `file://${schemaFile}`);
+const version = JSON.parse(readFileSync(packageFile, 'utf8')).version;
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
@@ -30,7 +32,9 @@ for (const file of files) {
   } else {
     bad++;
     console.log(`INVALID ${file}:`);
-    for (const e of validate.errors) console.log(`  ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
+    for (const e of validate.errors) {
+      console.log(`  ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
+    }
   }
 }
 process.exit(bad ? 1 : 0);
