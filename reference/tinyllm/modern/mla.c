@@ -232,9 +232,9 @@ static int check_mask(const tl_tensor *mask, const int64_t *scores) {
 /* Everything mla_forward can refuse before it touches the cache. */
 static int check_forward(const MLAttention *a, const tl_tensor *x, const tl_tensor *positions,
                          const KVCache *cache, int layer) {
-    MLAConfig cfg = {a->hidden, a->n_heads, a->q_lora_rank, a->kv_lora_rank,
-                     a->qk_nope_head_dim, a->qk_rope_head_dim, a->v_head_dim, a->attention_bias,
-                     a->rope_interleave, 0, 0};
+    MLAConfig cfg = {.hidden = a->hidden, .n_heads = a->n_heads, .q_lora_rank = a->q_lora_rank,
+                     .kv_lora_rank = a->kv_lora_rank, .qk_nope_head_dim = a->qk_nope_head_dim,
+                     .qk_rope_head_dim = a->qk_rope_head_dim, .v_head_dim = a->v_head_dim};
     if (check_config("mla_forward", &cfg) != 0) return -1;
     if (!(isfinite(a->scale) && a->scale > 0))
         return tl_fail_status("mla_forward: scale is %g; it must be a finite number > 0", a->scale);

@@ -52,7 +52,7 @@ int mla_cache_init(KVCache *c, const MLAConfig *cfg, int n_layers, int64_t batch
 
 tl_tensor *mla_forward(const MLAttention *a, tl_tensor *x, tl_tensor *positions,
                        tl_tensor *mask, KVCache *cache, int layer) {
-    /* Section 2.7 in order: validate everything (before the cache changes);
+    /* Section 2.8 in order: validate everything (before the cache changes);
      * the cache positions (kv_cache_positions, else tl_arange); the queries
      * split into nope and rope parts; the latent (kv_a_layernorm of the first
      * kv_lora_rank features) and the shared k_rope; de-interleave when
