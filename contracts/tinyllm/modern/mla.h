@@ -23,6 +23,8 @@
  *
  * RMS_qa and RMS_kva are q_a_layernorm and kv_a_layernorm: L7.1's RMSNorm with
  * eps 1e-6 always (DeepseekV3RMSNorm's default; rms_norm_eps is not theirs).
+ * num_key_value_heads plays no part: every head has its own k_nope and v
+ * (DeepSeek's configs set it to num_attention_heads).
  *
  * Only the last dr features of a query head rotate, and only the shared k_rope
  * of a key: the nope parts carry no position. The scale is
