@@ -105,3 +105,21 @@ START_TEST(my_absorbed_equals_naive_random_layer)
     tl_scope_pop();
 }
 END_TEST
+
+/* AUTO: naive without a cache or into an empty one; absorbed for a decode step. */
+START_TEST(my_auto_path_absorbs_only_decode)
+{
+    tl_scope_push();
+    MLAConfig cfg = {.hidden = 8, .n_heads = 4, .kv_lora_rank = 64, .qk_nope_head_dim = 16,
+                     .qk_rope_head_dim = 8, .v_head_dim = 16};
+    RopeSpec r;
+    ck_assert_int_eq(rope_spec_init(&r, 8, 8, 1e4, ROPE_HALF), 0);
+    MLAttention a;
+    ck_assert_int_eq(mla_init(&a, &cfg, &r, NULL), 0);
+    ck_assert_int_eq(mla_choose_path(&a, 32, 32, false), MLA_PATH_NAIVE);
+    ck_assert_int_eq(mla_choose_path(&a, 32, 32, true), MLA_PATH_NAIVE);    /* prefill */
+    ck_assert_int_eq(mla_choose_path(&a, 1, 33, true), MLA_PATH_ABSORBED);  /* decode */
+    mla_free(&a);
+    tl_scope_pop();
+}
+END_TEST
