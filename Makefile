@@ -14,6 +14,7 @@ LDFLAGS  += -fopenmp $(SAN)
 PKG_CFLAGS := $(shell pkg-config --cflags check libcjson libcurl libmicrohttpd openblas 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 CJSON_LIBS := -lcjson
+TOKENIZER_LIBS := -lonig -lutf8proc   # the tokenizer's regexes (Oniguruma) and Unicode forms
 CURL_LIBS  := -lcurl -lcrypto
 MHD_LIBS   := -lmicrohttpd
 BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null)
@@ -22,7 +23,7 @@ CPPFLAGS   += $(PKG_CFLAGS)
 # Libraries every runtime consumer links, in link order.
 CORE_LIB    := $(BUILD)/lib/libtinyllm_core.a
 TESTING_LIB := $(BUILD)/lib/libtinyllm_testing.a
-CORE_LINK   := $(CORE_LIB) $(CJSON_LIBS) $(BLAS_LIBS) -lm -lpthread
+CORE_LINK   := $(CORE_LIB) $(CJSON_LIBS) $(TOKENIZER_LIBS) $(BLAS_LIBS) -lm -lpthread
 TESTGEN     := $(BUILD)/bin/tl-testgen
 
 # Areas append to these.

@@ -7,6 +7,7 @@ packages=(
   gcc make pkg-config patch
   check libsubunit-dev           # unit tests (Check) and its TAP output
   libcjson-dev                   # config.json, fixture metadata, reports
+  libonig-dev libutf8proc-dev    # the tokenizer: Oniguruma regexes, Unicode normalisation
   libcurl4-openssl-dev libssl-dev  # downloader, sha256/sha1
   libmicrohttpd-dev              # the fake Hub
   libopenblas-dev                # f32 GEMM
