@@ -201,11 +201,15 @@ function run(name, dir, texts, conversations, outDir) {
     const template = new Template(source);
     for (const conv of conversations) {
       for (const add_generation_prompt of [false, true]) {
-        const vars = {
-          messages: conv.messages, add_generation_prompt,
-          bos_token: tokenString(config.bos_token) ?? "", eos_token: tokenString(config.eos_token) ?? "",
-          ...(conv.variables ?? {}),
-        };
+        // the variables transformers' apply_chat_template passes: tools and
+        // documents are None unless given; a special token the config lacks
+        // stays undefined
+        const vars = { messages: conv.messages, tools: null, documents: null, add_generation_prompt };
+        for (const key of ["bos_token", "eos_token"]) {
+          const value = tokenString(config[key]);
+          if (value !== null) vars[key] = value;
+        }
+        Object.assign(vars, conv.variables ?? {});
         const entry = { template: tname, conversation: conv.name, add_generation_prompt };
         try {
           entry.rendered = template.render(vars);
