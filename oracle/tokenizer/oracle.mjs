@@ -97,11 +97,21 @@ const INVALID = [
   [0xe0, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80],
 ];
 
-function decodeBoth(tok, ids) {
-  return {
-    text: tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
-    text_skip: tok.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }),
-  };
+// A decoded text holding U+0000 also goes as hex UTF-8 (KEY_hex): the C side's
+// JSON reader ends strings at NUL.
+function withHex(out, key, text) {
+  out[key] = text;
+  if (text.includes("\0")) out[key + "_hex"] = Buffer.from(text, "utf8").toString("hex");
+  return out;
+}
+
+function decodeBoth(tok, ids, keys = ["text", "text_skip"]) {
+  const out = {};
+  withHex(out, keys[0],
+    tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }));
+  withHex(out, keys[1],
+    tok.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }));
+  return out;
 }
 
 function tokenString(v) {
@@ -168,10 +178,7 @@ function run(name, dir, texts, conversations, outDir) {
     const ids = tok.encode(text, { add_special_tokens: false }).ids;
     const ids_special = tok.encode(text, { add_special_tokens: true }).ids;
     const entry = { source, text, ids, ids_special };
-    if (ids.length) {
-      const { text: decoded, text_skip: decoded_skip } = decodeBoth(tok, ids_special);
-      Object.assign(entry, { decoded, decoded_skip });
-    }
+    if (ids.length) Object.assign(entry, decodeBoth(tok, ids_special, ["decoded", "decoded_skip"]));
     out.encode.push(entry);
   }
   const around = [tok.encode("ok ", { add_special_tokens: false }).ids,

@@ -96,8 +96,8 @@ static int same_ids(tally *t, const char *what, const char *source, const char *
 }
 
 static void same_text(tally *t, const char *what, const char *source, const char *mine,
-                      size_t n_mine, const char *theirs) {
-    size_t n = strlen(theirs), at = 0;
+                      size_t n_mine, const char *theirs, size_t n) {
+    size_t at = 0;
     while (at < n && at < n_mine && mine[at] == theirs[at]) at++;
     bool same = at == n && at == n_mine;
     t->compared++;
@@ -126,8 +126,20 @@ static void decode_and_compare(tl_tokenizer *tok, tally *t, const cJSON *entry,
         /* an encode entry holds its text and the decoded text; a decode entry
          * holds only the decoded text */
         bool is_encode = cJSON_GetObjectItemCaseSensitive(entry, "ids_special") != NULL;
-        const char *want = str(entry, is_encode ? enc_keys[skip] : keys[skip]);
+        const char *key = is_encode ? enc_keys[skip] : keys[skip];
+        const char *want = str(entry, key);
         if (!want) continue;
+        size_t want_len = strlen(want);
+        char hex_key[32], *bytes = NULL;
+        snprintf(hex_key, sizeof hex_key, "%s_hex", key);
+        const char *hex = str(entry, hex_key);
+        if (hex) {   /* the text holds NUL: its bytes come as hex */
+            want_len = strlen(hex) / 2;
+            bytes = malloc(want_len + 1);
+            for (size_t i = 0; i < want_len; i++) sscanf(hex + 2 * i, "%2hhx", &bytes[i]);
+            bytes[want_len] = '\0';
+            want = bytes;
+        }
         size_t len;
         char *mine = tl_tokenizer_decode(tok, ids, (size_t)n, skip ? TL_DECODE_SKIP_SPECIAL : 0,
                                          &len);
@@ -137,8 +149,9 @@ static void decode_and_compare(tl_tokenizer *tok, tally *t, const cJSON *entry,
             tl_clear_error();
             continue;
         }
-        same_text(t, skip ? "decode(skip_special)" : "decode", source, mine, len, want);
+        same_text(t, skip ? "decode(skip_special)" : "decode", source, mine, len, want, want_len);
         free(mine);
+        free(bytes);
     }
     free(ids);
 }
@@ -228,7 +241,7 @@ int main(int argc, char **argv) {
                 printf("  FIRST DIFFERENCE in %s: tinyllm failed: %s\n", source, tl_error());
         } else {
             chat.compared--;
-            same_text(&chat, "chat template", source, mine, len, want);
+            same_text(&chat, "chat template", source, mine, len, want, strlen(want));
             int32_t *ids = NULL;
             int64_t n = tl_tokenizer_encode(tok, mine, len, false, &ids);
             if (n >= 0)
