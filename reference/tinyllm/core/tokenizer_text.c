@@ -21,6 +21,7 @@ int tk_buf_reserve(tk_buf *b, size_t extra) {
     }
     b->data = data;
     b->cap = cap;
+    b->data[b->len] = '\0';   /* always a C string, even when nothing is appended */
     return 0;
 }
 
