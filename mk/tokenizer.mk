@@ -23,6 +23,7 @@ TOKENIZER_SUBJECTS := \
     $(notdir $(patsubst %/,%,$(dir $(d))))=$(patsubst %/,%,$(dir $(d))))
 
 $(eval $(call check_suite,$(BUILD)/tests/tokenizer/run,tokenizer,$(TOKENIZER_TESTS),))
+$(BUILD)/tests/tokenizer/run: tests/tokenizer/tk_test_util.h
 
 $(TOKENIZER_COMPARE): $(BUILD)/obj/tests/tokenizer/compare.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -49,12 +50,30 @@ tokenizer-oracle: $(TOKENIZER_NPM)/.installed
 	@ORACLE_NPM=$(TOKENIZER_NPM) node oracle/tokenizer/oracle.mjs $(TOKENIZER_ORACLE) \
 	  tests/tokenizer/corpus tests/tokenizer/conversations.json $(TOKENIZER_SUBJECTS)
 
-test-tokenizer: $(BUILD)/tests/tokenizer/run $(TOKENIZER_COMPARE) tokenizer-oracle
+test-tokenizer: $(BUILD)/tests/tokenizer/run $(TOKENIZER_COMPARE) $(TINYLLM_BIN) tokenizer-oracle
 	@echo "== tokenizer tests (tests/tokenizer) =="
 	@CK_FORK=yes $(BUILD)/tests/tokenizer/run
+	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tokenizer/test_verbs.sh
 	@echo "== tokenizer against the JavaScript oracles =="
 	@status=0; for s in $(TOKENIZER_SUBJECTS); do \
 	  name=$${s%%=*}; dir=$${s#*=}; \
 	  $(TOKENIZER_COMPARE) $(TOKENIZER_ORACLE)/$$name.json $$dir \
 	    tests/tokenizer/conversations.json || status=1; \
 	done; exit $$status
+
+# The benchmark: encode MB/s beside tokenizers.js in the same run, and linear
+# time on long words and whitespace runs (bench/bench_tokenizer.c).
+BENCH_TOKENIZER := $(BUILD)/bench/bench_tokenizer
+
+$(BENCH_TOKENIZER): $(BUILD)/obj/bench/bench_tokenizer.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $< -o $@ $(LDFLAGS) $(CORE_LINK)
+
+ALL_TARGETS   += $(BENCH_TOKENIZER)
+BENCH_TARGETS += bench-tokenizer
+
+.PHONY: bench-tokenizer
+bench-tokenizer: $(BENCH_TOKENIZER) $(TOKENIZER_NPM)/.installed
+	@echo "== tokenizer benchmark (bench/bench_tokenizer.c) =="
+	@ORACLE_NPM=$(TOKENIZER_NPM) $(BENCH_TOKENIZER) $(LENML)/tokenizer-llama3/models \
+	  $(LENML)/tokenizer-gemma3/models

@@ -12,10 +12,14 @@
 #include "tinyllm/tensor.h"
 #include "tinyllm/tokenizer.h"
 
-/* JSON written with ' for " (the texts here hold no apostrophes), in a buffer
- * of its own (freed at exit by the test process). */
+/* JSON written with ' for " (the texts here hold no apostrophes), in one of
+ * 64 rotating buffers (a test uses far fewer at once). */
 static const char *J(const char *single_quoted) {
-    char *s = strdup(single_quoted);
+    static char *ring[64];
+    static int next;
+    char **slot = &ring[next++ % 64];
+    free(*slot);
+    char *s = *slot = strdup(single_quoted);
     for (char *p = s; *p; p++)
         if (*p == '\'') *p = '"';
     return s;
