@@ -67,6 +67,7 @@ test-memory:
 	@$(MAKE) --no-print-directory asan
 	@echo "== runtime tests under valgrind (make valgrind) =="
 	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory valgrind-tokenizer
 
 bench: deps
 	@$(MAKE) --no-print-directory -j2 build-all
@@ -76,7 +77,7 @@ bench: deps
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  test-core
+	  test-core test-tokenizer-unit
 
 clean:
 	rm -rf $(BUILD) build

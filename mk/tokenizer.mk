@@ -44,15 +44,32 @@ $(TOKENIZER_NPM)/.installed: $(TOKENIZER_LOCK) oracle/tokenizer/package.json
 	  touch $$tmp/.installed && \
 	  { mv -T $$tmp $(TOKENIZER_NPM) 2>/dev/null || rm -rf $$tmp; }
 
-.PHONY: test-tokenizer tokenizer-oracle
+.PHONY: test-tokenizer test-tokenizer-unit valgrind-tokenizer tokenizer-oracle
+# The Check tests alone (make asan runs them under ASan and UBSan).
+test-tokenizer-unit: $(BUILD)/tests/tokenizer/run
+	@echo "== tokenizer tests (tests/tokenizer) =="
+	@CK_FORK=yes $(BUILD)/tests/tokenizer/run
+
+# Under valgrind (make test-memory): the Check tests, and the comparison on the
+# fixtures' tiny tokenizers (the oracle's output is made by test-tokenizer).
+valgrind-tokenizer: $(BUILD)/tests/tokenizer/run $(TOKENIZER_COMPARE) tokenizer-oracle
+	@echo "== tokenizer tests under valgrind =="
+	@CK_FORK=no valgrind -q --leak-check=full --show-leak-kinds=definite \
+	  --errors-for-leak-kinds=definite --error-exitcode=1 $(BUILD)/tests/tokenizer/run
+	@for d in $(sort $(wildcard fixtures/tokenizer/*/tokenizer.json)); do \
+	  dir=$$(dirname $$d); name=$$(basename $$dir); \
+	  valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+	    --error-exitcode=1 $(TOKENIZER_COMPARE) $(TOKENIZER_ORACLE)/$$name.json $$dir \
+	    tests/tokenizer/conversations.json || exit 1; \
+	done
+
 tokenizer-oracle: $(TOKENIZER_NPM)/.installed
 	@rm -rf $(TOKENIZER_ORACLE) && mkdir -p $(TOKENIZER_ORACLE)
 	@ORACLE_NPM=$(TOKENIZER_NPM) node oracle/tokenizer/oracle.mjs $(TOKENIZER_ORACLE) \
 	  tests/tokenizer/corpus tests/tokenizer/conversations.json $(TOKENIZER_SUBJECTS)
 
-test-tokenizer: $(BUILD)/tests/tokenizer/run $(TOKENIZER_COMPARE) $(TINYLLM_BIN) tokenizer-oracle
-	@echo "== tokenizer tests (tests/tokenizer) =="
-	@CK_FORK=yes $(BUILD)/tests/tokenizer/run
+test-tokenizer: test-tokenizer-unit $(TOKENIZER_COMPARE) $(TINYLLM_BIN) tokenizer-oracle
+	@echo "== tokenizer command-line verbs (tests/tokenizer/test_verbs.sh) =="
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tokenizer/test_verbs.sh
 	@echo "== tokenizer against the JavaScript oracles =="
 	@status=0; for s in $(TOKENIZER_SUBJECTS); do \

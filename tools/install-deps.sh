@@ -20,6 +20,9 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# The tokenizer's oracles are npm packages (oracle/tokenizer): Node.js and npm,
+# Debian's unless some other Node.js (which brings its own npm) is installed.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"

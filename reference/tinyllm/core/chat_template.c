@@ -30,7 +30,7 @@ static void *context_error(const char *fmt, const char *a, const char *b) {
 }
 
 char *tl_jinja_render(const char *source, const char *variables_json, size_t *len) {
-    if (!source) return tl_fail("tl_jinja_render: the template is NULL");
+    if (!source) return tl_propagate("tl_jinja_render: the template is NULL");
     jarena arena = {0};
     jv vars = jv_new_dict(&arena);
     char *result = NULL;
@@ -78,7 +78,7 @@ static bool add_json(jarena *a, jdict *vars, const char *key, const char *json, 
 
 char *tl_chat_template_apply(const tl_tokenizer *t, const tl_chat_request *req, size_t *len) {
     if (!t || !req || !req->messages_json)
-        return tl_fail("tl_chat_template_apply: %s is NULL",
+        return tl_propagate("tl_chat_template_apply: %s is NULL",
                        !t ? "the tokenizer" : !req ? "the request" : "messages_json");
     if (!t->chat_template_json)
         return tl_fail("tl_chat_template_apply: %s has no chat_template (tokenizer_config.json "

@@ -795,10 +795,8 @@ static bool global(jctx *x, const char *name, const jv *args, size_t n, const jv
     jarena *a = jx_arena(x);
     if (!strcmp(name, "raise_exception")) {
         jv msg = n ? str_of(x, args[0]) : jv_cstring("raise_exception() was called");
-        tl_fail("tl_jinja_render: line %d: the template raised an exception: %.*s", line,
-                (int)msg.u.str.len, msg.u.str.s);
-        jx_fail(x, line, "raised");
-        return false;
+        return jx_fail(x, line, "the template raised an exception: %.*s", (int)msg.u.str.len,
+                       msg.u.str.s);
     }
     if (!strcmp(name, "strftime_now")) {
         if (!n || args[0].kind != JV_STRING) return jx_fail(x, line, "strftime_now needs a format");

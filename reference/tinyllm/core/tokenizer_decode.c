@@ -267,7 +267,7 @@ static int clean_up(tk_buf *text) {
 char *tl_tokenizer_decode(const tl_tokenizer *t, const int32_t *ids, size_t n, int flags,
                           size_t *len) {
     if (len) *len = 0;
-    if (!t) return tl_fail("tl_tokenizer_decode: the tokenizer is NULL");
+    if (!t) return tl_propagate("tl_tokenizer_decode: the tokenizer is NULL");
     if (!ids && n > 0) return tl_fail("tl_tokenizer_decode: ids is NULL but n is %zu", n);
     toklist a = {0}, b = {0};
     tk_buf tmp = {0}, result = {0};

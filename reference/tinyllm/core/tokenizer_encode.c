@@ -206,7 +206,7 @@ int64_t tl_tokenizer_encode(tl_tokenizer *t, const char *text, size_t len, bool 
                             int32_t **ids) {
     if (ids) *ids = NULL;
     if (!t || !ids || (!text && len > 0)) {
-        tl_fail("tl_tokenizer_encode: %s is NULL", !t ? "the tokenizer" : !ids ? "ids" : "text");
+        tl_propagate("tl_tokenizer_encode: %s is NULL", !t ? "the tokenizer" : !ids ? "ids" : "text");
         return -1;
     }
     size_t valid = tk_utf8_valid_prefix(text, len);

@@ -848,7 +848,7 @@ static tl_tokenizer *finish(tl_tokenizer *t, int status) {
 
 tl_tokenizer *tl_tokenizer_from_strings(const char *tokenizer_json,
                                         const char *tokenizer_config_json, const char *origin) {
-    if (!tokenizer_json) return tl_fail("tl_tokenizer_from_strings: tokenizer_json is NULL");
+    if (!tokenizer_json) return tl_propagate("tl_tokenizer_from_strings: tokenizer_json is NULL");
     if (!origin) origin = "tokenizer.json";
     tl_tokenizer *t = calloc(1, sizeof *t);
     if (!t) return tl_fail("tl_tokenizer_from_strings: out of memory");
@@ -867,7 +867,7 @@ tl_tokenizer *tl_tokenizer_from_strings(const char *tokenizer_json,
 }
 
 tl_tokenizer *tl_tokenizer_load(const char *path) {
-    if (!path) return tl_fail("tl_tokenizer_load: path is NULL");
+    if (!path) return tl_propagate("tl_tokenizer_load: path is NULL");
     struct stat st;
     if (stat(path, &st) != 0)
         return tl_fail("tl_tokenizer_load: %s does not exist (%s); give a tokenizer.json or "
