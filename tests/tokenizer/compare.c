@@ -1,9 +1,11 @@
 /* compare.c: the C tokenizer agrees with the JavaScript oracle, token for token.
  *
- *   compare ORACLE_JSON TOKENIZER_DIR CONVERSATIONS_JSON
+ *   compare ORACLE_JSON TOKENIZER_DIR CONVERSATIONS_JSON [JINJA2_JSON]
  *
  * ORACLE_JSON is what oracle/tokenizer/oracle.mjs wrote for one tokenizer
- * (@huggingface/tokenizers and @huggingface/jinja). Property: for every text,
+ * (@huggingface/tokenizers and @huggingface/jinja); JINJA2_JSON what
+ * oracle/tokenizer/jinja2_oracle.py wrote (Jinja2 itself, in transformers'
+ * environment), whose renders are compared too. Property: for every text,
  * the ids with and without special tokens are identical and so is the
  * decoded text with and without skip_special; every oracle id list (invalid
  * UTF-8 byte runs, random ids) decodes to the identical text; every chat
@@ -162,9 +164,73 @@ static const cJSON *find_conversation(const cJSON *convs, const char *name) {
     return NULL;
 }
 
+/* Renders every entry of a "chat" list and compares (with the ids of the
+ * prompt too when the entry has them). who names the oracle in messages. */
+static void compare_chat(tl_tokenizer *tok, tally *chat, const cJSON *list, const cJSON *convs,
+                         const char *convs_path, const char *who) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, list) {
+        const cJSON *conv = find_conversation(convs, str(e, "conversation"));
+        char source[300];
+        snprintf(source, sizeof source, "%s: template '%s' on \"%s\" (add_generation_prompt %s)",
+                 who, str(e, "template"), str(e, "conversation"),
+                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "add_generation_prompt"))
+                     ? "true" : "false");
+        if (!conv) {
+            printf("  %s: the conversation is not in %s\n", source, convs_path);
+            chat->differ++;
+            continue;
+        }
+        char *messages = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(conv, "messages"));
+        const cJSON *vars = cJSON_GetObjectItemCaseSensitive(conv, "variables");
+        char *variables = vars ? cJSON_PrintUnformatted(vars) : NULL;
+        tl_chat_request req = {
+            .messages_json = messages,
+            .add_generation_prompt =
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "add_generation_prompt")),
+            .variables_json = variables,
+            .template_name = str(e, "template"),
+        };
+        size_t len;
+        char *mine = tl_chat_template_apply(tok, &req, &len);
+        const char *want = str(e, "rendered");
+        chat->compared++;
+        if (!want) {   /* the template raised: so must ours */
+            if (mine && chat->differ++ == 0) {
+                printf("  FIRST DIFFERENCE in %s: the oracle raised \"%s\"\n", source,
+                       str(e, "error"));
+                print_text("tinyllm rendered", mine, len);
+            }
+        } else if (!mine) {
+            if (chat->differ++ == 0)
+                printf("  FIRST DIFFERENCE in %s: tinyllm failed: %s\n", source, tl_error());
+        } else {
+            chat->compared--;
+            same_text(chat, "chat template", source, mine, len, want, strlen(want));
+            int32_t *ids = NULL;
+            int64_t n = tl_tokenizer_encode(tok, mine, len, false, &ids);
+            if (n >= 0 && cJSON_GetObjectItemCaseSensitive(e, "ids"))
+                same_ids(chat, "encode(rendered prompt)", source, mine, ids, n,
+                         cJSON_GetObjectItemCaseSensitive(e, "ids"));
+            free(ids);
+        }
+        tl_clear_error();
+        free(mine);
+        free(messages);
+        free(variables);
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: compare ORACLE_JSON TOKENIZER_DIR CONVERSATIONS_JSON\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: compare ORACLE_JSON TOKENIZER_DIR CONVERSATIONS_JSON "
+                        "[JINJA2_JSON]\n");
+        return 2;
+    }
+    char *jinja2_text = argc == 5 ? read_file(argv[4]) : NULL;
+    cJSON *jinja2 = jinja2_text ? cJSON_Parse(jinja2_text) : NULL;
+    if (argc == 5 && !jinja2) {
+        fprintf(stderr, "compare: cannot read %s\n", argv[4]);
         return 2;
     }
     char *oracle_text = read_file(argv[1]), *conv_text = read_file(argv[3]);
@@ -204,56 +270,11 @@ int main(int argc, char **argv) {
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(oracle, "decode"))
         decode_and_compare(tok, &dec, e, str(e, "source"));
 
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(oracle, "chat")) {
-        const cJSON *conv = find_conversation(convs, str(e, "conversation"));
-        char source[300];
-        snprintf(source, sizeof source, "template '%s' on \"%s\" (add_generation_prompt %s)",
-                 str(e, "template"), str(e, "conversation"),
-                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "add_generation_prompt"))
-                     ? "true" : "false");
-        if (!conv) {
-            printf("  %s: the conversation is not in %s\n", source, argv[3]);
-            chat.differ++;
-            continue;
-        }
-        char *messages = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(conv, "messages"));
-        const cJSON *vars = cJSON_GetObjectItemCaseSensitive(conv, "variables");
-        char *variables = vars ? cJSON_PrintUnformatted(vars) : NULL;
-        tl_chat_request req = {
-            .messages_json = messages,
-            .add_generation_prompt =
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "add_generation_prompt")),
-            .variables_json = variables,
-            .template_name = str(e, "template"),
-        };
-        size_t len;
-        char *mine = tl_chat_template_apply(tok, &req, &len);
-        const char *want = str(e, "rendered");
-        chat.compared++;
-        if (!want) {   /* the template raised: so must ours */
-            if (mine && chat.differ++ == 0) {
-                printf("  FIRST DIFFERENCE in %s: the oracle raised \"%s\"\n", source,
-                       str(e, "error"));
-                print_text("tinyllm rendered", mine, len);
-            }
-        } else if (!mine) {
-            if (chat.differ++ == 0)
-                printf("  FIRST DIFFERENCE in %s: tinyllm failed: %s\n", source, tl_error());
-        } else {
-            chat.compared--;
-            same_text(&chat, "chat template", source, mine, len, want, strlen(want));
-            int32_t *ids = NULL;
-            int64_t n = tl_tokenizer_encode(tok, mine, len, false, &ids);
-            if (n >= 0)
-                same_ids(&chat, "encode(rendered prompt)", source, mine, ids, n,
-                         cJSON_GetObjectItemCaseSensitive(e, "ids"));
-            free(ids);
-        }
-        tl_clear_error();
-        free(mine);
-        free(messages);
-        free(variables);
-    }
+    compare_chat(tok, &chat, cJSON_GetObjectItemCaseSensitive(oracle, "chat"), convs, argv[3],
+                 "@huggingface/jinja");
+    if (jinja2)
+        compare_chat(tok, &chat, cJSON_GetObjectItemCaseSensitive(jinja2, "chat"), convs, argv[3],
+                     "Jinja2");
     printf("  encode: %ld id lists compared (%ld ids), %ld differ\n", enc.compared, enc.ids,
            enc.differ);
     printf("  decode: %ld texts compared, %ld differ\n", dec.compared, dec.differ);
@@ -265,6 +286,8 @@ int main(int argc, char **argv) {
     tl_tokenizer_free(tok);
     cJSON_Delete(oracle);
     cJSON_Delete(convs);
+    cJSON_Delete(jinja2);
+    free(jinja2_text);
     free(oracle_text);
     free(conv_text);
     tl_shutdown();

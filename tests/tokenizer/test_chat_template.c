@@ -86,6 +86,8 @@ START_TEST(jinja_expressions_as_python)
                      "['two', None] two v v |");
     ck_assert_str_eq(render("{{ {'a': [1, 2.5, true, none, \"q'\"]} }}", NULL),
                      "{'a': [1, 2.5, True, None, \"q'\"]}");
+    ck_assert_str_eq(render("{{ (1, 'a') }} {{ (1,) }} {{ (1, 2) == [1, 2] }}", NULL),
+                     "(1, 'a') (1,) False");
 }
 END_TEST
 
@@ -115,7 +117,7 @@ START_TEST(jinja_tests_filters_and_methods)
                      "['u', 'v'] 2 ['system', 'user']");
     ck_assert_str_eq(render("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.keys() | list }} "
                             "{{ d | dictsort }} {{ d | items | list }}", J("{'d': {'b': 2, 'a': 1}}")),
-                     "1 0 ['b', 'a'] [['a', 1], ['b', 2]] [['b', 2], ['a', 1]]");
+                     "1 0 ['b', 'a'] [('a', 1), ('b', 2)] [('b', 2), ('a', 1)]");
     ck_assert_str_eq(render("{{ 'a\\nb' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}|{{ '<&>' | e }}",
                             NULL), "a\n  b|  a\n  b|&lt;&amp;&gt;");
 }

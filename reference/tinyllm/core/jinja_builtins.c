@@ -585,7 +585,9 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         if (v.kind != JV_DICT) return jx_fail(x, line, "items of a %s", jv_type_name(v));
         *out = jv_new_list(a);
         for (size_t i = 0; i < v.u.dict->count; i++) {
-            jv pair = jv_new_list(a);
+            jv pair = jv_new_list(a);   /* (key, value), a tuple as dict.items() gives */
+            if (!pair.u.list) return false;
+            pair.u.list->is_tuple = true;
             jl_push(a, pair.u.list, v.u.dict->keys[i]);
             jl_push(a, pair.u.list, v.u.dict->values[i]);
             jl_push(a, out->u.list, pair);

@@ -20,35 +20,7 @@
 
 enum { MAX_DEPTH = 200 };
 
-struct jframe {
-    jframe *parent;
-    jdict vars;
-};
-
-struct jctx {
-    jarena *arena;
-    jframe *globals;
-    jstr *out;
-    bool failed;
-    int depth;
-};
-
 typedef enum { FLOW_OK, FLOW_BREAK, FLOW_CONTINUE, FLOW_ERROR } flow;
-
-jarena *jx_arena(jctx *x) { return x->arena; }
-
-bool jx_fail(jctx *x, int line, const char *fmt, ...) {
-    if (!x->failed) {
-        char what[900];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        tl_fail("tl_jinja_render: line %d: %s", line, what);
-    }
-    x->failed = true;
-    return false;
-}
 
 static jframe *new_frame(jctx *x, jframe *parent) {
     jframe *f = ja_alloc(x->arena, sizeof *f);
@@ -454,6 +426,8 @@ static bool eval(jctx *x, jframe *f, const jnode *n, jv *out) {
     case JN_LIST:
     case JN_TUPLE:
         *out = jv_new_list(x->arena);
+        if (!out->u.list) return false;
+        out->u.list->is_tuple = n->kind == JN_TUPLE;
         for (size_t i = 0; i < n->count; i++) {
             if (!eval(x, f, n->kids[i], &a)) return false;
             jl_push(x->arena, out->u.list, a);

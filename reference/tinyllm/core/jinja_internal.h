@@ -4,6 +4,7 @@
  *                   lstrip_blocks as transformers sets them)
  * jinja_parse.c     tokens -> a tree of nodes
  * jinja_value.c     values, the render's arena, printing, tojson, comparisons
+ * jinja_context.c   a render's state and its error
  * jinja_eval.c      the tree -> output text
  * jinja_builtins.c  filters, tests, methods of strings, lists and dicts
  *
@@ -60,7 +61,7 @@ typedef struct jv {
             const char *s;
             size_t len;
         } str;
-        jlist *list;       /* JV_LIST (tuples too) */
+        jlist *list;       /* JV_LIST (tuples too: is_tuple) */
         jdict *dict;       /* JV_DICT (namespaces too) */
         struct {
             const jnode *node;     /* the macro definition */
@@ -77,6 +78,7 @@ typedef struct jv {
 struct jlist {
     jv *items;
     size_t count, cap;
+    bool is_tuple;     /* prints as (a, b); never equal to a list, as in Python */
 };
 
 struct jdict {
@@ -165,9 +167,24 @@ jnode *jinja_parse(jarena *a, const jtokens *tokens);
 
 /* ---- evaluation (jinja_eval.c, jinja_builtins.c) ---------------------------------- */
 
-typedef struct jctx jctx;
+/* A scope: its variables, then its parent's. */
+struct jframe {
+    jframe *parent;
+    jdict vars;
+};
 
-/* Sets the render's error ("line N: ...") and returns false. */
+/* One render. */
+typedef struct jctx {
+    jarena *arena;
+    jframe *globals;
+    jstr *out;        /* where text goes (a macro call or a set block swaps it) */
+    bool failed;
+    int depth;        /* macro calls in progress */
+} jctx;
+
+/* jinja_context.c: sets the render's error ("line N: ...") unless one is
+ * already set for this render (the first failure is the cause), and returns
+ * false. */
 bool jx_fail(jctx *x, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 jarena *jx_arena(jctx *x);
 /* Calls a macro value with positional and keyword arguments. */

@@ -172,7 +172,8 @@ bool jv_equal(jv a, jv b) {
     case JV_STRING:
         return a.u.str.len == b.u.str.len && !memcmp(a.u.str.s, b.u.str.s, a.u.str.len);
     case JV_LIST:
-        if (a.u.list->count != b.u.list->count) return false;
+        if (a.u.list->count != b.u.list->count || a.u.list->is_tuple != b.u.list->is_tuple)
+            return false;
         for (size_t i = 0; i < a.u.list->count; i++)
             if (!jv_equal(a.u.list->items[i], b.u.list->items[i])) return false;
         return true;
@@ -201,7 +202,7 @@ bool jv_compare(jv a, jv b, int *order) {
         *order = c ? (c > 0 ? 1 : -1) : (a.u.str.len > b.u.str.len) - (a.u.str.len < b.u.str.len);
         return true;
     }
-    if (a.kind == JV_LIST && b.kind == JV_LIST) {
+    if (a.kind == JV_LIST && b.kind == JV_LIST && a.u.list->is_tuple == b.u.list->is_tuple) {
         size_t n = a.u.list->count < b.u.list->count ? a.u.list->count : b.u.list->count;
         for (size_t i = 0; i < n; i++) {
             if (jv_equal(a.u.list->items[i], b.u.list->items[i])) continue;
@@ -310,14 +311,16 @@ void jv_print(jstr *out, jv v) {
         return;
     case JV_FLOAT: print_float(out, v.u.f); return;
     case JV_STRING: js_append(out, v.u.str.s, v.u.str.len); return;
-    case JV_LIST:
-        js_puts(out, "[");
+    case JV_LIST: {
+        bool tuple = v.u.list->is_tuple;
+        js_puts(out, tuple ? "(" : "[");
         for (size_t i = 0; i < v.u.list->count; i++) {
             if (i) js_puts(out, ", ");
             print_repr(out, v.u.list->items[i]);
         }
-        js_puts(out, "]");
+        js_puts(out, tuple ? (v.u.list->count == 1 ? ",)" : ")") : "]");
         return;
+    }
     case JV_DICT:
         if (v.u.dict->is_namespace) {
             js_puts(out, "<Namespace>");

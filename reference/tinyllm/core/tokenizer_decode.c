@@ -300,12 +300,3 @@ char *tl_tokenizer_decode(const tl_tokenizer *t, const int32_t *ids, size_t n, i
     if (len) *len = result.len;
     return result.data;
 }
-
-void tk_decoder_free(tk_decoder *d) {
-    if (!d) return;
-    for (int i = 0; i < d->count; i++) tk_decoder_free(&d->items[i]);
-    free(d->items);
-    tk_pattern_free(&d->pattern);
-    free(d->text);
-    memset(d, 0, sizeof *d);
-}

@@ -2,6 +2,7 @@
  *
  * tokenizer_text.c    bytes, UTF-8, string maps, GPT-2's byte table
  * tokenizer_load.c    tokenizer.json and the config files -> the structs below
+ * tokenizer_vocab.c   queries: ids, tokens, specials, config tokens, stop ids
  * tokenizer_pattern.c Oniguruma regexes, literal and character patterns, splits
  * tokenizer_normalize.c, tokenizer_pretokenize.c, tokenizer_bpe.c,
  * tokenizer_encode.c (added tokens, the pipeline, post-processors),
@@ -282,9 +283,6 @@ void tk_bpe_free(tk_bpe *m);
 /* tokenizer_encode.c */
 int tk_trie_build(tk_trie *t, const tl_tokenizer *tok, bool normalized);
 void tk_trie_free(tk_trie *t);
-
-/* tokenizer_decode.c */
-void tk_decoder_free(tk_decoder *d);
 
 /* tokenizer_load.c: a whole file into a NUL-terminated string, or NULL with
  * an error naming the path. */

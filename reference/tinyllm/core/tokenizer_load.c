@@ -392,6 +392,15 @@ static int parse_decoder(const ctx *c, const cJSON *o, void *out, const char *wh
     return 0;
 }
 
+static void free_decoder(tk_decoder *d) {
+    if (!d) return;
+    for (int i = 0; i < d->count; i++) free_decoder(&d->items[i]);
+    free(d->items);
+    tk_pattern_free(&d->pattern);
+    free(d->text);
+    memset(d, 0, sizeof *d);
+}
+
 /* ---- post-processors -------------------------------------------------------------- */
 
 static int push_single(tk_post *p, int32_t id) {
@@ -947,7 +956,7 @@ void tl_tokenizer_free(tl_tokenizer *t) {
     free(t->pretokenizer);
     if (t->post) free_post(t->post);
     free(t->post);
-    tk_decoder_free(t->decoder);
+    if (t->decoder) free_decoder(t->decoder);
     free(t->decoder);
     tk_bpe_free(&t->bpe);
     for (int i = 0; i < t->added_count; i++) {
@@ -967,41 +976,3 @@ void tl_tokenizer_free(tl_tokenizer *t) {
     free(t->origin);
     free(t);
 }
-
-/* ---- queries ------------------------------------------------------------------------------ */
-
-int32_t tl_tokenizer_vocab_size(const tl_tokenizer *t) { return t ? t->n_total : 0; }
-
-int32_t tl_tokenizer_token_to_id(const tl_tokenizer *t, const char *token) {
-    if (!t || !token) return -1;
-    size_t n = strlen(token);
-    int32_t at = tk_strmap_get(&t->added_by_content, token, n);
-    if (at >= 0) return t->added[at].id;
-    return tk_strmap_get(&t->bpe.vocab, token, n);
-}
-
-const char *tl_tokenizer_id_to_token(const tl_tokenizer *t, int32_t id) {
-    if (!t || id < 0 || id >= t->n_total) return NULL;
-    int32_t at = t->added_index_by_id[id];
-    if (at >= 0) return t->added[at].content;
-    return id < t->bpe.n_ids ? t->bpe.id_token[id] : NULL;
-}
-
-bool tl_tokenizer_is_special(const tl_tokenizer *t, int32_t id) {
-    const char *tok = tl_tokenizer_id_to_token(t, id);
-    if (!tok) return false;
-    /* the library asks by content: a vocabulary token equal to a special one counts */
-    int32_t at = tk_strmap_get(&t->added_by_content, tok, strlen(tok));
-    return at >= 0 && t->added[at].special;
-}
-
-const char *tl_tokenizer_bos_token(const tl_tokenizer *t) { return t ? t->bos_token : NULL; }
-const char *tl_tokenizer_eos_token(const tl_tokenizer *t) { return t ? t->eos_token : NULL; }
-bool tl_tokenizer_clean_up_spaces(const tl_tokenizer *t) { return t && t->clean_up_spaces; }
-
-int tl_tokenizer_stop_ids(const tl_tokenizer *t, const int32_t **ids) {
-    if (ids) *ids = t ? t->stop_ids : NULL;
-    return t ? t->stop_count : 0;
-}
-
-const char *tl_tokenizer_dir(const tl_tokenizer *t) { return t ? t->dir : NULL; }
