@@ -14,7 +14,8 @@
  * each), as a prompt or a training document is encoded: tokenizers.js slows
  * down badly on one multi-megabyte string, which would flatter the ratio.
  * It is written to build/bench/tokenizer_text.txt; both sides encode every
- * document of that file, warm (one pass first), median of REPS passes. Node runs with ORACLE_NPM naming
+ * document of that file, warm (one pass first), median of REPS passes. Node
+ * runs with ORACLE_NPM naming
  * the oracle's npm folder (mk/tokenizer.mk sets it).
  * The last lines are `name: value`, one per figure, for scripts.
  */
@@ -120,7 +121,8 @@ static buf mixed_text(void) {
                 w += sl;
             }
             if (tl_pcg32_bounded(&rng, 4) == 0) word[1] = (char)(word[1] - 32);
-            if (tl_pcg32_bounded(&rng, 6) == 0) w += (size_t)snprintf(word + w, 8, "%u", tl_pcg32_bounded(&rng, 1000));
+            if (tl_pcg32_bounded(&rng, 6) == 0)
+                w += (size_t)snprintf(word + w, 8, "%u", tl_pcg32_bounded(&rng, 1000));
             put(&text, word, w);
         } else {
             /* a slice of the corpus, cut at character boundaries */
@@ -180,7 +182,8 @@ static bool js_encode(const char *dir, const char *file, double out[3], long *id
     char line[256];
     bool ok = false;
     while (fgets(line, sizeof line, p)) {
-        if (sscanf(line, "js_encode_seconds: %lf %lf %lf", &out[0], &out[1], &out[2]) == 3) ok = true;
+        if (sscanf(line, "js_encode_seconds: %lf %lf %lf", &out[0], &out[1], &out[2]) == 3)
+            ok = true;
         sscanf(line, "js_ids: %ld", ids);
     }
     return pclose(p) == 0 && ok;
@@ -222,7 +225,8 @@ static void linear_case(tl_tokenizer *t, const char *what, char fill, const char
             if (dt < best) best = dt;
         }
         secs[s] = best;
-        printf("    %7zu bytes: %9.3f ms  (%.3f us per kB)\n", n, 1e3 * best, 1e6 * best / (n / 1000.0));
+        printf("    %7zu bytes: %9.3f ms  (%.3f us per kB)\n", n, 1e3 * best,
+               1e6 * best / ((double)n / 1000.0));
         free(text);
     }
     /* linear: per-byte cost at 1 MB over that at 10 kB stays near 1 */

@@ -15,10 +15,12 @@ const require = createRequire(path.join(path.resolve(npm), "package.json"));
 const mod = await import(pathToFileURL(require.resolve("@huggingface/tokenizers")).href);
 const { Tokenizer } = mod.default ?? mod;
 const read = (f) => JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
-const config = fs.existsSync(path.join(dir, "tokenizer_config.json")) ? read("tokenizer_config.json") : {};
+const hasConfig = fs.existsSync(path.join(dir, "tokenizer_config.json"));
+const config = hasConfig ? read("tokenizer_config.json") : {};
 const tok = new Tokenizer(read("tokenizer.json"), config);
 const documents = fs.readFileSync(file, "utf8").split("\f");
-const pass = () => documents.reduce((n, d) => n + tok.encode(d, { add_special_tokens: false }).ids.length, 0);
+const pass = () =>
+  documents.reduce((n, d) => n + tok.encode(d, { add_special_tokens: false }).ids.length, 0);
 let ids = pass();
 const times = [];
 for (let r = 0; r < Number(repsText); r++) {
@@ -27,5 +29,6 @@ for (let r = 0; r < Number(repsText); r++) {
   times.push(Number(process.hrtime.bigint() - t0) / 1e9);
 }
 times.sort((a, b) => a - b);
-console.log(`js_encode_seconds: ${times[times.length >> 1]} ${times[0]} ${times[times.length - 1]}`);
+const [median, min, max] = [times[times.length >> 1], times[0], times[times.length - 1]];
+console.log(`js_encode_seconds: ${median} ${min} ${max}`);
 console.log(`js_ids: ${ids}`);

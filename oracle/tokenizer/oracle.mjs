@@ -211,7 +211,9 @@ function run(name, dir, texts, conversations, outDir) {
         // the variables transformers' apply_chat_template passes: tools and
         // documents are None unless given; a special token the config lacks
         // stays undefined
-        const vars = { messages: conv.messages, tools: null, documents: null, add_generation_prompt };
+        const vars = {
+          messages: conv.messages, tools: null, documents: null, add_generation_prompt,
+        };
         for (const key of ["bos_token", "eos_token"]) {
           const value = tokenString(config[key]);
           if (value !== null) vars[key] = value;

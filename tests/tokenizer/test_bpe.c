@@ -60,7 +60,8 @@ START_TEST(bpe_unknown_characters_become_unk_fused_or_not_or_are_dropped)
                                  "'b': 1, 'ab': 2, '?': 3}, 'merges': ['a b']}}"));
     ASSERT_IDS(plain, "axyb", false, "0 3 3 1");
     tl_tokenizer *fused = make(J("{'model': {'type': 'BPE', 'unk_token': '?', 'fuse_unk': true, "
-                                 "'vocab': {'a': 0, 'b': 1, 'ab': 2, '?': 3}, 'merges': ['a b']}}"));
+                                 "'vocab': {'a': 0, 'b': 1, 'ab': 2, '?': 3}, "
+                                 "'merges': ['a b']}}"));
     ASSERT_IDS(fused, "axyb", false, "0 3 1");
     ASSERT_IDS(fused, "axbyz", false, "0 3 1 3");
     tl_tokenizer *none = make(J("{'model': {'type': 'BPE', 'vocab': {'a': 0, 'b': 1, 'ab': 2}, "

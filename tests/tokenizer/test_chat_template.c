@@ -80,7 +80,8 @@ START_TEST(jinja_expressions_as_python)
                             "{{ 1 < 2 < 3 }} {{ [1, 2] == [1, 2] }}", NULL),
                      "True False True True True");
     ck_assert_str_eq(render("{{ s[1:] }} {{ s[:-1] }} {{ s[::-1] }} {{ s[0] }} {{ s[-1] }}",
-                            J("{'s': 'h\xC3\xA9llo'}")), "\xC3\xA9llo h\xC3\xA9ll oll\xC3\xA9h h o");
+                            J("{'s': 'h\xC3\xA9llo'}")),
+                     "\xC3\xA9llo h\xC3\xA9ll oll\xC3\xA9h h o");
     ck_assert_str_eq(render("{{ xs[1:] }} {{ xs[-2] }} {{ d['k'] }} {{ d.k }} {{ d.missing }}|",
                             J("{'xs': [1, 'two', null], 'd': {'k': 'v'}}")),
                      "['two', None] two v v |");
@@ -94,38 +95,49 @@ END_TEST
 START_TEST(jinja_tests_filters_and_methods)
 {
     const char *v = J("{'m': {'role': 'user', 'content': '  Hi There  '}, 'n': null}");
-    ck_assert_str_eq(render("{{ m.content.strip() }}|{{ m.content | trim }}|{{ m.content.lstrip() }}"
+    ck_assert_str_eq(render("{{ m.content.strip() }}|{{ m.content | trim }}|{{ m.content.lstrip() "
+                            "}}"
                             "|{{ 'xxhixx'.strip('x') }}", v),
                      "Hi There|Hi There|Hi There  |hi");
-    ck_assert_str_eq(render("{{ m.content.split() }} {{ 'a,b,,c'.split(',') }} {{ 'a b c'.split(' ', 1) }}",
+    ck_assert_str_eq(render("{{ m.content.split() }} {{ 'a,b,,c'.split(',') }} {{ 'a b c'.split(' "
+                            "', 1) }}",
                             v), "['Hi', 'There'] ['a', 'b', '', 'c'] ['a', 'b c']");
     ck_assert_str_eq(render("{{ m.role.startswith('us') }} {{ m.role.endswith(('x', 'er')) }} "
-                            "{{ m.role | upper }} {{ 'hello world' | title }} {{ 'aBC' | capitalize }}",
+                            "{{ m.role | upper }} {{ 'hello world' | title }} {{ 'aBC' | "
+                            "capitalize }}",
                             v), "True True USER Hello World Abc");
-    ck_assert_str_eq(render("{{ x is defined }} {{ m is defined }} {{ n is none }} {{ n is not none }} "
-                            "{{ m is mapping }} {{ m.role is string }} {{ 3 is odd }} {{ 4 is divisibleby 2 }}",
+    ck_assert_str_eq(render("{{ x is defined }} {{ m is defined }} {{ n is none }} {{ n is not "
+                            "none }} "
+                            "{{ m is mapping }} {{ m.role is string }} {{ 3 is odd }} {{ 4 is "
+                            "divisibleby 2 }}",
                             v), "False True True False True True True True");
-    ck_assert_str_eq(render("{{ [3, 1, 2] | sort }} {{ [1, 2, 3] | length }} {{ 'héllo' | length }} "
+    ck_assert_str_eq(render("{{ [3, 1, 2] | sort }} {{ [1, 2, 3] | length }} {{ 'héllo' | length "
+                            "}} "
                             "{{ [1, 2] | first }} {{ [1, 2] | last }} {{ ['a', 'b'] | join('-') }} "
                             "{{ x | default('dflt') }} {{ '' | default('e', true) }}", NULL),
                      "[1, 2, 3] 3 5 1 2 a-b dflt e");
     const char *msgs = J("{'ms': [{'role': 'system', 'content': 's'}, {'role': 'user', "
                          "'content': 'u'}, {'role': 'user', 'content': 'v', 'tool_calls': []}]}");
-    ck_assert_str_eq(render("{{ ms | selectattr('role', 'equalto', 'user') | map(attribute='content')"
-                            " | list }} {{ ms | rejectattr('tool_calls', 'defined') | list | length }}"
+    ck_assert_str_eq(render("{{ ms | selectattr('role', 'equalto', 'user') | "
+                            "map(attribute='content')"
+                            " | list }} {{ ms | rejectattr('tool_calls', 'defined') | list | "
+                            "length }}"
                             " {{ ms | map(attribute='role') | unique | list }}", msgs),
                      "['u', 'v'] 2 ['system', 'user']");
     ck_assert_str_eq(render("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.keys() | list }} "
-                            "{{ d | dictsort }} {{ d | items | list }}", J("{'d': {'b': 2, 'a': 1}}")),
+                            "{{ d | dictsort }} {{ d | items | list }}", J("{'d': {'b': 2, 'a': "
+                                                                           "1}}")),
                      "1 0 ['b', 'a'] [('a', 1), ('b', 2)] [('b', 2), ('a', 1)]");
-    ck_assert_str_eq(render("{{ 'a\\nb' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}|{{ '<&>' | e }}",
+    ck_assert_str_eq(render("{{ 'a\\nb' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}|{{ '<&>' | "
+                            "e }}",
                             NULL), "a\n  b|  a\n  b|&lt;&amp;&gt;");
 }
 END_TEST
 
 START_TEST(jinja_tojson_spacing_as_json_dumps)
 {
-    const char *v = J("{'t': {'name': 'f', 'args': {'x': [1, 2.5, true, null]}, 'u': 'caf\xC3\xA9 \\\"q\\\"\\n'}}");
+    const char *v = J("{'t': {'name': 'f', 'args': {'x': [1, 2.5, true, null]}, 'u': 'caf\xC3\xA9 "
+                      "\\\"q\\\"\\n'}}");
     ck_assert_str_eq(render("{{ t | tojson }}", v),
                      "{\"name\": \"f\", \"args\": {\"x\": [1, 2.5, true, null]}, "
                      "\"u\": \"caf\xC3\xA9 \\\"q\\\"\\n\"}");
@@ -138,7 +150,8 @@ END_TEST
 
 START_TEST(jinja_macros_and_set_blocks)
 {
-    ck_assert_str_eq(render("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
+    ck_assert_str_eq(render("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro "
+                            "%}"
                             "{{ greet('Ann') }} {{ greet('Bob', punct='?') }}", NULL),
                      "Hi Ann! Hi Bob?");
     ck_assert_str_eq(render("{% set block %}in {{ 1 + 1 }}{% endset %}[{{ block }}]", NULL),

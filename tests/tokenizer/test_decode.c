@@ -94,7 +94,8 @@ START_TEST(strip_replace_fuse_and_bpe_decoders)
                              "{'type': 'Fuse'}]}, 'model': {'type': 'BPE', 'vocab': "
                              "{'xxxa__bx': 0, 'xc': 1}, 'merges': []}}"));
     int32_t ids[] = {0, 1};
-    ck_assert_str_eq(text_of(t, ids, 2, 0, NULL), "xa-bc");   /* 2 x's off the front, 1 off the end */
+    /* two x's off each token's front, one off its end */
+    ck_assert_str_eq(text_of(t, ids, 2, 0, NULL), "xa-bc");
     tl_tokenizer *bpe = make(J("{'decoder': {'type': 'BPEDecoder', 'suffix': '</w>'}, "
                                "'model': {'type': 'BPE', 'vocab': {'ab</w>': 0, 'c': 1, "
                                "'d</w>': 2}, 'merges': []}}"));

@@ -18,7 +18,8 @@ static const char usage[] =
     "                             [--template NAME] [--tools FILE.json] [--vars JSON]\n"
     "  PATH                     a tokenizer.json, or a model folder holding one and its\n"
     "                           tokenizer_config.json (which holds the chat_template)\n"
-    "  --messages FILE.json     the conversation: [{\"role\": \"user\", \"content\": \"...\"}, ...]\n"
+    "  --messages FILE.json     the conversation: [{\"role\": \"user\", \"content\": \"...\"}, "
+    "...]\n"
     "                           ('-' reads standard input)\n"
     "  --add-generation-prompt  end with the start of an assistant turn\n"
     "  --template NAME          one of a list of named templates (default: \"default\")\n"
@@ -84,7 +85,8 @@ int tinyllm_chat_template(int argc, char **argv) {
     }
     char *messages_json = read_text(messages), *tools_json = tools ? read_text(tools) : NULL;
     if (!messages_json || (tools && !tools_json)) {
-        fprintf(stderr, "tinyllm chat-template: cannot read %s\n", !messages_json ? messages : tools);
+        fprintf(stderr, "tinyllm chat-template: cannot read %s\n",
+                !messages_json ? messages : tools);
         free(messages_json);
         free(tools_json);
         return 1;

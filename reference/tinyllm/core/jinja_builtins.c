@@ -290,12 +290,14 @@ bool jb_test(jctx *x, const char *name, jv v, const jv *args, size_t n, int line
     else if (!strcmp(name, "false")) *out = v.kind == JV_BOOL && !v.u.b;
     else if (!strcmp(name, "integer")) *out = v.kind == JV_INT;
     else if (!strcmp(name, "float")) *out = v.kind == JV_FLOAT;
-    else if (!strcmp(name, "number")) *out = v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL;
+    else if (!strcmp(name, "number"))
+        *out = v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL;
     else if (!strcmp(name, "string")) *out = v.kind == JV_STRING;
     else if (!strcmp(name, "mapping")) *out = v.kind == JV_DICT;
-    else if (!strcmp(name, "iterable")) *out = v.kind == JV_LIST || v.kind == JV_DICT || v.kind == JV_STRING;
-    else if (!strcmp(name, "sequence")) *out = v.kind == JV_LIST || v.kind == JV_DICT || v.kind == JV_STRING;
-    else if (!strcmp(name, "callable")) *out = v.kind == JV_MACRO || v.kind == JV_BUILTIN || v.kind == JV_METHOD;
+    else if (!strcmp(name, "iterable") || !strcmp(name, "sequence"))
+        *out = v.kind == JV_LIST || v.kind == JV_DICT || v.kind == JV_STRING;
+    else if (!strcmp(name, "callable"))
+        *out = v.kind == JV_MACRO || v.kind == JV_BUILTIN || v.kind == JV_METHOD;
     else if (!strcmp(name, "odd") || !strcmp(name, "even")) {
         if (v.kind != JV_INT) return jx_fail(x, line, "'%s' needs an integer", name);
         *out = (v.u.i % 2 != 0) == (name[0] == 'o');
@@ -320,7 +322,8 @@ bool jb_test(jctx *x, const char *name, jv v, const jv *args, size_t n, int line
             *out = memmem(a.u.str.s, a.u.str.len, v.u.str.s, v.u.str.len) != NULL || !v.u.str.len;
         else if (a.kind == JV_LIST) {
             *out = false;
-            for (size_t i = 0; i < a.u.list->count && !*out; i++) *out = jv_equal(v, a.u.list->items[i]);
+            for (size_t i = 0; i < a.u.list->count && !*out; i++)
+                *out = jv_equal(v, a.u.list->items[i]);
         } else if (a.kind == JV_DICT) *out = jd_get(a.u.dict, v) != NULL;
         else return jx_fail(x, line, "'in' needs a string, list or dict");
     } else if (!strcmp(name, "lower") || !strcmp(name, "upper")) {
@@ -413,7 +416,8 @@ static bool select_items(jctx *x, jv value, const jv *args, size_t n, bool by_at
         jv v = by_attr ? get_attribute(items->items[i], args[0]) : items->items[i];
         bool r;
         if (n > first) {
-            if (args[first].kind != JV_STRING) return jx_fail(x, line, "a test name must be a string");
+            if (args[first].kind != JV_STRING)
+                return jx_fail(x, line, "a test name must be a string");
             if (!jb_test(x, args[first].u.str.s, v, args + first + 1, n - first - 1, line, &r))
                 return false;
         } else {
@@ -541,7 +545,8 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
                 return jx_fail(x, line, "replace needs two strings");
             *out = replace(x, s, old, rep, count.kind == JV_INT ? count.u.i : -1);
         } else if (!strcmp(name, "indent")) {
-            *out = indent(x, s, ARG(0, "width", jv_int(4)), jv_truthy(ARG(1, "first", jv_bool(false))),
+            *out = indent(x, s, ARG(0, "width", jv_int(4)),
+                          jv_truthy(ARG(1, "first", jv_bool(false))),
                           jv_truthy(ARG(2, "blank", jv_bool(false))));
         } else if (!strcmp(name, "wordcount")) {
             jv words = split(x, s, jv_none(), -1);
@@ -552,8 +557,8 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         return true;
     }
     if (!strcmp(name, "int") || !strcmp(name, "float"))
-        return number_of(x, v, name[0] == 'f', ARG(0, "default", name[0] == 'f' ? jv_float(0) : jv_int(0)),
-                         out);
+        return number_of(x, v, name[0] == 'f',
+                         ARG(0, "default", name[0] == 'f' ? jv_float(0) : jv_int(0)), out);
     if (!strcmp(name, "abs")) {
         if (v.kind == JV_INT) *out = jv_int(v.u.i < 0 ? -v.u.i : v.u.i);
         else if (v.kind == JV_FLOAT) *out = jv_float(fabs(v.u.f));
@@ -562,8 +567,10 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
     }
     if (!strcmp(name, "round")) {
         jv prec = ARG(0, "precision", jv_int(0)), method = ARG(1, "method", jv_cstring("common"));
-        if (v.kind != JV_INT && v.kind != JV_FLOAT) return jx_fail(x, line, "round of a %s", jv_type_name(v));
-        double d = v.kind == JV_INT ? (double)v.u.i : v.u.f, scale = pow(10, (double)(prec.kind == JV_INT ? prec.u.i : 0));
+        if (v.kind != JV_INT && v.kind != JV_FLOAT)
+            return jx_fail(x, line, "round of a %s", jv_type_name(v));
+        double d = v.kind == JV_INT ? (double)v.u.i : v.u.f;
+        double scale = pow(10, (double)(prec.kind == JV_INT ? prec.u.i : 0));
         const char *m = method.kind == JV_STRING ? method.u.str.s : "common";
         double r = !strcmp(m, "ceil") ? ceil(d * scale) / scale
                  : !strcmp(m, "floor") ? floor(d * scale) / scale
@@ -601,7 +608,8 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         jv by = ARG(1, "by", jv_cstring("key"));
         int index = by.kind == JV_STRING && !strcmp(by.u.str.s, "value") ? 1 : 0;
         return sorted(x, pairs.u.list, jv_truthy(ARG(2, "reverse", jv_bool(false))),
-                      jv_truthy(ARG(0, "case_sensitive", jv_bool(false))), jv_int(index), line, out);
+                      jv_truthy(ARG(0, "case_sensitive", jv_bool(false))), jv_int(index), line,
+                      out);
     }
     jlist *items;
     if (!strcmp(name, "first") || !strcmp(name, "last")) {
@@ -635,8 +643,9 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         if (sep.kind != JV_STRING) sep = str_of(x, sep);
         jv list = jv_new_list(a);
         for (size_t i = 0; i < items->count; i++)
-            jl_push(a, list.u.list, attribute.kind == JV_UNDEFINED
-                                        ? items->items[i] : get_attribute(items->items[i], attribute));
+            jl_push(a, list.u.list,
+                    attribute.kind == JV_UNDEFINED ? items->items[i]
+                                                   : get_attribute(items->items[i], attribute));
         *out = join(x, list, sep);
         return true;
     }
@@ -686,8 +695,11 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         if (!as_list(x, v, name, line, &items)) return false;
         jv attribute = ARG(0, "attribute", jv_undefined(NULL)), total = ARG(1, "start", jv_int(0));
         for (size_t i = 0; i < items->count; i++) {
-            jv item = attribute.kind == JV_UNDEFINED ? items->items[i] : get_attribute(items->items[i], attribute);
-            if ((item.kind != JV_INT && item.kind != JV_FLOAT) || (total.kind != JV_INT && total.kind != JV_FLOAT))
+            jv item = attribute.kind == JV_UNDEFINED ? items->items[i]
+                                                     : get_attribute(items->items[i], attribute);
+            bool numbers = (item.kind == JV_INT || item.kind == JV_FLOAT) &&
+                           (total.kind == JV_INT || total.kind == JV_FLOAT);
+            if (!numbers)
                 return jx_fail(x, line, "sum of a %s", jv_type_name(item));
             total = total.kind == JV_INT && item.kind == JV_INT
                         ? jv_int(total.u.i + item.u.i)
@@ -712,7 +724,7 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
                    name, FILTERS);
 }
 
-/* ---- methods and global functions ------------------------------------------------------------------ */
+/* ---- methods and global functions ------------------------------------------------------------ */
 
 static const char *STRING_METHODS[] = {"strip", "lstrip", "rstrip", "split", "startswith",
                                        "endswith", "lower", "upper", "title", "capitalize",
@@ -742,7 +754,8 @@ static bool string_method(jctx *x, const char *name, jv s, const jv *args, size_
         *out = strip(s, a0, name[0] != 'r', name[0] != 'l');
     } else if (!strcmp(name, "split")) {
         if (a0.kind != JV_NONE && !need_string(x, a0, "split", line)) return false;
-        if (a0.kind == JV_STRING && !a0.u.str.len) return jx_fail(x, line, "split: empty separator");
+        if (a0.kind == JV_STRING && !a0.u.str.len)
+            return jx_fail(x, line, "split: empty separator");
         *out = split(x, s, a0, a1.kind == JV_INT ? a1.u.i : -1);
     } else if (!strcmp(name, "startswith") || !strcmp(name, "endswith")) {
         bool r;
@@ -754,13 +767,15 @@ static bool string_method(jctx *x, const char *name, jv s, const jv *args, size_
     else if (!strcmp(name, "title")) *out = change_case(x, s, CASE_TITLE);
     else if (!strcmp(name, "replace")) {
         jv count = n > 2 ? args[2] : jv_none();
-        if (!need_string(x, a0, "replace", line) || !need_string(x, a1, "replace", line)) return false;
+        if (!need_string(x, a0, "replace", line) || !need_string(x, a1, "replace", line))
+            return false;
         *out = replace(x, s, a0, a1, count.kind == JV_INT ? count.u.i : -1);
     } else if (!strcmp(name, "find") || !strcmp(name, "count")) {
         if (!need_string(x, a0, name, line)) return false;
         const char *hit = memmem(s.u.str.s, s.u.str.len, a0.u.str.s, a0.u.str.len);
         if (name[0] == 'f') {
-            *out = jv_int(hit ? (int64_t)length_of(jv_string(s.u.str.s, (size_t)(hit - s.u.str.s))) : -1);
+            size_t before = hit ? (size_t)(hit - s.u.str.s) : 0;
+            *out = jv_int(hit ? length_of(jv_string(s.u.str.s, before)) : -1);
         } else {
             int64_t c = 0;
             size_t i = 0;
@@ -834,8 +849,10 @@ static bool global(jctx *x, const char *name, const jv *args, size_t n, const jv
             return jx_fail(x, line, "range() takes 1 to 3 arguments");
         }
         if (step == 0) return jx_fail(x, line, "range() step must not be zero");
-        int64_t count = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / -step;
-        if (count > 1000000) return jx_fail(x, line, "range() of %lld items is too long", (long long)count);
+        int64_t count = step > 0 ? (stop - start + step - 1) / step
+                                 : (start - stop - step - 1) / -step;
+        if (count > 1000000)
+            return jx_fail(x, line, "range() of %lld items is too long", (long long)count);
         *out = jv_new_list(a);
         for (int64_t i = 0; i < count; i++) jl_push(a, out->u.list, jv_int(start + i * step));
         return true;
@@ -863,7 +880,8 @@ bool jb_call(jctx *x, jv fn, const jv *args, size_t n, const jv *kw_names, const
             *out = v ? *v : n > 1 ? args[1] : jv_none();
             return true;
         }
-        if (!strcmp(name, "items")) return jb_filter(x, "items", self, NULL, 0, NULL, NULL, 0, line, out);
+        if (!strcmp(name, "items"))
+            return jb_filter(x, "items", self, NULL, 0, NULL, NULL, 0, line, out);
         *out = jv_new_list(a);
         for (size_t i = 0; i < self.u.dict->count; i++)
             jl_push(a, out->u.list, name[0] == 'k' ? self.u.dict->keys[i] : self.u.dict->values[i]);

@@ -234,7 +234,8 @@ bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_nam
     }
     for (size_t k = 0; k < nkw; k++) {
         bool known = false;
-        for (size_t i = 0; i < def->count; i++) known |= !strcmp(kw_names[k].u.str.s, def->kids[i]->name);
+        for (size_t i = 0; i < def->count; i++)
+            known |= !strcmp(kw_names[k].u.str.s, def->kids[i]->name);
         if (!known)
             return jx_fail(x, line, "macro '%s' has no parameter '%s'", def->name,
                            kw_names[k].u.str.s);
@@ -256,7 +257,8 @@ static bool call(jctx *x, jframe *f, const jnode *n, jv *out) {
     jv *args, *names, *values;
     size_t nargs, nkw;
     if (!call_args(x, f, n, &args, &nargs, &names, &values, &nkw)) return false;
-    if (fn.kind == JV_MACRO) return jx_call_macro(x, fn, args, nargs, names, values, nkw, n->line, out);
+    if (fn.kind == JV_MACRO)
+        return jx_call_macro(x, fn, args, nargs, names, values, nkw, n->line, out);
     if (fn.kind == JV_BUILTIN || fn.kind == JV_METHOD)
         return jb_call(x, fn, args, nargs, names, values, nkw, n->line, out);
     if (fn.kind == JV_UNDEFINED)
@@ -274,7 +276,8 @@ static double dbl(jv v) {
 static int64_t integer(jv v) { return v.kind == JV_INT ? v.u.i : v.u.b; }
 
 static bool repeat(jctx *x, jv seq, int64_t times, jv *out) {
-    if (times > 1000000) return jx_fail(x, 0, "a repetition of %lld is too large", (long long)times);
+    if (times > 1000000)
+        return jx_fail(x, 0, "a repetition of %lld is too large", (long long)times);
     if (seq.kind == JV_STRING) {
         jstr s = {.arena = x->arena};
         for (int64_t i = 0; i < times; i++) js_append(&s, seq.u.str.s, seq.u.str.len);
@@ -304,8 +307,10 @@ static bool binary_op(jctx *x, const char *op, jv a, jv b, int line, jv *out) {
         }
         if (a.kind == JV_LIST && b.kind == JV_LIST) {
             *out = jv_new_list(x->arena);
-            for (size_t i = 0; i < a.u.list->count; i++) jl_push(x->arena, out->u.list, a.u.list->items[i]);
-            for (size_t i = 0; i < b.u.list->count; i++) jl_push(x->arena, out->u.list, b.u.list->items[i]);
+            for (size_t i = 0; i < a.u.list->count; i++)
+                jl_push(x->arena, out->u.list, a.u.list->items[i]);
+            for (size_t i = 0; i < b.u.list->count; i++)
+                jl_push(x->arena, out->u.list, b.u.list->items[i]);
             return true;
         }
     } else if (!strcmp(op, "*")) {
@@ -415,7 +420,7 @@ static bool compare(jctx *x, const jnode *n, jv a, jv b, jv *out) {
     return true;
 }
 
-/* ---- expressions ------------------------------------------------------------------------------ */
+/* ---- expressions ----------------------------------------------------------------------------- */
 
 static bool eval(jctx *x, jframe *f, const jnode *n, jv *out) {
     if (x->failed || x->arena->failed) return false;
@@ -513,7 +518,7 @@ static bool eval(jctx *x, jframe *f, const jnode *n, jv *out) {
     }
 }
 
-/* ---- statements ------------------------------------------------------------------------------- */
+/* ---- statements ------------------------------------------------------------------------------ */
 
 static bool assign(jctx *x, jframe *f, const jnode *target, jv value) {
     if (target->kind == JN_NAME) {
@@ -545,7 +550,8 @@ static bool iterable(jctx *x, jv v, int line, jlist **out) {
     if (v.kind == JV_LIST) {
         *out = v.u.list;
     } else if (v.kind == JV_DICT && !v.u.dict->is_namespace) {
-        for (size_t i = 0; i < v.u.dict->count; i++) jl_push(x->arena, list.u.list, v.u.dict->keys[i]);
+        for (size_t i = 0; i < v.u.dict->count; i++)
+            jl_push(x->arena, list.u.list, v.u.dict->keys[i]);
         *out = list.u.list;
     } else if (v.kind == JV_STRING) {
         for (size_t i = 0; i < v.u.str.len;) {
@@ -704,7 +710,8 @@ char *jinja_render_value(const char *source, jv variables, jarena *arena, size_t
     x.out = &out;
     flow fl = render(&x, new_frame(&x, x.globals), root);
     if (fl == FLOW_ERROR || x.failed) return NULL;
-    if (fl != FLOW_OK) return tl_fail("tl_jinja_render: {%% break %%} or {%% continue %%} outside a loop");
+    if (fl != FLOW_OK)
+        return tl_fail("tl_jinja_render: {%% break %%} or {%% continue %%} outside a loop");
     char *result = malloc(out.len + 1);
     if (!result) return tl_fail("tl_jinja_render: out of memory");
     if (out.len) memcpy(result, out.data, out.len);

@@ -105,10 +105,19 @@ static bool lex_string(jarena *a, const char *s, size_t len, size_t *i, int line
             unsigned long cp = strtoul(hex, NULL, 16);
             char u[4];
             int n;
-            if (cp < 0x80) u[0] = (char)cp, n = 1;
-            else if (cp < 0x800) u[0] = (char)(0xC0 | cp >> 6), u[1] = (char)(0x80 | (cp & 63)), n = 2;
-            else u[0] = (char)(0xE0 | cp >> 12), u[1] = (char)(0x80 | ((cp >> 6) & 63)),
-                 u[2] = (char)(0x80 | (cp & 63)), n = 3;
+            if (cp < 0x80) {
+                u[0] = (char)cp;
+                n = 1;
+            } else if (cp < 0x800) {
+                u[0] = (char)(0xC0 | cp >> 6);
+                u[1] = (char)(0x80 | (cp & 63));
+                n = 2;
+            } else {
+                u[0] = (char)(0xE0 | cp >> 12);
+                u[1] = (char)(0x80 | ((cp >> 6) & 63));
+                u[2] = (char)(0x80 | (cp & 63));
+                n = 3;
+            }
             js_append(&text, u, (size_t)n);
             k += (size_t)digits;
             rep = "";

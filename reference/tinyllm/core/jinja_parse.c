@@ -283,7 +283,8 @@ static jnode *parse_filters_and_tests(parser *p, jnode *n) {
         if (is_op(t, "|")) {
             next(p);
             const jtok *name = next(p);
-            if (name->kind != JT_NAME) return perr(p, t->line, "expected a filter name after '|'", NULL);
+            if (name->kind != JT_NAME)
+                return perr(p, t->line, "expected a filter name after '|'", NULL);
             jnode *f = node(p, JN_FILTER, t->line);
             set_name(p, f, name);
             if (f) f->a = n;
@@ -529,7 +530,8 @@ static jnode *parse_for(parser *p, int line) {
         add_kid(p, n, target);
     }
     for (size_t i = 0; i < n->count; i++)
-        if (n->kids[i]->kind != JN_NAME) return perr(p, line, "a for loop's targets must be names", NULL);
+        if (n->kids[i]->kind != JN_NAME)
+            return perr(p, line, "a for loop's targets must be names", NULL);
     if (!is_name(peek(p), "in")) return perr(p, line, "expected 'in' in a for loop", NULL);
     next(p);
     n->a = parse_or(p);   /* no conditional here: "if" starts the loop's filter */
@@ -597,7 +599,8 @@ static jnode *parse_macro(parser *p, int line) {
     if (!expect_op(p, "(")) return NULL;
     while (!is_op(peek(p), ")") && !p->failed) {
         const jtok *param = next(p);
-        if (param->kind != JT_NAME) return perr(p, line, "a macro's parameters must be names", NULL);
+        if (param->kind != JT_NAME)
+            return perr(p, line, "a macro's parameters must be names", NULL);
         jnode *pn = node(p, JN_NAME, param->line);
         set_name(p, pn, param);
         if (is_op(peek(p), "=")) {
@@ -688,7 +691,8 @@ static jnode *parse_body(parser *p, const char *const *ends, const char **end) {
                 char want[64];
                 snprintf(want, sizeof want, "{%% %s %%}", ends[0]);
                 for (size_t i = 0; ends[i]; i++)
-                    if (!strncmp(ends[i], "end", 3)) snprintf(want, sizeof want, "{%% %s %%}", ends[i]);
+                    if (!strncmp(ends[i], "end", 3))
+                        snprintf(want, sizeof want, "{%% %s %%}", ends[i]);
                 return perr(p, t->line, "the template ends before %s", want);
             }
             return body;
@@ -716,7 +720,8 @@ static jnode *parse_body(parser *p, const char *const *ends, const char **end) {
                 }
             if ((tag->kind == JT_NAME && !strncmp(tag->text, "end", 3)) ||
                 is_name(tag, "elif") || is_name(tag, "else"))
-                return perr(p, tag->line, "unexpected {%% %s %%}", ja_strndup(p->arena, tag->text, tag->len));
+                return perr(p, tag->line, "unexpected {%% %s %%}",
+                            ja_strndup(p->arena, tag->text, tag->len));
             next(p);
             add_kid(p, body, parse_statement(p));
         } else {

@@ -248,7 +248,7 @@ static int cache_put(tk_bpe *m, const char *s, size_t len, const int32_t *ids, s
     }
     size_t at = m->cache_len;
     m->cache_ids[at] = (int32_t)count;
-    memcpy(m->cache_ids + at + 1, ids, count * sizeof *ids);
+    if (count) memcpy(m->cache_ids + at + 1, ids, count * sizeof *ids);
     m->cache_len += count + 1;
     return tk_strmap_put(&m->cache, s, len, (int32_t)at) < 0 ? -1 : 0;
 }

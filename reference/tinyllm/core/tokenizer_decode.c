@@ -282,7 +282,8 @@ char *tl_tokenizer_decode(const tl_tokenizer *t, const int32_t *ids, size_t n, i
     }
     if (r == 0 && t->decoder) {
         r = decode_chain(t->decoder, &a, &b, &tmp);
-        for (size_t i = 0; i < b.count && r == 0; i++) r = tk_buf_append(&result, TOK(&b, i), b.len[i]);
+        for (size_t i = 0; i < b.count && r == 0; i++)
+            r = tk_buf_append(&result, TOK(&b, i), b.len[i]);
     } else if (r == 0) {
         for (size_t i = 0; i < a.count && r == 0; i++) {
             if (i && tk_buf_putc(&result, ' ') < 0) r = -1;

@@ -156,7 +156,8 @@ static int split_added(const tl_tokenizer *tok, const tk_trie *trie, const char 
             }
         i = stop;
         if (start_offset < start &&
-            tk_splits_push(out, s + start_offset, start - start_offset, orig + start_offset, -1) < 0)
+            tk_splits_push(out, s + start_offset, start - start_offset, orig + start_offset,
+                           -1) < 0)
             return -1;
         if (tk_splits_push(out, s + start, stop - start, orig + start, a->id) < 0) return -1;
         start_offset = stop;
@@ -206,7 +207,8 @@ int64_t tl_tokenizer_encode(tl_tokenizer *t, const char *text, size_t len, bool 
                             int32_t **ids) {
     if (ids) *ids = NULL;
     if (!t || !ids || (!text && len > 0)) {
-        tl_propagate("tl_tokenizer_encode: %s is NULL", !t ? "the tokenizer" : !ids ? "ids" : "text");
+        tl_propagate("tl_tokenizer_encode: %s is NULL",
+                     !t ? "the tokenizer" : !ids ? "ids" : "text");
         return -1;
     }
     size_t valid = tk_utf8_valid_prefix(text, len);

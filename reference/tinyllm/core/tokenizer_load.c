@@ -610,7 +610,9 @@ static int parse_model(const ctx *c, tk_bpe *m, const cJSON *o) {
     if (strcmp(type, "BPE") != 0)
         return unknown(c, "model", type, "BPE (WordPiece, Unigram and WordLevel are not)");
     const cJSON *dropout = cJSON_GetObjectItemCaseSensitive(o, "dropout");
-    if (dropout && !cJSON_IsNull(dropout) && !(cJSON_IsNumber(dropout) && dropout->valuedouble == 0))
+    bool no_dropout = !dropout || cJSON_IsNull(dropout) ||
+                      (cJSON_IsNumber(dropout) && dropout->valuedouble == 0);
+    if (!no_dropout)
         return fail(c, "model.dropout is set: BPE dropout is random, so ids would not be "
                        "reproducible; set it to null");
     const char *unk, *prefix, *suffix;
