@@ -47,10 +47,11 @@ $(TOKENIZER_NPM)/.installed: $(TOKENIZER_LOCK) oracle/tokenizer/package.json
 	  { mv -T $$tmp $(TOKENIZER_NPM) 2>/dev/null || rm -rf $$tmp; }
 
 .PHONY: test-tokenizer test-tokenizer-unit valgrind-tokenizer tokenizer-oracle
-# The Check tests alone (make asan runs them under ASan and UBSan).
+# The Check tests alone (make asan runs them under ASan and UBSan). A test's
+# time limit is 60 s, not Check's 4: sanitizers and a shared machine slow them.
 test-tokenizer-unit: $(BUILD)/tests/tokenizer/run
 	@echo "== tokenizer tests (tests/tokenizer) =="
-	@CK_FORK=yes $(BUILD)/tests/tokenizer/run
+	@CK_FORK=yes OL_TEST_TIMEOUT=60 $(BUILD)/tests/tokenizer/run
 
 # Under valgrind (make test-memory): the Check tests, and the comparison on the
 # fixtures' tiny tokenizers (the oracle's output is made by test-tokenizer).

@@ -1,7 +1,7 @@
 /* Loading: a component the runtime does not implement is refused by its name
  * and the file's path; hostile files (bad JSON, ids out of range, a token or
  * an id twice, merges outside the vocabulary, bad regexes, truncation) are
- * refused with a message, and thousands of mutated files never crash the
+ * refused with a message, and a thousand mutated files never crash the
  * loader; a folder gives the config's tokens and the stop ids from
  * generation_config.json (int or list), else config.json, else eos_token. */
 #include <sys/stat.h>
@@ -94,7 +94,7 @@ END_TEST
 
 START_TEST(mutated_files_never_crash_the_loader)
 {
-    /* 3000 mutations of a real file (cut short, bytes replaced, bytes inserted):
+    /* 1200 mutations of a real file (cut short, bytes replaced, bytes inserted):
      * each one loads or is refused with a message; a crash fails the test */
     size_t len;
     FILE *f = fopen(ROOT "tiny-sentencepiece/tokenizer.json", "rb");
@@ -110,7 +110,7 @@ START_TEST(mutated_files_never_crash_the_loader)
     tl_pcg32_seed(&rng, 19, 1);
     static const char junk[] = "{}[]\",:0-9e.\\ntrufalsn\xC3\xFF";
     int loaded = 0, refused = 0;
-    for (int k = 0; k < 3000; k++) {
+    for (int k = 0; k < 1200; k++) {
         size_t n = len;
         memcpy(bad, good, len);
         int kind = k % 3;
@@ -148,8 +148,8 @@ START_TEST(mutated_files_never_crash_the_loader)
             ck_assert_msg(tl_error() != NULL, "mutant %d refused without a message", k);
         }
     }
-    ck_assert_int_gt(refused, 1000);
-    ck_assert_int_gt(loaded, 10);
+    ck_assert_int_gt(refused, 400);   /* the mutants are mostly broken... */
+    ck_assert_int_gt(loaded, 4);      /* ...and some still load and encode */
     free(good);
     free(bad);
     tl_clear_error();
