@@ -21,9 +21,11 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-# The tokenizer's oracles are npm packages (oracle/tokenizer): Node.js and npm,
-# Debian's unless some other Node.js (which brings its own npm) is installed.
-command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+# node and npm run the JavaScript Hub client's test (tests/hub/js_client.sh)
+# and the tokenizer's oracles (oracle/tokenizer); any install of them will do
+# (a node package may bundle its own npm).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"
