@@ -176,7 +176,7 @@ grep -qx setup.sh <<<"$files" && grep -qx run_autograder <<<"$files" &&
   && ok "the zip has setup.sh and an executable run_autograder at its top" ||
     { out=$files; fail "the zip has setup.sh and run_autograder at its top"; }
 run env OL_SETUP_DRY_RUN=1 bash -c "cd $T && unzip -p autograder.zip setup.sh | bash"
-grep -q "^apt-get install .*gcc-12 .*check .*libcjson-dev" <<<"$out" &&
+grep -q "^apt-get install .*gcc-12 .*patch .*check .*libcjson-dev" <<<"$out" &&
   ok "setup.sh installs what ol needs with apt-get ($out)" \
   || fail "setup.sh installs what ol needs with apt-get"
 autograde() { # NAME SUBMISSION_SETUP...: a fresh /autograder stand-in, the submission copied in

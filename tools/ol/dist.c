@@ -80,7 +80,9 @@ static bool secret(const char *rel) {
            strstr(rel, ".wheat");
 }
 
-/* ROOT/rel, a file or a folder (recursively, regular files only). */
+static int copy_any_tree(dist_run *d, const char *rel);
+
+/* ROOT/rel, a file or a folder (recursively, regular files only); never a secret. */
 static int copy_tree(dist_run *d, const char *rel) {
     if (secret(rel)) {
         ol_error(
@@ -89,6 +91,11 @@ static int copy_tree(dist_run *d, const char *rel) {
             rel);
         return -1;
     }
+    return copy_any_tree(d, rel);
+}
+
+/* The same, secrets included: what only a grader's copy holds. */
+static int copy_any_tree(dist_run *d, const char *rel) {
     char *full = path_join(d->ctx->root, rel);
     struct stat st;
     int rc = 0;
@@ -107,7 +114,7 @@ static int copy_tree(dist_run *d, const char *rel) {
         sl_sort(&names);
         for (int i = 0; i < names.n && rc == 0; i++) {
             char *child = path_join(rel, names.v[i]);
-            rc = copy_tree(d, child);
+            rc = copy_any_tree(d, child);
             free(child);
         }
         sl_free(&names);
@@ -396,6 +403,38 @@ static int put_lesson_json(dist_run *d, const lesson *l) {
     return rc;
 }
 
+/* A grader's copy grades from the sources, as the course does: the
+ * reference (shown after a pass), its private headers, the mutants and the
+ * wheats. So its objects are compiled by the grader's own GCC, whose
+ * coverage runtime must match the compiler that made them. */
+static int put_grader_sources(dist_run *d, const lesson *l) {
+    say(d, "%s: the reference's source, its mutants and wheats (a grader's copy)", l->id);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < l->sources.n; i++) {
+        char *ref = xasprintf("reference/%s", l->sources.v[i]);
+        rc = copy_rel(d, ref);
+        free(ref);
+    }
+    strlist headers = {0};
+    list_headers(d->ctx->root, "reference", &headers);
+    sl_sort(&headers);
+    for (int i = 0; rc == 0 && i < headers.n; i++) {
+        char *there = path_join(d->out, headers.v[i]);
+        if (!is_file(there)) rc = copy_rel(d, headers.v[i]);
+        free(there);
+    }
+    sl_free(&headers);
+    const char *kinds[] = {"mutants", "wheats"};
+    for (int k = 0; rc == 0 && k < 2; k++) {
+        char *rel = xasprintf("course/%s/%s", l->id, kinds[k]);
+        char *full = path_join(d->ctx->root, rel);
+        if (is_dir(full)) rc = copy_any_tree(d, rel);
+        free(full);
+        free(rel);
+    }
+    return rc;
+}
+
 static int put_lesson(dist_run *d, const lesson *l) {
     say(d, "%s: chapter, contracts, stubs, course tests, fixtures", l->id);
     char *chapter = xasprintf("course/%s/README.md", l->id);
@@ -420,12 +459,7 @@ static int put_lesson(dist_run *d, const lesson *l) {
     for (int i = 0; rc == 0 && i < l->release_files.n; i++)
         rc = copy_tree(d, l->release_files.v[i]);
     if (rc == 0 && l->hidden_tests && d->opt->grader) rc = copy_tree(d, l->hidden_tests);
-    /* a grader shows the reference after a pass: only its copy holds it */
-    for (int i = 0; rc == 0 && d->opt->grader && i < l->sources.n; i++) {
-        char *ref = xasprintf("reference/%s", l->sources.v[i]);
-        rc = copy_rel(d, ref);
-        free(ref);
-    }
+    if (d->opt->grader) return rc == 0 ? put_grader_sources(d, l) : rc;
     if (rc == 0) {
         say(d, "%s: the reference, its coverage build, wheats and mutants, compiled", l->id);
         rc = prebuild_lesson(d, l);

@@ -14,9 +14,10 @@
 
 typedef struct {
     strlist lessons; /* ids; empty: every lesson. The lessons they need come too. */
-    /* a grader's copy (the Gradescope autograder's): also each lesson's
-     * hidden tests, and the reference's source, which reports show only
-     * once a check passes */
+    /* a grader's copy (the Gradescope autograder's): each lesson's hidden
+     * tests, and the reference's source, mutants and wheats instead of
+     * prebuilt/ (graded from sources by the grader's own GCC; reports show
+     * the reference once a check passes) */
     bool grader;
     bool quiet; /* no progress lines */
 } dist_options;

@@ -1,9 +1,11 @@
 /* gradescope: the autograder zip Gradescope's Docker-based autograder
  * expects (`ol dist --gradescope`): setup.sh and run_autograder (from
  * tools/ol/gradescope/), autograder.json (the lessons, the milestone) and a
- * grader's release (dist.h: hidden tests in, the reference's source for the
- * report after a pass). run_autograder runs `ol check` per lesson on the
- * submission and writes /autograder/results/results.json. */
+ * grader's copy of the release (dist.h: the hidden tests, and the
+ * reference's source, mutants and wheats, compiled there by Gradescope's
+ * own GCC; the report shows the reference after a pass). run_autograder
+ * runs `ol check` per lesson on the submission and writes
+ * /autograder/results/results.json. */
 #ifndef OL_GRADESCOPE_H
 #define OL_GRADESCOPE_H
 

@@ -35,7 +35,8 @@
 #define PREBUILT_REFERENCE "reference"
 #define PREBUILT_COVERAGE "coverage"
 
-/* Is the course root a student release (it holds release.json)? */
+/* Is the course root a student release (it holds release.json, of any kind
+ * but "grader": a grader's copy holds the sources and grades from them)? */
 bool prebuilt_release(const ol_ctx *ctx);
 
 /* ROOT/prebuilt/<lesson>/<variant> (caller frees). */
