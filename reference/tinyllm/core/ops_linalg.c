@@ -125,10 +125,11 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
         return out;
     }
 
+    if (!blas_fits("matmul", M * batches, N, K, 0, 0)) return NULL;
     blas_matrix ma, mb;
     tl_tensor *ac = blas_operand("matmul", a, &ma), *bc = blas_operand("matmul", b, &mb);
     if (!ac || !bc) return NULL;
-    if (!blas_fits("matmul", M * batches, N, K, ma.ld, mb.ld)) return NULL;
+    if (!blas_fits("matmul", 0, 0, 0, ma.ld, mb.ld)) return NULL;
 
     /* Element strides between consecutive matrices on each batch axis (0 on
      * a stretched or missing axis). */
