@@ -106,6 +106,10 @@ int tl_scope_pop(void);
 tl_tensor *tl_scope_keep(tl_tensor *t);
 /* Frees the bottom scope and every thread-local buffer: for leak checkers. */
 void tl_shutdown(void);
+/* Bytes of arena this thread holds: its scopes' blocks, and the popped ones
+ * kept for reuse (at most 16 MiB). Flat over a decode loop that pushes and
+ * pops a scope per token. Never fails. */
+size_t tl_scope_bytes(void);
 
 /* ---- dtypes and shapes (queries; none allocates) ---------------------- */
 

@@ -249,9 +249,7 @@ tl_tensor *tl_module_param_new(tl_module *m, const char *name, int ndim, const i
         return tl_fail("tl_module_param_new: parameter '%s' of %s '%s': %s", name, m->type,
                        module_path(m, path, sizeof path), lower);
     }
-    int64_t n = tl_numel(t);
-    if (n > 0) memset(tl_data(t), 0, (size_t)n * sizeof(float));
-    tl_requires_grad(t, true);
+    tl_requires_grad(t, true);   /* already zero: large ones stay unbacked until written */
     if (add_slot(m, name, t, true) != 0) {
         tl_tensor_free(t);
         return NULL;
