@@ -51,13 +51,17 @@ const char *tl_st_dtype_name(tl_st_dtype dt);
 tl_tensor *tl_st_tensor(const tl_st_file *f, const tl_st_entry *e, tl_dtype want);
 
 /* A loaded checkpoint: one file, or every shard of an index, as one dict.
- * Tensors are owned by the checkpoint and freed with it. */
-typedef struct {
+ * Tensors are owned by the checkpoint and freed with it. A module that
+ * adopts it (nn.h: tl_module_adopt_checkpoint) holds a reference of its own,
+ * so the checkpoint lives until both tl_checkpoint_free and tl_module_free
+ * have run. */
+typedef struct tl_checkpoint {
     tl_state_dict dict;          /* names in file order (shards in index order) */
     tl_st_file **files;
     int file_count;
     char **meta_keys, **meta_values;
     int meta_count;
+    int refs;                    /* references: 1 from the load, 1 per adopting module */
 } tl_checkpoint;
 
 /* path: a .safetensors file, a model.safetensors.index.json, or a folder

@@ -110,6 +110,11 @@ void tl_shutdown(void);
  * kept for reuse (at most 16 MiB). Flat over a decode loop that pushes and
  * pops a scope per token. Never fails. */
 size_t tl_scope_bytes(void);
+/* Bytes of owned tensor storage alive in the process (tl_tensor_new_owned and
+ * the copies the runtime makes; not memory merely wrapped, such as a mapped
+ * checkpoint). Counted as allocated: a large zero tensor never written is
+ * not resident yet. Never fails. */
+size_t tl_owned_bytes(void);
 
 /* ---- dtypes and shapes (queries; none allocates) ---------------------- */
 

@@ -474,6 +474,7 @@ tl_checkpoint *tl_checkpoint_open(const char *path) {
     if (!path) return tl_fail("tl_checkpoint_open: path is NULL");
     tl_checkpoint *c = calloc(1, sizeof *c);
     if (!c) return tl_fail("checkpoint: out of memory");
+    c->refs = 1;
     char *resolved = NULL;
     int rc = -1;
     struct stat st;
@@ -541,7 +542,7 @@ tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want) {
 }
 
 void tl_checkpoint_free(tl_checkpoint *c) {
-    if (!c) return;
+    if (!c || --c->refs > 0) return;   /* an adopting module still uses it */
     for (int i = 0; i < c->dict.count; i++) {
         free(c->dict.items[i].name);
         tl_tensor_free(c->dict.items[i].tensor);   /* views first, then their maps */

@@ -20,6 +20,7 @@
  * thread that exits is freed at exit, so leak checkers stay quiet.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -201,6 +202,12 @@ static tl_storage *arena_storage_new(scope *s, size_t nbytes) {
     return &st->s;
 }
 
+/* Bytes of owned storage alive in the process (heap and pages; not external
+ * memory). */
+static atomic_size_t owned_bytes;
+
+size_t tl_owned_bytes(void) { return atomic_load(&owned_bytes); }
+
 static size_t page_round(size_t n) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     return (n + page - 1) / page * page;
@@ -219,6 +226,7 @@ static tl_storage *heap_storage_new(size_t nbytes) {
                            nbytes);
         }
         *st = (tl_storage){ pages, nbytes, TL_STORAGE_PAGES, false, false, 1 };
+        atomic_fetch_add(&owned_bytes, nbytes);
         return st;
     }
     void *mem = NULL;
@@ -228,11 +236,14 @@ static tl_storage *heap_storage_new(size_t nbytes) {
     *st = (tl_storage){ (char *)mem + HEADER(tl_storage), nbytes, TL_STORAGE_HEAP, false, false,
                         1 };
     memset(st->data, 0, nbytes);
+    atomic_fetch_add(&owned_bytes, nbytes);
     return st;
 }
 
 static void storage_release(tl_storage *st) {
     if (!st || --st->refs > 0) return;
+    if (st->kind == TL_STORAGE_HEAP || st->kind == TL_STORAGE_PAGES)
+        atomic_fetch_sub(&owned_bytes, st->nbytes);
     if (st->kind == TL_STORAGE_PAGES) munmap(st->data, page_round(st->nbytes));
     free(st);   /* heap: header and data; pages and external: the header only */
 }
