@@ -64,8 +64,10 @@ static int64_t weight_bytes(const tl_module *m) {
     tl_state_dict sd = tl_module_state_dict(m);
     int64_t bytes = 0;
     for (int i = 0; i < sd.count; i++)
-        if (!sd.items[i].shared)
-            bytes += tl_numel(sd.items[i].tensor) * (int64_t)tl_dtype_size(sd.items[i].tensor->dtype);
+        if (!sd.items[i].shared) {
+            const tl_tensor *t = sd.items[i].tensor;
+            bytes += tl_numel(t) * (int64_t)tl_dtype_size(t->dtype);
+        }
     tl_state_dict_free(&sd);
     return bytes;
 }
@@ -169,7 +171,8 @@ START_TEST(adopt_bf16_keeps_bf16_and_computes_as_its_widened_values)
     tl_tensor *q32 = tl_cast(tl_cast(src.q, TL_BF16), TL_F32);   /* what the file holds */
     assert_same_values(tl_cast(m.q, TL_F32), q32, "BF16 values");
     tl_pcg32 rng = tl_test_rng(3);
-    tl_tensor *x1 = tl_randn(&rng, TL_SHAPE(1, 1, HIDDEN)), *x5 = tl_randn(&rng, TL_SHAPE(5, HIDDEN));
+    tl_tensor *x1 = tl_randn(&rng, TL_SHAPE(1, 1, HIDDEN));
+    tl_tensor *x5 = tl_randn(&rng, TL_SHAPE(5, HIDDEN));
     char msg[512];
     ck_assert_msg(tl_close_report(tl_linear(x1, m.q, NULL), tl_linear(x1, q32, NULL), 1e-6, 1e-6,
                                   msg, sizeof msg), "one row: %s", msg);
