@@ -80,7 +80,10 @@ static mini_model saved_model(const char *dir, int save_dtype, bool tied, uint64
     tl_state_dict sd = tl_module_state_dict(m.root);
     if (tied) {   /* HF saves a tied head under the embedding's name only */
         for (int i = 0; i < sd.count; i++)
-            if (sd.items[i].shared) sd.items[i] = sd.items[--sd.count];
+            if (sd.items[i].shared) {
+                free(sd.items[i].name);
+                sd.items[i--] = sd.items[--sd.count];
+            }
     }
     char path[512];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
