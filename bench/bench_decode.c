@@ -17,9 +17,11 @@
  *     each of REPS runs, the median of those; tokens/s; and the ratio of the
  *     bound's time to the step's: the bound is the time to read the bytes of
  *     every weight a step reads (each layer's fused q/k/v, o, fused gate/up,
- *     down, norms; the tied head), measured in the same run on the same
- *     threads by a read loop over those very bytes (so 1.0 means decode runs
- *     at memory speed); the layers and the head are also given apart;
+ *     down, norms; the tied head), measured on the same threads by a read
+ *     loop over those very bytes right after each step, the ratio taken pair
+ *     by pair (the machine is shared: conditions change from second to
+ *     second), so 1.0 means decode runs at memory speed; the layers and the
+ *     head are also given apart;
  *   - prefill: the 128-token prompt in one pass (GEMM), tokens/s, and
  *     prefill_vs_gemm: the time the model's projections take as bare GEMMs
  *     (tl_gemm_*_nt at the same shapes, same threads) over the prefill time;
@@ -404,7 +406,7 @@ static int weight_regions(const model *m, region *r) {
 /* ---- one configuration ---------------------------------------------------- */
 
 typedef struct {
-    double step, layers, head, bound, bound_layers, bound_head, prefill, gemm;
+    double step, layers, head, bound, prefill, gemm;
 } timings;
 
 static void prompt_ids(int64_t *ids) {
@@ -439,7 +441,7 @@ static timings run_config(model *m, const char *dtype_name, int threads) {
     region r[LAYERS * 6 + 2];
     int nr = weight_regions(m, r);
     double steps[REPS], prefills[REPS], bounds[REPS], bl[REPS], bh[REPS], gemms[REPS];
-    double layer_med[REPS], head_med[REPS];
+    double layer_med[REPS], head_med[REPS], bound_time[REPS], gemm_abs[REPS];
     tl_no_grad_push();
     for (int rep = -1; rep < REPS; rep++) {   /* rep -1 warms the caches and page tables */
         double tl = 0, th = 0, t0 = now();
@@ -447,7 +449,11 @@ static timings run_config(model *m, const char *dtype_name, int threads) {
         int64_t next = forward(m, ids, PROMPT, 0, &tl, &th);
         tl_scope_pop();
         double prefill = now() - t0;
+        /* Each step is followed by a read of the same weights, so step and
+         * bound are measured under the same conditions (the machine is
+         * shared): the ratios are taken pair by pair. */
         double step[NEW_TOKENS], lay[NEW_TOKENS], hd[NEW_TOKENS];
+        double ratio[NEW_TOKENS], ratio_l[NEW_TOKENS], ratio_h[NEW_TOKENS], bound[NEW_TOKENS];
         for (int s = 0; s < NEW_TOKENS; s++) {
             double a = 0, b = 0, s0 = now();
             tl_scope_push();
@@ -456,53 +462,56 @@ static timings run_config(model *m, const char *dtype_name, int threads) {
             step[s] = now() - s0;
             lay[s] = a;
             hd[s] = b;
+            double b0 = now();
+            sink = read_regions(r, nr - 2, threads);
+            double b1 = now();
+            sink = read_regions(r + nr - 2, 2, threads);
+            double b2 = now();
+            bound[s] = b2 - b0;
+            ratio[s] = bound[s] / step[s];
+            ratio_l[s] = (b1 - b0) / a;
+            ratio_h[s] = (b2 - b1) / b;
         }
-        double b0 = now();
-        sink = read_regions(r, nr, threads);
-        double b1 = now();
-        sink = read_regions(r, nr - 2, threads);
-        double b2 = now();
-        sink = read_regions(r + nr - 2, 2, threads);
-        double b3 = now();
         double g = gemm_time(m, PROMPT);
         if (rep < 0) continue;
         steps[rep] = median(step, NEW_TOKENS);
         layer_med[rep] = median(lay, NEW_TOKENS);
         head_med[rep] = median(hd, NEW_TOKENS);
         prefills[rep] = prefill;
-        bounds[rep] = b1 - b0;
-        bl[rep] = b2 - b1;
-        bh[rep] = b3 - b2;
-        gemms[rep] = g;
+        bounds[rep] = median(ratio, NEW_TOKENS);
+        bl[rep] = median(ratio_l, NEW_TOKENS);
+        bh[rep] = median(ratio_h, NEW_TOKENS);
+        bound_time[rep] = median(bound, NEW_TOKENS);
+        gemms[rep] = g / prefill;
+        gemm_abs[rep] = g;
     }
     tl_no_grad_pop();
     t.step = median(steps, REPS);
     t.layers = median(layer_med, REPS);
     t.head = median(head_med, REPS);
     t.prefill = median(prefills, REPS);
-    t.bound = median(bounds, REPS);
-    t.bound_layers = median(bl, REPS);
-    t.bound_head = median(bh, REPS);
-    t.gemm = median(gemms, REPS);
+    double vs_bound = median(bounds, REPS), vs_layers = median(bl, REPS);
+    double vs_head = median(bh, REPS), vs_gemm = median(gemms, REPS);
+    t.bound = median(bound_time, REPS);
+    t.gemm = median(gemm_abs, REPS);
 
     double gbs = (double)m->weight_bytes / t.bound * 1e-9;
     printf("  %s, %d thread%s: bound %.2f GB/s (%.1f MB read in %.2f ms)\n", dtype_name, threads,
            threads > 1 ? "s" : "", gbs, (double)m->weight_bytes * 1e-6, t.bound * 1e3);
     printf("    decode  %7.2f ms/token  %7.1f tok/s   decode_vs_bound %.3f  (layers %.3f, head "
-           "%.3f)\n", t.step * 1e3, 1.0 / t.step, t.bound / t.step, t.bound_layers / t.layers,
-           t.bound_head / t.head);
+           "%.3f)\n", t.step * 1e3, 1.0 / t.step, vs_bound, vs_layers, vs_head);
     printf("    prefill %7.1f ms / %d tokens  %7.1f tok/s  prefill_vs_gemm %.3f  (bare GEMMs "
            "%.1f ms); prefill / decode %.1fx\n", t.prefill * 1e3, PROMPT, PROMPT / t.prefill,
-           t.gemm / t.prefill, t.gemm * 1e3, (PROMPT / t.prefill) * t.step);
+           vs_gemm, t.gemm * 1e3, (PROMPT / t.prefill) * t.step);
     char name[80];
 #define FIG(fmt, value) do { snprintf(name, sizeof name, fmt, dtype_name, threads); \
                              record(name, value); } while (0)
-    FIG("decode_%s_vs_bound_%dt", t.bound / t.step);
-    FIG("decode_layers_%s_vs_bound_%dt", t.bound_layers / t.layers);
-    FIG("decode_head_%s_vs_bound_%dt", t.bound_head / t.head);
+    FIG("decode_%s_vs_bound_%dt", vs_bound);
+    FIG("decode_layers_%s_vs_bound_%dt", vs_layers);
+    FIG("decode_head_%s_vs_bound_%dt", vs_head);
     FIG("decode_%s_tok_s_%dt", 1.0 / t.step);
     FIG("prefill_%s_tok_s_%dt", PROMPT / t.prefill);
-    FIG("prefill_%s_vs_gemm_%dt", t.gemm / t.prefill);
+    FIG("prefill_%s_vs_gemm_%dt", vs_gemm);
     FIG("read_bandwidth_%s_gbs_%dt", gbs);
 #undef FIG
     return t;

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -600,5 +601,68 @@ START_TEST(exp_f32_is_within_2_ulp_and_handles_the_edges) {
     }
     free(x);
     free(y);
+}
+END_TEST
+
+/* ---- the work-sharing pool ------------------------------------------------------ */
+
+typedef struct {
+    int counts[1000];
+    int nested_total;
+} chunk_record;
+
+static void count_chunk(void *ctx, int64_t c) {
+    chunk_record *r = ctx;
+    __atomic_fetch_add(&r->counts[c], 1, __ATOMIC_RELAXED);
+}
+
+static void nested_chunk(void *ctx, int64_t c) {
+    chunk_record *r = ctx;
+    chunk_record inner = {{0}, 0};
+    tl_parallel_chunks(4, 10, count_chunk, &inner);   /* runs inline, on this thread */
+    int sum = 0;
+    for (int i = 0; i < 10; i++) sum += inner.counts[i];
+    __atomic_fetch_add(&r->nested_total, sum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&r->counts[c], 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(parallel_chunks_runs_every_chunk_once) {
+    static chunk_record r;
+    const int threads[] = {1, 2, 3, 8};
+    for (int t = 0; t < 4; t++)
+        for (int rep = 0; rep < 50; rep++) {   /* back-to-back jobs: late helpers */
+            memset(&r, 0, sizeof r);
+            int64_t n = 1 + (rep * 37) % 1000;
+            tl_parallel_chunks(threads[t], n, count_chunk, &r);
+            for (int64_t c = 0; c < 1000; c++)
+                ck_assert_msg(r.counts[c] == (c < n), "%d threads, %lld chunks: chunk %lld ran "
+                              "%d times", threads[t], (long long)n, (long long)c, r.counts[c]);
+        }
+    tl_parallel_chunks(2, 0, count_chunk, &r);   /* nothing to do */
+    memset(&r, 0, sizeof r);
+    tl_parallel_chunks(3, 20, nested_chunk, &r);
+    ck_assert_int_eq(r.nested_total, 200);
+    for (int c = 0; c < 20; c++) ck_assert_int_eq(r.counts[c], 1);
+}
+END_TEST
+
+static void *call_from_another_thread(void *arg) {
+    chunk_record *r = arg;
+    for (int rep = 0; rep < 200; rep++) tl_parallel_chunks(2, 100, count_chunk, r);
+    return NULL;
+}
+
+START_TEST(parallel_chunks_from_two_threads_at_once) {
+    static chunk_record a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, call_from_another_thread, &a), 0);
+    call_from_another_thread(&b);
+    pthread_join(th, NULL);
+    for (int c = 0; c < 100; c++) {
+        ck_assert_int_eq(a.counts[c], 200);
+        ck_assert_int_eq(b.counts[c], 200);
+    }
 }
 END_TEST
