@@ -427,9 +427,9 @@ expect "list shows the lesson and the last check" 0 "L7.1" "R3" "last check: PAS
 
 # ---- instructor verbs, on a scratch copy of the course ------------------
 R=$T/root; mkdir -p "$R"
-for d in oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
-for d in course contracts stubs tests; do cp -r "$ROOT/$d" "$R/$d"; done
-mkdir -p "$R/reference"; cp -r "$ROOT/reference/tinyllm" "$R/reference/tinyllm"
+ln -s "$ROOT/build" "$R/build"
+for d in course contracts stubs tests oracle fixtures; do cp -r "$ROOT/$d" "$R/$d"; done
+mkdir -p "$R/reference"; cp -r "$ROOT/reference/tinyllm" "$ROOT/reference/tests" "$R/reference/"
 IW=$T/instructor; mkdir -p "$IW"
 export OL_ROOT=$R
 run "$OL" mutants L7.1 --workspace "$IW"
@@ -452,6 +452,88 @@ else
     --caught-by test_boundary_bad_eps --workspace "$IW"
   expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it"
 fi
+# ---- ol lesson: one validated schema; show, new, stub -------------------
+run "$OL" lesson show L7.1 --json --workspace "$IW"
+expect "lesson show --json prints the lesson as ol reads it" 0 '"required_pitfalls":' '"threshold":	0.5' '"draft":	false'
+run "$OL" lesson show l7.1 --field sources --workspace "$IW"
+expect "lesson show --field: one value a line (the id taken case-insensitively)" 0 "tinyllm/modern/rmsnorm.c"
+run "$OL" lesson show L7.1 --field source --workspace "$IW"
+expect "lesson show --field with a typo says the near key" 2 'did you mean "sources"?'
+cp "$R/course/L7.1/lesson.json" "$T/lesson.json"
+sed -i 's/"required_pitfalls"/"required_pitfall"/' "$R/course/L7.1/lesson.json"
+for cmd in "lesson show L7.1" "mutants verify L7.1" "tests L7.1" "check L7.1" "start L7.1" "fixtures L7.1 --check"; do
+  run "$OL" $cmd --workspace "$IW"
+  expect "ol $cmd refuses a lesson.json with a typo in a key, naming the file, the key and the fix" 2 \
+    'course/L7.1/lesson.json: "required_pitfall": is not a key of lesson.json: did you mean "required_pitfalls"?'
+done
+run "$OL" list --workspace "$IW"
+expect "list names the lesson.json it cannot read" 2 '"required_pitfall"' "could not be read"
+cp "$T/lesson.json" "$R/course/L7.1/lesson.json"
+mv "$R/reference/tests/l7-1-rmsnorm" "$T/model"
+run "$OL" mutants verify L7.1 --workspace "$IW"
+expect "a path lesson.json names that is not there is an error naming the key" 2 \
+  '"model_tests": the folder reference/tests/l7-1-rmsnorm does not exist'
+mv "$T/model" "$R/reference/tests/l7-1-rmsnorm"
+
+run "$OL" lesson new L7.N --title "A new thing" --module modern/new_thing --rung R4 --needs L7.1 --workspace "$IW"
+expect "lesson new writes every file of a lesson" 0 "wrote   course/L7.N/lesson.json" "wrote   course/L7.N/README.md" \
+  "wrote   contracts/tinyllm/modern/new_thing.h" "wrote   stubs/tinyllm/modern/new_thing.c" \
+  "wrote   reference/tinyllm/modern/new_thing.c" "wrote   tests/L7.N/test_new_thing.c" \
+  "wrote   reference/tests/l7-n-new-thing/test_my_new_thing.c" "wrote   oracle/L7.N/make_fixtures.py" \
+  "wrote   fixtures/L7.N/"
+missing=
+for h in "Overview" "Key Takeaways" "How to work this chapter" "1. Why now" "2. Principles" \
+    "3. Worked example by hand" "4. The interface" "What the tests check" "Your graded tests" "5. Pitfalls" \
+    "6. Where it's used next" "Going further"; do
+  grep -q "^#* $h" "$R/course/L7.N/README.md" || missing="$missing [$h]"
+done
+[ -z "$missing" ] && ok "lesson new: the chapter has every section of the lesson checklist" \
+  || fail "lesson new: the chapter lacks$missing"
+grep -q '^#ifndef TINYLLM_MODERN_NEW_THING_H' "$R/contracts/tinyllm/modern/new_thing.h" \
+  && grep -q '"draft": true' "$R/course/L7.N/lesson.json" && grep -q '"needs": \["L7.1"\]' "$R/course/L7.N/lesson.json" \
+  && grep -q '"seed": 20240007' "$R/fixtures/L7.N/new_thing.json" \
+  && ok "lesson new: the include guard, a draft that needs L7.1, and the oracle's seeded first run" \
+  || fail "lesson new: the include guard, a draft that needs L7.1, and the oracle's seeded first run"
+run "$OL" mutants verify L7.N --workspace "$IW"
+expect "mutants verify accepts the skeleton" 0 "the stub compiles" "the reference compiles" "a skeleton"
+run "$OL" lesson new L7.N --title "Again" --module modern/new_thing --workspace "$IW"
+expect "lesson new never overwrites a lesson" 2 "exists already"
+run "$OL" lesson new L7.M --title "Bad" --module NewThing --workspace "$IW"
+expect "lesson new refuses a module that is not AREA/NAME" 2 "--module AREA/NAME"
+run "$OL" list --workspace "$IW"
+absent "list hides a draft from students" "L7.N"
+run "$OL" list --drafts --workspace "$IW"
+expect "list --drafts shows it, marked" 0 "L7.N" "a draft: hidden from students"
+W4=$T/ws4; mkdir -p "$W4"
+run "$OL" start L7.N --workspace "$W4"
+expect "start refuses a draft" 2 "L7.N is not open yet"
+run "$OL" start L7.N --draft --workspace "$W4"
+expect "start --draft starts it (for instructors)" 0 "created c/tinyllm/modern/new_thing.c"
+# the contract grows: the stub ol wrote is rewritten; one edited by hand is kept
+H=$R/contracts/tinyllm/modern/new_thing.h
+sed -i 's|^#endif|/* Fills *t: 0, or -1 with an error. */\nint new_thing_init(int64_t dim, double eps);\n/* y = x. */\ntl_tensor *new_thing_forward(const tl_tensor *x);\n\n#endif|' "$H"
+run "$OL" lesson stub L7.N --workspace "$IW"
+expect "lesson stub rewrites the stub ol wrote when the contract grows" 0 \
+  "wrote   stubs/tinyllm/modern/new_thing.c (as ol wrote it, plus new_thing_init, new_thing_forward)"
+grep -q 'return tl_fail("not implemented: new_thing_forward (L7.N)");' "$R/stubs/tinyllm/modern/new_thing.c" \
+  && grep -A5 '^int new_thing_init' "$R/stubs/tinyllm/modern/new_thing.c" | grep -q 'return -1;' \
+  && ok "lesson stub: each function fails with \"not implemented\" and its type's failure value" \
+  || fail "lesson stub: each function fails with \"not implemented\" and its type's failure value"
+run "$OL" mutants verify L7.N --workspace "$IW"
+expect "the generated stub compiles" 0 "the stub compiles"
+echo "/* the author's note */" >> "$R/stubs/tinyllm/modern/new_thing.c"
+cp "$R/stubs/tinyllm/modern/new_thing.c" "$T/edited-stub.c"
+sed -i 's|^#endif|void new_thing_free(int64_t *t);\n\n#endif|' "$H"
+run "$OL" lesson stub L7.N --workspace "$IW"
+expect "lesson stub keeps a stub edited by hand and prints what it lacks" 1 "edited by hand" "it lacks new_thing_free" \
+  "void new_thing_free(int64_t *t) {"
+cmp -s "$R/stubs/tinyllm/modern/new_thing.c" "$T/edited-stub.c" && ok "lesson stub never overwrites an edited stub" \
+  || fail "lesson stub never overwrites an edited stub"
+sed -i 's|^void new_thing_free(int64_t \*t);|void new_thing_free(int64_t *);|' "$H"
+run "$OL" lesson stub L7.N --workspace "$IW"
+expect "lesson stub refuses a prototype with an unnamed parameter, with its line" 2 \
+  "contracts/tinyllm/modern/new_thing.h:" "has no name: name it in the contract"
+
 # a mutant that hangs and one that crashes: Timeout, and Killed with the signal
 add_mutant() { # ID TITLE LINE: LINE inserted at the top of rmsnorm_forward
   awk -v line="$3" '{ print } /^tl_tensor \*rmsnorm_forward\(.*\{$/ { print line }' "$REF" > "$T/$1.c"
@@ -542,7 +624,6 @@ expect "mutants verify links the needed lessons' references" 0 "every mutant and
 { echo "/* a new first line moves every line down */"; cat "$REF"; } > "$T/moved.c" && mv "$T/moved.c" "$REF"
 run "$OL" mutants verify L7.1 s01 --workspace "$IW"
 expect "mutants verify: a stale mutant fails loudly" 1 "stale mutant"
-rm "$R/fixtures"; cp -r "$ROOT/fixtures" "$R/fixtures"
 run "$OL" fixtures L7.1 --check --workspace "$IW"
 expect "fixtures --check: the committed fixtures are what the oracle makes" 0 "are what the oracle makes"
 ST=$R/fixtures/L7.1/rmsnorm.safetensors

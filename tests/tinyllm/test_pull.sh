@@ -2,7 +2,7 @@
 # `tinyllm pull` against the fake Hub as a program (`tl-hub serve DIR`, what
 # `ol hub serve` runs): a plain model, a sharded one, pulling twice, explicit
 # files, offline, the failures (exit 1 with the downloader's message) and
-# usage errors (exit 2). Run by `make test-l7-9`; TINYLLM and TL_HUB are the
+# usage errors (exit 2). Run by `make test-tinyllm`; TINYLLM and TL_HUB are the
 # binaries.
 set -u
 TINYLLM=$(realpath "${TINYLLM:-build/bin/tinyllm}")

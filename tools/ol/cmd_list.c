@@ -11,12 +11,14 @@
 #include "status.h"
 
 static const char HELP[] =
-    "usage: ol list [--workspace DIR]\n"
+    "usage: ol list [--drafts] [--workspace DIR]\n"
     "\n"
     "Lists the course's lessons (course/*/lesson.json): id, rung, title, and your\n"
     "progress in the workspace: not started; started (your code is in c/), how\n"
     "many of the starting code's \"not implemented\" functions are left, how many\n"
     "tests you have written; and the result of your last `ol check`.\n"
+    "A lesson whose lesson.json says \"draft\": true is not listed: --drafts (for\n"
+    "instructors) lists it too.\n"
     "\n"
     "Exit status: 0, or 2 when a lesson.json of the course cannot be read (the\n"
     "other lessons are still listed).\n";
@@ -80,7 +82,8 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
 
 int cmd_list(int argc, char **argv) {
     const char *workspace = NULL;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
+    bool drafts = false;
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"drafts", 0, NULL, NULL, &drafts}, {0}};
     strlist args = {0};
     opts_result parsed = opts_parse("list", argc, argv, opts, 0, &args);
     if (parsed == OPTS_RUN && args.n > 0) {
@@ -96,6 +99,13 @@ int cmd_list(int argc, char **argv) {
     int n;
     lesson_load_all(ctx.root, &ls, &n);
     int unreadable = count_lesson_files(ctx.root) - n;
+    /* a draft is not open to students yet: out of the list (and its counts) */
+    int shown = 0;
+    for (int i = 0; i < n; i++) {
+        if (ls[i].draft && !drafts) lesson_free(&ls[i]);
+        else ls[shown++] = ls[i];
+    }
+    n = shown;
     if (n == 0) {
         ol_error("no lesson can be read in %s/course (each lesson is course/ID/lesson.json)", ctx.root);
         ctx_free(&ctx);
@@ -116,6 +126,7 @@ int cmd_list(int argc, char **argv) {
         bool started = lesson_started(&ctx, l);
         any_started = any_started || started;
         if (!started && !first_unstarted) first_unstarted = l;
+        if (l->draft) sb_add(&progress, " (a draft: hidden from students)");
         if ((int)strlen(l->title) > width)
             printf("%-7s %-4s %.*s...  %s\n", l->id, l->rung, width - 3, l->title, progress.s);
         else

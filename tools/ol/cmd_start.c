@@ -10,7 +10,7 @@
 #include "opts.h"
 
 static const char HELP[] =
-    "usage: ol start L7.x [--workspace DIR]\n"
+    "usage: ol start L7.x [--draft] [--workspace DIR]\n"
     "\n"
     "Copies the lesson's starting code (stubs/) into your c/ folder and creates your\n"
     "test folder, c/tests/<lesson>/, with one example test. Files that already exist\n"
@@ -19,7 +19,9 @@ static const char HELP[] =
     "\n"
     "Your tests are plain Check tests, START_TEST(name) ... END_TEST, in any .c file\n"
     "of that folder; ol finds and registers them. They may include only contract\n"
-    "headers (\"tinyllm/...\"), <check.h> and standard C headers.\n";
+    "headers (\"tinyllm/...\"), <check.h> and standard C headers.\n"
+    "\n"
+    "  --draft   start a lesson whose lesson.json says \"draft\": true (instructors)\n";
 
 /* The example a lesson does not provide: it shows the shape, asserts nothing. */
 static char *generic_example(const lesson *l) {
@@ -73,7 +75,8 @@ static int create_once(ol_ctx *ctx, const char *dst, const char *data, size_t le
 
 int cmd_start(int argc, char **argv) {
     const char *workspace = NULL;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
+    bool draft = false;
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"draft", 0, NULL, NULL, &draft}, {0}};
     char *id;
     int status;
     if (!opts_one_lesson("start", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
@@ -82,6 +85,13 @@ int cmd_start(int argc, char **argv) {
     int opened = open_lesson(&ctx, &l, workspace, id);
     free(id);
     if (opened != 0) return OL_USAGE;
+    if (l.draft && !draft) {
+        /* a student sees no draft: as if it were not there yet */
+        ol_error("%s is not open yet (a draft of the course; `ol list` shows the lessons you can start)", l.id);
+        lesson_free(&l);
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
     /* c/ in the course repository would mix a student's work with the course
      * (its build/ is scratch space: `make demo` works in build/demo) */
     const char *inside = path_rel(ctx.ws, ctx.root);

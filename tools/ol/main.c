@@ -20,6 +20,7 @@ static const char USAGE[] =
     "  diff L7.x            your code beside the reference (after a passing check)\n"
     "\n"
     "Instructors:\n"
+    "  lesson show|new|stub L7.x   a lesson as ol reads it; a new one's skeleton; its stub\n"
     "  mutants [verify|new] L7.x   list, verify or author the lesson's mutants\n"
     "  fixtures L7.x [--check]     rerun the oracle that makes the golden data\n"
     "  hub serve DIR ...           the fake Hugging Face Hub\n"
@@ -36,7 +37,7 @@ static const struct {
 } COMMANDS[] = {
     {"list", cmd_list},       {"start", cmd_start},       {"tests", cmd_tests},
     {"check", cmd_check},     {"diff", cmd_diff},         {"mutants", cmd_mutants},
-    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},
+    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},         {"lesson", cmd_lesson},
 };
 
 int main(int argc, char **argv) {
