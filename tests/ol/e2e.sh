@@ -516,7 +516,8 @@ run "$OL" lesson stub L7.N --workspace "$IW"
 expect "lesson stub rewrites the stub ol wrote when the contract grows" 0 \
   "wrote   stubs/tinyllm/modern/new_thing.c (as ol wrote it, plus new_thing_init, new_thing_forward)"
 grep -q 'return tl_fail("not implemented: new_thing_forward (L7.N)");' "$R/stubs/tinyllm/modern/new_thing.c" \
-  && grep -A5 '^int new_thing_init' "$R/stubs/tinyllm/modern/new_thing.c" | grep -q 'return -1;' \
+  && grep -A5 '^int new_thing_init' "$R/stubs/tinyllm/modern/new_thing.c" \
+     | grep -q 'return tl_fail_status("not implemented: new_thing_init (L7.N)");' \
   && ok "lesson stub: each function fails with \"not implemented\" and its type's failure value" \
   || fail "lesson stub: each function fails with \"not implemented\" and its type's failure value"
 run "$OL" mutants verify L7.N --workspace "$IW"
@@ -623,7 +624,28 @@ run "$OL" mutants verify L7.T
 expect "mutants verify links the needed lessons' references" 0 "every mutant and wheat verified"
 { echo "/* a new first line moves every line down */"; cat "$REF"; } > "$T/moved.c" && mv "$T/moved.c" "$REF"
 run "$OL" mutants verify L7.1 s01 --workspace "$IW"
-expect "mutants verify: a stale mutant fails loudly" 1 "stale mutant"
+expect "mutants verify: a stale mutant fails loudly, saying to rebase it" 1 "stale mutant" \
+  "Hunk #1 succeeded at 59 (offset 1 line)" 'run `ol mutants rebase L7.1 s01`'
+S01=$R/course/L7.1/mutants/s01-eps-outside-sqrt.mutant
+run "$OL" mutants rebase L7.1 --workspace "$IW"
+expect "mutants rebase re-anchors every mutant and wheat below inserted lines, verified" 0 \
+  "rewrote course/L7.1/mutants/s01-eps-outside-sqrt.mutant: re-anchored on the current reference and verified" \
+  "rewrote course/L7.1/wheats/w01-sum-then-divide.wheat"
+grep -q '^@@ -59,8 +59,7 @@' "$S01" && grep -q '^Hint: a test on rows of rms' "$S01" \
+  && ok "mutants rebase: the hunk moved one line down, the header kept" \
+  || { out=$(cat "$S01"); fail "mutants rebase: the hunk moved one line down, the header kept"; }
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify: the rebased mutant verifies" 0 "is killed by its Caught-by tests"
+run "$OL" mutants rebase L7.1 s01 --workspace "$IW"
+expect "mutants rebase leaves a mutant that applies exactly as it is" 0 "mutant s01 applies exactly: left as it is"
+# the lines s01 changes are rewritten: no offset or fuzz can place it
+cp "$S01" "$T/s01.before"
+sed -i 's|tl_rsqrt(tl_add_scalar(ms, n->eps));      /\* eps inside the root \*/|tl_rsqrt(tl_add_scalar(ms, 1.0 * n->eps));|; s|tl_tensor \*normed = tl_mul(x, r);|tl_tensor *normed = tl_mul(r, x);|' "$REF"
+run "$OL" mutants rebase L7.1 s01 --workspace "$IW"
+expect "mutants rebase leaves a mutant patch cannot place, saying which hunk and why" 1 "mutant s01 is left as it is" \
+  "Hunk #1 FAILED at 59" "the hunk patch could not place"
+cmp -s "$S01" "$T/s01.before" && ok "mutants rebase writes nothing it could not place" \
+  || fail "mutants rebase writes nothing it could not place"
 run "$OL" fixtures L7.1 --check --workspace "$IW"
 expect "fixtures --check: the committed fixtures are what the oracle makes" 0 "are what the oracle makes"
 ST=$R/fixtures/L7.1/rmsnorm.safetensors

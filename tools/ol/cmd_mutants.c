@@ -21,6 +21,7 @@
 static const char HELP[] =
     "usage: ol mutants [list] L7.x                list the mutants and wheats\n"
     "       ol mutants verify L7.x [ID...]         verify them (all, or the IDs given)\n"
+    "       ol mutants rebase L7.x [ID...]         re-anchor the stale ones on the reference\n"
     "       ol mutants new L7.x --from EDITED.c --id ID --title TEXT --caught-by TEST[,TEST]\n"
     "                          [--pitfall N] [--symptom TEXT] [--hint TEXT] [--source FILE]\n"
     "       ol mutants new L7.x --wheat --from EDITED.c --id ID --title TEXT [--symptom TEXT]\n"
@@ -35,6 +36,12 @@ static const char HELP[] =
     "    killed by each course test its Caught-by names; those tests compare with\n"
     "    the golden fixtures at their tolerance, so a kill shows the mutant moves\n"
     "    the golden outputs by more than it. The failing assertion is printed.\n"
+    "\n"
+    "rebase: after the reference changed, each mutant and wheat that no longer\n"
+    "applies exactly is placed with GNU patch's offsets and fuzz, its diff made\n"
+    "again against the current reference, verified as above, and rewritten only\n"
+    "when it verifies; one patch cannot place (or that no longer verifies) is left\n"
+    "as it is, with the hunk that failed and why.\n"
     "\n"
     "new: copy reference/<source> somewhere (e.g. /tmp), make the mistake in the\n"
     "copy, and give it as --from. ol makes the header and the `diff -u` of the\n"
@@ -193,8 +200,9 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
 
 /* Verifies the reference, the wheats and the mutants of set against the
  * course tests: every mutant when `only` is NULL, else those whose ids it
- * lists (none when it is empty). */
-static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only) {
+ * lists (none when it is empty). verified (NULL, or one per wheat then per
+ * mutant) says which ones did, on a reference that passes. */
+static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only, bool *verified) {
     int nm = set->nm, nw = set->nw, problems = 0;
     int running = 0;
     for (int k = 0; k < nm; k++) running += !only || sl_contains(only, set->ms[k].id);
@@ -308,12 +316,15 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     for (int k = 0; rc == OL_PASS && k < nruns; k++) runs[run_of[k]] = results[k];
     free(results);
 
+    bool reference_ok = false;
     for (int i = 0; rc == OL_PASS && i < nlibs; i++) {
         if (!ready[i]) continue;
         const run_result *r = &runs[i];
         int failed = run_failures(r);
+        bool ok;
         if (i == 0 || which[i]->wheat) {
             const char *what = i == 0 ? "the reference" : libs[i].label;
+            ok = !failed;
             if (failed) {
                 say(false, "%s fails %d course test%s:", what, failed, s_if(failed));
                 for (int t = 0; t < r->n; t++)
@@ -322,9 +333,12 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             } else {
                 say(true, "%s passes %s %d course test%s", what, r->n == 1 ? "its" : "all", r->n, s_if(r->n));
             }
-            continue;
+        } else {
+            ok = judge_mutant(ctx, l, &course, which[i], r);
+            problems += !ok;
         }
-        problems += !judge_mutant(ctx, l, &course, which[i], r);
+        if (i == 0) reference_ok = ok;
+        else if (verified && i < stub) verified[i - 1] = ok && reference_ok;
     }
     if (rc == OL_PASS) {
         if (problems) printf("%s: %d problem%s (above)\n", l->id, problems, s_if(problems));
@@ -350,6 +364,89 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     suite_free(&course);
     deps_free(&d);
     return rc;
+}
+
+/* ---- rebase ---- */
+
+/* Re-anchors every mutant and wheat of set (or those ids lists) that no
+ * longer applies exactly: each is placed with offsets and fuzz, diffed again
+ * against the current reference, verified, and written only when it
+ * verifies. The others are left as they are, with the reason. */
+static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *ids) {
+    int n = set->nw + set->nm, problems = 0, moved = 0;
+    printf("ol mutants rebase %s: re-anchoring what no longer applies to the current reference\n", l->id);
+    char **texts = xcalloc((size_t)n + 1, sizeof *texts); /* the new file of each re-anchored one */
+    strlist only = {0};                                   /* the re-anchored mutants, to verify */
+    for (int k = 0; k < n; k++) {
+        mutant *m = k < set->nw ? &set->ws[k] : &set->ms[k - set->nw];
+        const char *kind = m->wheat ? "wheat" : "mutant";
+        if (ids && !sl_contains(ids, m->id)) continue;
+        char *err = NULL, *dir = mutant_apply(ctx, l, m, &err);
+        free(err);
+        err = NULL;
+        if (dir) {
+            say(true, "%s %s applies exactly: left as it is", kind, m->id);
+            free(dir);
+            continue;
+        }
+        char *diff = mutant_rebase_diff(ctx, l, m, &err);
+        char *old = diff ? read_file(m->path, NULL) : NULL;
+        char *header = old ? mutant_header(old) : NULL;
+        mutant fresh;
+        if (!diff) {
+            say(false, "%s %s is left as it is: %s", kind, m->id, err);
+            problems++;
+        } else if (!header) {
+            say(false, "%s %s: cannot read its header again (%s)", kind, m->id, shown_path(ctx, m->path));
+            problems++;
+        } else {
+            char *text = xasprintf("%s%s", header, diff);
+            if (mutant_parse(m->path, text, m->wheat, &fresh, &err) != 0) {
+                say(false, "%s %s: the re-anchored diff does not parse: %s", kind, m->id, err);
+                mutant_free(&fresh);
+                free(text);
+                problems++;
+            } else {
+                printf("  ...  %s %s placed on the current reference; verifying it\n", kind, m->id);
+                mutant_free(m);
+                *m = fresh;
+                texts[k] = text;
+                if (!m->wheat) sl_push(&only, m->id);
+                moved++;
+            }
+        }
+        free(err);
+        free(diff);
+        free(old);
+        free(header);
+    }
+    int rc = OL_PASS;
+    if (moved) {
+        bool *verified = xcalloc((size_t)n + 1, sizeof *verified);
+        rc = verify(ctx, l, set, &only, verified);
+        if (rc == OL_FAIL) rc = OL_PASS; /* judged one by one below */
+        for (int k = 0; rc == OL_PASS && k < n; k++) {
+            if (!texts[k]) continue;
+            const mutant *m = k < set->nw ? &set->ws[k] : &set->ms[k - set->nw];
+            if (!verified[k]) {
+                say(false, "%s is not rewritten: re-anchored, it does not verify (above)", shown_path(ctx, m->path));
+                problems++;
+            } else if (write_file_atomic(m->path, texts[k], strlen(texts[k])) != 0) {
+                ol_error("cannot write %s: %s", shown_path(ctx, m->path), strerror(errno));
+                rc = OL_USAGE;
+            } else {
+                say(true, "rewrote %s: re-anchored on the current reference and verified", shown_path(ctx, m->path));
+            }
+        }
+        free(verified);
+    }
+    for (int k = 0; k < n; k++) free(texts[k]);
+    free(texts);
+    sl_free(&only);
+    if (rc != OL_PASS) return rc;
+    if (problems) printf("%s: %d problem%s (above); nothing else changed\n", l->id, problems, s_if(problems));
+    else printf("%s: every mutant and wheat applies to the current reference\n", l->id);
+    return problems ? OL_FAIL : OL_PASS;
 }
 
 /* ---- new ---- */
@@ -492,7 +589,7 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
         (*arr)[(*n)++] = fresh;
         strlist only = {0};
         if (!wheat) sl_push(&only, id);
-        rc = verify(ctx, l, &set, &only);
+        rc = verify(ctx, l, &set, &only, NULL);
         sl_free(&only);
         if (rc == OL_PASS) {
             if (mkdir_p(dir) != 0 || write_file_new(path, text.s, text.len) != 0) {
@@ -518,7 +615,8 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
 int cmd_mutants(int argc, char **argv) {
     /* ol mutants [list|verify|new] L7.x ..., options anywhere after the verb */
     const char *sub = "list";
-    if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") || !strcmp(argv[1], "new"))) {
+    if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") || !strcmp(argv[1], "new") ||
+                     !strcmp(argv[1], "rebase"))) {
         sub = argv[1];
         argc--;
         argv++;
@@ -549,8 +647,9 @@ int cmd_mutants(int argc, char **argv) {
         sl_free(&args);
         return usage_error("mutants", "give a lesson, e.g. `ol mutants %s L7.1`", sub);
     }
-    /* the lesson, then ids (verify): anything else is a mistake */
-    if (args.n > 1 && strcmp(sub, "verify") != 0) {
+    /* the lesson, then ids (verify, rebase): anything else is a mistake */
+    bool takes_ids = !strcmp(sub, "verify") || !strcmp(sub, "rebase");
+    if (args.n > 1 && !takes_ids) {
         int rc = is_new ? usage_error(cmd, "unexpected \"%s\" (one lesson, then options)", args.v[1])
                         : usage_error(cmd, "unexpected \"%s\" (to verify some mutants: `ol mutants verify L7.x "
                                            "ID...`)", args.v[1]);
@@ -581,7 +680,21 @@ int cmd_mutants(int argc, char **argv) {
                 rc = OL_USAGE;
             }
         }
-        if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL);
+        if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL, NULL);
+        set_free(&set);
+    } else if (!strcmp(sub, "rebase")) {
+        mutant_set set;
+        rc = set_load(&l, &set) != 0 ? OL_FAIL : OL_PASS;
+        for (int i = 0; rc == OL_PASS && i < ids.n; i++) {
+            bool found = false;
+            for (int k = 0; k < set.nm + set.nw; k++)
+                found = found || !strcmp((k < set.nm ? set.ms[k] : set.ws[k - set.nm]).id, ids.v[i]);
+            if (!found) {
+                ol_error("%s has no mutant or wheat %s (`ol mutants %s` lists them)", l.id, ids.v[i], l.id);
+                rc = OL_USAGE;
+            }
+        }
+        if (rc == OL_PASS) rc = rebase(&ctx, &l, &set, ids.n ? &ids : NULL);
         set_free(&set);
     } else {
         rc = author(&ctx, &l, &na);
