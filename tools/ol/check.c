@@ -739,7 +739,7 @@ static void shuffle(int *v, int n) {
  * any test that fails on the reference. So does a test that fails at
  * random to kill mutants by chance: failing on a fraction p of the runs,
  * it kills m given mutants and passes k controls with chance p^m (1-p)^k,
- * at most 4e-6 for L7.1's 7 required pitfalls among 12 mutants. */
+ * at most 3e-6 for L7.1's 7 required pitfalls among 13 mutants. */
 static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *const *runs, int n) {
     if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     int before = r->ninvalid;

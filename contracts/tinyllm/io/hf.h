@@ -1,5 +1,5 @@
 /* tinyllm/io/hf.h: download files of a Hugging Face repository into a cache
- * (L7.9, section 2.7 of the chapter).
+ * (L7.9; the chapter, course/L7.9/README.md, explains it in section 2.7).
  *
  *   char *dir = hf_download("org/tiny", (const char *[]){"config.json",
  *                           "model.safetensors"}, 2, "cache", "main", NULL,
