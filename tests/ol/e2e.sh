@@ -422,6 +422,31 @@ else
 fi
 run "$OL" diff L7.1
 expect "diff after a pass shows both sides" 0 "reference/tinyllm/modern/rmsnorm.c"
+# every line whole: side by side when both files fit twice the terminal, unified otherwise
+cp c/tinyllm/modern/rmsnorm.c "$T/mine-before-diff.c"
+printf '/* %096d */\n' 0 >> c/tinyllm/modern/rmsnorm.c   # a 102-column line of the student's
+whole() { # FILE: every line of FILE is in $out, uncut
+  local line missing=0
+  while IFS= read -r line; do
+    [ -z "$line" ] && continue
+    grep -qF -- "$line" <<<"$out" || { missing=1; echo "     cut: $line"; break; }
+  done < "$1"
+  return $missing
+}
+COLUMNS=300 run "$OL" diff L7.1
+if [ "$rc" = 0 ] && grep -q '^yours: c/tinyllm' <<<"$out" && whole c/tinyllm/modern/rmsnorm.c \
+   && whole "$ROOT/reference/tinyllm/modern/rmsnorm.c"; then ok "diff side by side in a wide terminal, no line cut"
+else fail "diff side by side in a wide terminal, no line cut"; fi
+COLUMNS=160 run "$OL" diff L7.1
+if [ "$rc" = 0 ] && grep -q '^(a unified diff: the longest line, 102 columns, does not fit twice in 160' <<<"$out" \
+   && grep -q '^+++ the reference' <<<"$out" && grep -qxF -- "-$(tail -1 c/tinyllm/modern/rmsnorm.c)" <<<"$out"; then
+  ok "diff is unified when a line does not fit side by side, no line cut"
+else fail "diff is unified when a line does not fit side by side, no line cut"; fi
+COLUMNS=80 run "$OL" diff L7.1 --side-by-side
+if [ "$rc" = 0 ] && whole c/tinyllm/modern/rmsnorm.c && whole "$ROOT/reference/tinyllm/modern/rmsnorm.c"; then
+  ok "diff --side-by-side widens to the longest line"
+else fail "diff --side-by-side widens to the longest line"; fi
+cp "$T/mine-before-diff.c" c/tinyllm/modern/rmsnorm.c
 run "$OL" list
 expect "list shows the lesson and the last check" 0 "L7.1" "R3" "last check: PASS"
 

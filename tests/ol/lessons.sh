@@ -49,7 +49,15 @@ prove() {
     fail "the stub fails every course test with \"not implemented\" ($passes pass, $silent fail otherwise)"
   fi
 
-  local src
+  # ol diff shows the reference beside the student's code: every line at most 100 columns
+  local src long=
+  for src in $(field sources); do
+    long="$long$(expand "$ROOT/reference/$src" | awk -v f="reference/$src" 'length > 100 {print f ":" NR}')"
+    long="$long$(expand "$ROOT/stubs/$src" | awk -v f="stubs/$src" 'length > 100 {print f ":" NR}')"
+  done
+  out="lines over 100 columns: $long"
+  [ -z "$long" ] && ok "the reference and the stub keep lines to 100 columns" \
+                 || fail "the reference and the stub keep lines to 100 columns"
   for src in $(field sources); do
     mkdir -p "c/$(dirname "$src")"; cp "$ROOT/reference/$src" "c/$src"
   done

@@ -1,4 +1,4 @@
-/* check: the grading pipeline of `ol check` (shared/docs/grading.md):
+/* check: the grading pipeline of `ol check` (docs/grading.md):
  * build -> course tests -> the student's tests exist and include only
  * contracts -> validity on the reference and every wheat -> canary -> every
  * mutant -> score against the rung. Stages after a failed one are skipped. */

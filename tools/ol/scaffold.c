@@ -304,7 +304,7 @@ static char *chapter_text(const lesson *l, const char *module) {
               "ol diff  %s              # after passing: your code against the reference\n```\n\n---\n\n",
               l->id, l->sources.v[0], l->id, l->student_tests, l->id, l->id);
     sb_add(&b, "## 1. Why now\n\nWhere this module sits in a modern decoder, and what breaks without it.\n\n");
-    sb_add(&b, "## 2. Principles\n\nThe math, as Hugging Face computes it (hf-numerics.md).\n\n"
+    sb_add(&b, "## 2. Principles\n\nThe math, as Hugging Face computes it (docs/hf-numerics.md).\n\n"
                "| Symbol | Meaning | Shape |\n|---|---|---|\n| | | |\n\n");
     sb_add(&b, "## 3. Worked example by hand\n\nA small input worked on paper; a course test reproduces "
                "these numbers.\n\n");

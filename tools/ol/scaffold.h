@@ -17,7 +17,7 @@ typedef struct {
     const char *needs;  /* "L7.1,L7.3" or NULL */
 } scaffold_options;
 
-/* The headings every chapter has (lesson-checklist.md), NULL-ended; a line
+/* The headings every chapter has (docs/lesson-checklist.md), NULL-ended; a line
  * of the chapter starting with one (after its '#'s) has it. */
 extern const char *const CHAPTER_SECTIONS[];
 /* The sections of CHAPTER_SECTIONS the chapter text lacks. */

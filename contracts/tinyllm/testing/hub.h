@@ -5,7 +5,7 @@
  * lists build/lib/libtlhub.a in "link".
  *
  * It speaks the part of the Hub protocol a downloader needs
- * (shared/docs/hub-protocol.md): HEAD and GET on
+ * (docs/hub-protocol.md): HEAD and GET on
  *     {endpoint}/{[datasets/|spaces/]}{ns}/{name}/resolve/{revision}/{path}
  * with the real Hub's headers, on 127.0.0.1 only. Two listeners run: the
  * Hub itself and a "CDN" on another port, the target of the redirects for
