@@ -57,7 +57,7 @@ cmp -s c/tinyllm/modern/rmsnorm.c "$T/mine.c" && cmp -s "$TESTS/test_example.c" 
   && ok "start never overwrites" || fail "start never overwrites"
 run "$OL" start L9.9
 expect "start refuses an unknown lesson" 2 "no lesson L9.9"
-for cmd in list start tests check diff mutants fixtures hub; do
+for cmd in list start tests check diff mutants fixtures hub lesson tinyllm; do
   run "$OL" $cmd --help
   expect "ol $cmd --help" 0 "usage: ol"
 done
@@ -120,11 +120,13 @@ START_TEST(test_runs_but_checks_nothing)
 END_TEST"
 set_tests test_weak.c "$ASSERTS_NOTHING"
 run "$OL" check L7.1 --json "$T/weak.json"
-expect "check: a suite that asserts nothing fails with survivors" 1 "warning: Survived:" \
-  "reference/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing" \
-  "warning: NoCoverage:" "no test of yours executes this line"
-if grep -q 'tl_rsqrt' "$T/weak.json"; then out=$(head -c 2000 "$T/weak.json"); fail "check --json hides the reference until a pass"
-else ok "check --json hides the reference until a pass"; fi
+expect "check: a suite that asserts nothing fails with survivors" 1 "warning: Survived in rmsnorm_forward:" \
+  "c/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing" \
+  "warning: NoCoverage in pre_norm_residual:" "no test of yours runs the part of pre_norm_residual"
+absent "check: a student's report never names the hidden reference's files" "reference/tinyllm"
+if grep -q '"reference/' "$T/weak.json" || ! grep -q '"c/tinyllm/modern/rmsnorm.c"' "$T/weak.json"; then
+  out=$(head -c 2000 "$T/weak.json"); fail "check --json hides the reference until a pass (the student's file instead)"
+else ok "check --json hides the reference until a pass (the student's file instead)"; fi
 run "$REPORT_CHECK" stryker "$T/weak.json"
 expect "check --json with survivors is a valid Stryker report" 0 "valid stryker report"
 OL_TEST_BREAK_CANARY=1 run "$OL" check L7.1
@@ -450,6 +452,120 @@ cp "$T/mine-before-diff.c" c/tinyllm/modern/rmsnorm.c
 run "$OL" list
 expect "list shows the lesson and the last check" 0 "L7.1" "R3" "last check: PASS"
 
+# ---- the student's loop: --mine, --tests-only, debugging, hints, messages --
+W5=$T/ws5; mkdir -p "$W5"; cd "$W5" || exit 2
+"$OL" start L7.1 > /dev/null
+run "$OL" list
+expect "list does not count the example ol start wrote as a test of yours" 0 "started, 4 functions still \"not implemented\", 0 tests of yours"
+rm -f "$TESTS"/*.c; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"
+run "$OL" tests L7.1 --mine
+expect "tests --mine runs the student's tests on their code (the stub): verdicts, no grade" 1 \
+  "L7.1: your tests on your code (their verdicts, no grade" "not implemented: rmsnorm_init (L7.1)" \
+  'rerun it: ol tests L7.1 --mine -k '
+run "$OL" check L7.1 --tests-only --json "$T/to.json" --gradescope "$T/to-gs.json"
+expect "check --tests-only grades the tests while the course tests fail on the stub" 0 \
+  "[1/6] skip  Your code builds: not run: --tests-only" "[6/6] PASS  Mutation score" \
+  "YOUR TESTS PASS at R3 (--tests-only): L7.1 is not passed until \`ol check L7.1\` passes both stages"
+grep -qE '"testsOnly":[[:space:]]*true' "$T/to.json" && grep -qE '"passed":[[:space:]]*false' "$T/to.json" \
+  && grep -q 'your tests alone were graded (--tests-only)' "$T/to-gs.json" \
+  && ok "check --tests-only: --json and --gradescope say which stages ran, and no pass" \
+  || fail "check --tests-only: --json and --gradescope say which stages ran, and no pass"
+run "$OL" diff L7.1
+expect "check --tests-only is not a pass (diff stays closed)" 1 "only after"
+run "$OL" check L7.1
+expect "check without --tests-only: the course tests stop it, with the rerun command" 1 \
+  "[2/6] FAIL" 'rerun it: ol tests L7.1 -k test_'
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+# a crash is said where it happened, in the student's file
+sed -i 's|    tl_tensor \*ms = tl_mean(tl_square(x), -1, true);|    if (x->ndim == 3) *(volatile int *)0 = 1;\n    tl_tensor *ms = tl_mean(tl_square(x), -1, true);|' c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1 -k test_golden_matches_hf
+expect "tests: a crash is reported at its line in the student's file, with the rerun command" 1 \
+  "c/tinyllm/modern/rmsnorm.c:$(grep -n 'volatile int' c/tinyllm/modern/rmsnorm.c | cut -d: -f1): crashed here (in rmsnorm_forward)" \
+  "rerun it: ol tests L7.1 -k test_golden_matches_hf   (add --gdb, --asan or --valgrind to debug it)"
+# the tools: asan, valgrind, gdb (a stand-in that says how it was called, then runs the program)
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+sed -i '1i #include <stdlib.h>' c/tinyllm/modern/rmsnorm.c
+sed -i 's|    tl_tensor \*ms = tl_mean(tl_square(x), -1, true);|    { volatile char *p = malloc(4); p[4] = 1; free((void *)p); }\n    tl_tensor *ms = tl_mean(tl_square(x), -1, true);|' c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1 -k test_golden_matches_hf --asan
+expect "tests --asan: one test rebuilt with AddressSanitizer and UBSan, in the foreground, the overflow found" 1 \
+  "build/ol/debug/L7.1-course-tests-asan -x test_golden_matches_hf" "rmsnorm.c:" "runtime error: store to address"
+run "$OL" tests L7.1 -k test_golden_matches_hf --valgrind
+expect "tests --valgrind: one test under valgrind, the invalid write found" 1 "valgrind -q" "Invalid write of size 1" \
+  "valgrind found memory errors"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1 --valgrind
+expect "tests --valgrind: every course test under valgrind, clean" 0 "Checks: " "Failures: 0, Errors: 0"
+mkdir -p "$T/fakebin"
+printf '#!/bin/sh\necho "fake gdb: $* (CK_FORK=$CK_FORK CK_RUN_CASE=$CK_RUN_CASE)"\nshift 2\nexec "$@"\n' > "$T/fakebin/gdb"
+chmod +x "$T/fakebin/gdb"
+PATH=$T/fakebin:$PATH run "$OL" tests L7.1 -k my_constant_row --gdb
+expect "tests --gdb reruns one of the student's tests under gdb, by its readable name" 0 \
+  "fake gdb: -q --args" "build/ol/debug/L7.1-your-tests -x my_constant_row_gives_the_weight (CK_FORK=no CK_RUN_CASE=test_my_hand_examples.c)"
+run "$OL" tests L7.1 --gdb
+expect "tests --gdb without -k says it debugs one test" 2 "--gdb debugs one test: name it with -k NAME"
+run "$OL" tests L7.1 -k test_golden --gdb
+expect "tests --gdb with a name several tests hold lists them" 2 "names 3 of the course tests"
+# hints name only mutants the invalid test ran, and say where it failed
+set_tests test_hints.c "$HEAD
+#include <math.h>
+#include <stdio.h>
+/* expects eps outside the root: y = x / (sqrt(mean(x^2)) + eps) */
+START_TEST(test_expects_eps_outside)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 2, 1.0, false), 0);
+    const float x[2] = {3, 4};
+    double r = 1.0 / (sqrt(12.5) + 1.0);
+    const float want[2] = {(float)(3 * r), (float)(4 * r)};
+    tl_assert_close(rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(2))), tl_from_f32(want, TL_SHAPE(2)), 1e-5, 1e-6);
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST
+/* fails the first time it ever runs, then passes: calls nothing of the lesson */
+START_TEST(test_fails_only_the_first_time)
+{
+    FILE *f = fopen(\"/tmp/ol-e2e-first-$$\", \"r\");
+    if (f) { fclose(f); return; }
+    f = fopen(\"/tmp/ol-e2e-first-$$\", \"w\");
+    if (f) fclose(f);
+    ck_assert_msg(0, \"the first run: y[0] = %g is not above 2.5\", 3 / sqrt(12.5));
+}
+END_TEST"
+rm -f /tmp/ol-e2e-first-$$
+run "$OL" check L7.1
+expect "check: an INVALID test's hint names the mutant it agrees with and where it failed" 1 \
+  "hint: test_expects_eps_outside fails on the reference but passes on s01" \
+  "rerun it: ol check L7.1 --tests-only"
+absent "check: no hint for a test that ran none of a mutant's lines" "hint: test_fails_only_the_first_time"
+absent "check: masking leaves the student's own numbers (2.5) but hides the others" "0.848528"
+expect "check: masking keeps the student's source text" 1 "is not above 2.5"
+rm -f /tmp/ol-e2e-first-$$
+# the command line forgives
+run "$OL" test L7.1
+expect "a mistyped command gets a \"did you mean\"" 2 'did you mean `ol tests`?'
+run "$OL" tests l7.1 -k test_hand
+expect "a lesson id in the wrong case is taken" 0 "L7.1 course tests: 1 test, 1 passed"
+run "$OL" tests L7.10
+expect "a mistyped lesson id gets a \"did you mean\"" 2 "there is no lesson L7.10: did you mean L7.1?"
+run "$OL" check L7.1 --json
+expect "an option missing its value says what it needs" 2 "ol check: --json needs a FILE"
+for cmd in list "start L7.1" "tests L7.1" "check L7.1" "diff L7.1"; do
+  run "$OL" $cmd --workspace "$ROOT"
+  expect "ol $cmd in the course repository says the one thing: make a folder of your own" 2 \
+    "is in the course repository" "make a folder of your own"
+done
+# tinyllm with the student's own downloader
+W6=$T/ws6; mkdir -p "$W6"; cd "$W6" || exit 2
+"$OL" start L7.9 > /dev/null
+run "$OL" tinyllm pull org/tiny config.json --endpoint http://127.0.0.1:9 --cache "$W6/cache"
+expect "ol tinyllm builds tinyllm with the student's hf.c (the stub here) and runs it" 1 \
+  "tinyllm with your code of L7.9" "not implemented: hf_" "(L7.9)"
+[ -x build/bin/tinyllm ] && ok "ol tinyllm leaves build/bin/tinyllm in the workspace" \
+  || fail "ol tinyllm leaves build/bin/tinyllm in the workspace"
+cd "$W" || exit 2
+
 # ---- instructor verbs, on a scratch copy of the course ------------------
 R=$T/root; mkdir -p "$R"
 ln -s "$ROOT/build" "$R/build"
@@ -468,12 +584,23 @@ if cmp -s "$T/edited.c" "$REF"; then
 else
   run "$OL" mutants new L7.1 --from "$T/edited.c" --id s99 --title "eps four times too large" \
     --caught-by test_eps_inside_the_square_root --workspace "$IW"
-  expect "mutants new writes the mutant and verifies it" 0 "wrote course/L7.1/mutants/s99-eps-four-times-too-large.mutant"
+  expect "mutants new writes the mutant and verifies it, and says the chapter's table lacks it" 0 \
+    "wrote course/L7.1/mutants/s99-eps-four-times-too-large.mutant" "pitfall table (section 5) does not mention s99"
   grep -q '^Caught-by: test_eps_inside_the_square_root' "$R/course/L7.1/mutants/s99-eps-four-times-too-large.mutant" \
     && ok "mutants new writes the header" || fail "mutants new writes the header"
   run "$OL" mutants new L7.1 --from "$T/edited.c" --id s99 --title "again" --caught-by x --workspace "$IW"
   expect "mutants new refuses an id in use" 2 "already has s99"
-  run "$OL" mutants new L7.1 --from "$T/edited.c" --id s98 --title "eps x4 caught by the wrong test" \
+  run "$OL" mutants new L7.1 --from "$T/edited.c" --id s98 --title "eps x4 again" --caught-by x --workspace "$IW"
+  expect "mutants new refuses a change another mutant makes" 2 "this change is the one mutant s99 already makes"
+  sed 's/tl_add_scalar(ms, n->eps)/tl_add_scalar(ms,  4*n->eps )/' "$REF" > "$T/spaced.c"
+  run "$OL" mutants new L7.1 --from "$T/spaced.c" --id s98 --title "eps x4, spaced" --caught-by x --workspace "$IW"
+  expect "mutants new refuses it with other spaces too" 2 "this change is the one mutant s99 already makes"
+  run "$OL" mutants new L7.1 --from "$T/edited.c" --id x98 --title "bad id" --caught-by x --workspace "$IW"
+  expect "mutants new refuses an id off the lesson's pattern" 2 "a mutant's id is 's' and two or more digits"
+  run "$OL" mutants new L7.1 --wheat --from "$T/edited.c" --id s97 --title "bad wheat id" --workspace "$IW"
+  expect "mutants new refuses a wheat id off the pattern" 2 "a wheat's id is 'w' and two or more digits"
+  sed 's/tl_add_scalar(ms, n->eps)/tl_add_scalar(ms, 3 * n->eps)/' "$REF" > "$T/edited3.c"
+  run "$OL" mutants new L7.1 --from "$T/edited3.c" --id s98 --title "eps x3 caught by the wrong test" \
     --caught-by test_boundary_bad_eps --workspace "$IW"
   expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it"
 fi

@@ -19,7 +19,8 @@ static char *clean(const char *text) {
                 i += 2;
                 continue;
             }
-            if (c == '\n') in_directive = false;
+            if (c == '\n')
+                in_directive = false;
             else if (c == '/' && text[i + 1] == '*') {
                 /* a comment inside a directive: drop it, keep its newlines */
                 i += 2;
@@ -63,8 +64,10 @@ static char *clean(const char *text) {
             line_start = false;
             continue;
         }
-        if (c == '\n') line_start = true;
-        else if (!isspace((unsigned char)c)) line_start = false;
+        if (c == '\n')
+            line_start = true;
+        else if (!isspace((unsigned char)c))
+            line_start = false;
         out[k++] = c;
         i++;
     }
@@ -106,8 +109,10 @@ static bool has_word(const char *s, const char *word) {
 static long matching(const char *s, size_t open, size_t end) {
     int depth = 0;
     for (size_t i = open; i < end; i++) {
-        if (s[i] == '(') depth++;
-        else if (s[i] == ')' && --depth == 0) return (long)i;
+        if (s[i] == '(')
+            depth++;
+        else if (s[i] == ')' && --depth == 0)
+            return (long)i;
     }
     return -1;
 }
@@ -125,15 +130,19 @@ static ret_kind kind_of(const char *ret) {
     free(copy);
     char *t = sb_take(&b);
     ret_kind k = RET_OTHER;
-    static const char *const SIGNED[] = {"int", "long", "short", "char", "signed", "int8_t", "int16_t",
-                                         "int32_t", "int64_t", "ssize_t", "ptrdiff_t", "intptr_t", "off_t",
-                                         "intmax_t"};
-    static const char *const UNSIGNED[] = {"size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-                                           "uintptr_t", "uintmax_t"};
-    if (!strcmp(t, "void")) k = RET_VOID;
-    else if (!strcmp(t, "bool") || !strcmp(t, "_Bool")) k = RET_BOOL;
-    else if (has_word(t, "float") || has_word(t, "double")) k = RET_FLOAT;
-    else if (has_word(t, "unsigned")) k = RET_UNSIGNED;
+    static const char *const SIGNED[] = {"int",       "long",     "short",   "char",    "signed",
+                                         "int8_t",    "int16_t",  "int32_t", "int64_t", "ssize_t",
+                                         "ptrdiff_t", "intptr_t", "off_t",   "intmax_t"};
+    static const char *const UNSIGNED[] = {"size_t",   "uint8_t",   "uint16_t", "uint32_t",
+                                           "uint64_t", "uintptr_t", "uintmax_t"};
+    if (!strcmp(t, "void"))
+        k = RET_VOID;
+    else if (!strcmp(t, "bool") || !strcmp(t, "_Bool"))
+        k = RET_BOOL;
+    else if (has_word(t, "float") || has_word(t, "double"))
+        k = RET_FLOAT;
+    else if (has_word(t, "unsigned"))
+        k = RET_UNSIGNED;
     for (size_t i = 0; k == RET_OTHER && i < sizeof UNSIGNED / sizeof *UNSIGNED; i++)
         if (!strcmp(t, UNSIGNED[i])) k = RET_UNSIGNED;
     for (size_t i = 0; k == RET_OTHER && i < sizeof SIGNED / sizeof *SIGNED; i++)
@@ -143,9 +152,9 @@ static ret_kind kind_of(const char *ret) {
 }
 
 static bool is_keyword(const char *w) {
-    static const char *const WORDS[] = {"int",      "char",   "long",  "short",    "float", "double",
-                                        "void",     "bool",   "_Bool", "unsigned", "signed", "const",
-                                        "volatile", "restrict", "struct", "enum",  "union"};
+    static const char *const WORDS[] = {
+        "int",      "char",   "long",  "short",    "float",    "double", "void", "bool", "_Bool",
+        "unsigned", "signed", "const", "volatile", "restrict", "struct", "enum", "union"};
     for (size_t i = 0; i < sizeof WORDS / sizeof *WORDS; i++)
         if (!strcmp(w, WORDS[i])) return true;
     return false;
@@ -208,7 +217,8 @@ static int line_of(const char *s, size_t at) {
 }
 
 /* One file-level declaration s[from, to): a prototype goes into out. */
-static int read_declaration(const char *s, size_t from, size_t to, c_function **out, int *n, char **err) {
+static int read_declaration(const char *s, size_t from, size_t to, c_function **out, int *n,
+                            char **err) {
     while (from < to && isspace((unsigned char)s[from])) from++;
     if (starts_word(s + from, "typedef") || starts_word(s + from, "static")) return 0;
     size_t open = from;
@@ -253,8 +263,8 @@ static int read_declaration(const char *s, size_t from, size_t to, c_function **
         }
         char *name = param_name(p);
         if (!name) {
-            *err = xasprintf("%d: parameter %d of %s (\"%s\") has no name: name it in the contract", f.line,
-                             index, f.name, p);
+            *err = xasprintf("%d: parameter %d of %s (\"%s\") has no name: name it in the contract",
+                             f.line, index, f.name, p);
             free(p);
             free(params);
             function_free(&f);
@@ -274,7 +284,8 @@ static int read_declaration(const char *s, size_t from, size_t to, c_function **
 /* Walks the file-level items of text: declarations (to a ';') go to
  * read_declaration when out is given; definitions (a ')' then a body) to
  * defined when it is given. */
-static int walk(const char *text, c_function **out, int *n, strlist *defined, char **err) {
+static int walk(const char *text, c_function **out, int *n, strlist *defined, c_span **spans,
+                int *nspans, char **err) {
     char *s = clean(text);
     size_t len = strlen(s), item = 0;
     int rc = 0;
@@ -286,8 +297,10 @@ static int walk(const char *text, c_function **out, int *n, strlist *defined, ch
                 if (s[i] == '\\') i++;
             continue;
         }
-        if (c == '(') paren++;
-        else if (c == ')') paren--;
+        if (c == '(')
+            paren++;
+        else if (c == ')')
+            paren--;
         else if (c == ';' && paren == 0) {
             if (out) rc = read_declaration(s, item, i, out, n, err);
             item = i + 1;
@@ -303,8 +316,10 @@ static int walk(const char *text, c_function **out, int *n, strlist *defined, ch
                     char q = s[j];
                     for (j++; j < len && s[j] != q; j++)
                         if (s[j] == '\\') j++;
-                } else if (s[j] == '{') depth++;
-                else if (s[j] == '}' && --depth == 0) break;
+                } else if (s[j] == '{')
+                    depth++;
+                else if (s[j] == '}' && --depth == 0)
+                    break;
             }
             if (body) {
                 if (defined) {
@@ -317,6 +332,12 @@ static int walk(const char *text, c_function **out, int *n, strlist *defined, ch
                     if (b < e) {
                         char *name = xstrndup(s + b, e - b);
                         if (!sl_contains(defined, name)) sl_push(defined, name);
+                        if (spans) {
+                            *spans = xrealloc(*spans, (size_t)(*nspans + 1) * sizeof **spans);
+                            (*spans)[(*nspans)++] = (c_span){.name = xstrdup(name),
+                                                             .first = line_of(s, b),
+                                                             .last = line_of(s, j)};
+                        }
                         free(name);
                     }
                 }
@@ -333,7 +354,7 @@ int cdecl_prototypes(const char *text, c_function **out, int *n, char **err) {
     *out = NULL;
     *n = 0;
     *err = NULL;
-    if (walk(text, out, n, NULL, err) == 0) return 0;
+    if (walk(text, out, n, NULL, NULL, NULL, err) == 0) return 0;
     cdecl_free(*out, *n);
     *out = NULL;
     *n = 0;
@@ -342,8 +363,30 @@ int cdecl_prototypes(const char *text, c_function **out, int *n, char **err) {
 
 void cdecl_definitions(const char *text, strlist *names) {
     char *err = NULL;
-    walk(text, NULL, NULL, names, &err);
+    walk(text, NULL, NULL, names, NULL, NULL, &err);
     free(err);
+}
+
+int cdecl_spans(const char *text, c_span **out) {
+    char *err = NULL;
+    strlist names = {0};
+    int n = 0;
+    *out = NULL;
+    walk(text, NULL, NULL, &names, out, &n, &err);
+    sl_free(&names);
+    free(err);
+    return n;
+}
+
+void cdecl_spans_free(c_span *s, int n) {
+    for (int i = 0; i < n; i++) free(s[i].name);
+    free(s);
+}
+
+const char *cdecl_function_at(const c_span *s, int n, int line) {
+    for (int i = 0; i < n; i++)
+        if (line >= s[i].first && line <= s[i].last) return s[i].name;
+    return NULL;
 }
 
 void cdecl_free(c_function *f, int n) {

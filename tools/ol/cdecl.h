@@ -34,6 +34,17 @@ typedef struct {
 int cdecl_prototypes(const char *text, c_function **out, int *n, char **err);
 /* The names of the functions text defines (a body at file level). */
 void cdecl_definitions(const char *text, strlist *names);
+
+/* A function text defines, and its lines: from its name to its last brace. */
+typedef struct {
+    char *name;
+    int first, last;
+} c_span;
+/* Every function text defines, in order; returns how many (*out: free with cdecl_spans_free). */
+int cdecl_spans(const char *text, c_span **out);
+void cdecl_spans_free(c_span *s, int n);
+/* The function holding line, or NULL. */
+const char *cdecl_function_at(const c_span *s, int n, int line);
 void cdecl_free(c_function *f, int n);
 
 #endif

@@ -63,6 +63,11 @@ int cmd_diff(int argc, char **argv) {
     int opened = open_lesson(&ctx, &l, workspace, id);
     free(id);
     if (opened != 0) return OL_USAGE;
+    if (require_student_workspace(&ctx) != 0) {
+        lesson_free(&l);
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
     check_status st;
     int rc = OL_PASS;
     bool checked = status_load(&ctx, l.id, &st) == 0;

@@ -61,12 +61,17 @@ static cJSON *lesson_json(const char *root, const lesson *l) {
         cJSON_AddItemToArray(link, cJSON_CreateString(path_rel(l->link.v[k], root)));
     const struct {
         const char *key, *value;
-    } strings[] = {{"course_tests", l->course_tests}, {"student_tests", l->student_tests},
-                   {"model_tests", l->model_tests},   {"fixtures", l->fixtures},
-                   {"oracle", l->oracle},             {"example_test", l->example_test}};
+    } strings[] = {{"course_tests", l->course_tests},
+                   {"student_tests", l->student_tests},
+                   {"model_tests", l->model_tests},
+                   {"fixtures", l->fixtures},
+                   {"oracle", l->oracle},
+                   {"example_test", l->example_test}};
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
-        if (strings[i].value) cJSON_AddStringToObject(o, strings[i].key, strings[i].value);
-        else cJSON_AddNullToObject(o, strings[i].key);
+        if (strings[i].value)
+            cJSON_AddStringToObject(o, strings[i].key, strings[i].value);
+        else
+            cJSON_AddNullToObject(o, strings[i].key);
     }
     cJSON_AddNumberToObject(o, "test_timeout_seconds", l->test_timeout);
     cJSON_AddNumberToObject(o, "threshold", l->threshold);
@@ -76,9 +81,12 @@ static cJSON *lesson_json(const char *root, const lesson *l) {
 /* One value of item, as a script reads it: a string or number on its line,
  * a list one item a line, null nothing. */
 static void print_value(const cJSON *item) {
-    if (cJSON_IsString(item)) printf("%s\n", item->valuestring);
-    else if (cJSON_IsBool(item)) printf("%s\n", cJSON_IsTrue(item) ? "true" : "false");
-    else if (cJSON_IsNumber(item)) printf("%g\n", item->valuedouble);
+    if (cJSON_IsString(item))
+        printf("%s\n", item->valuestring);
+    else if (cJSON_IsBool(item))
+        printf("%s\n", cJSON_IsTrue(item) ? "true" : "false");
+    else if (cJSON_IsNumber(item))
+        printf("%g\n", item->valuedouble);
     else if (cJSON_IsArray(item)) {
         const cJSON *e;
         cJSON_ArrayForEach(e, item) printf("%s\n", e->valuestring);
@@ -94,7 +102,8 @@ static int show(ol_ctx *ctx, const lesson *l, bool json, const char *field) {
             int n = 0;
             while (LESSON_KEYS[n]) n++;
             const char *near = closest_word(field, LESSON_KEYS, n);
-            rc = usage_error("lesson show", "\"%s\" is not a key of lesson.json%s%s%s (course/FORMAT.md)", field,
+            rc = usage_error("lesson show",
+                             "\"%s\" is not a key of lesson.json%s%s%s (course/FORMAT.md)", field,
                              near ? ": did you mean \"" : "", near ? near : "", near ? "\"?" : "");
         } else {
             print_value(item);
@@ -121,7 +130,9 @@ static int show(ol_ctx *ctx, const lesson *l, bool json, const char *field) {
                 print_value(e);
             }
         }
-        printf("(course/%s/lesson.json is valid: every key is known and every path it names is there)\n", l->id);
+        printf("(course/%s/lesson.json is valid: every key is known and every path it names is "
+               "there)\n",
+               l->id);
     }
     cJSON_Delete(o);
     return rc;
@@ -146,31 +157,39 @@ int cmd_lesson(int argc, char **argv) {
                                    {"json", 0, NULL, NULL, &json},
                                    {"field", 0, "KEY", &field, NULL},
                                    {0}};
-    const ol_option new_opts[] = {{"workspace", 'w', "DIR", &workspace, NULL},
-                                  {"title", 0, "TEXT", &so.title, NULL},
-                                  {"module", 0, "AREA/NAME", &so.module, NULL},
-                                  {"rung", 0, "R1..R5", &so.rung, NULL},
-                                  {"needs", 0, "L7.x,...", &so.needs, NULL},
-                                  {0}};
+    const ol_option new_opts[] = {
+        {"workspace", 'w', "DIR", &workspace, NULL},  {"title", 0, "TEXT", &so.title, NULL},
+        {"module", 0, "AREA/NAME", &so.module, NULL}, {"rung", 0, "R1..R5", &so.rung, NULL},
+        {"needs", 0, "L7.x,...", &so.needs, NULL},    {0}};
     const ol_option plain_opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
-    bool is_show = !strcmp(sub, "show"), is_new = !strcmp(sub, "new"), is_list = !strcmp(sub, "list");
+    bool is_show = !strcmp(sub, "show"), is_new = !strcmp(sub, "new"),
+         is_list = !strcmp(sub, "list");
     char *cmd = xasprintf("lesson %s", sub);
     strlist args = {0};
-    opts_result parsed =
-        opts_parse(cmd, argc - 1, argv + 1, is_show ? show_opts : is_new ? new_opts : plain_opts, 0, &args);
+    opts_result parsed = opts_parse(cmd, argc - 1, argv + 1,
+                                    is_show  ? show_opts
+                                    : is_new ? new_opts
+                                             : plain_opts,
+                                    0, &args);
     int rc = OL_PASS;
-    if (parsed == OPTS_HELP) rc = print_help(HELP);
-    else if (parsed == OPTS_ERROR) rc = OL_USAGE;
-    else if (is_list && args.n) rc = usage_error(cmd, "takes no lesson: \"%s\"", args.v[0]);
-    else if (!is_list && args.n != 1) rc = usage_error(cmd, "give one lesson, e.g. `ol %s L7.2`", cmd);
-    else if (json && field) rc = usage_error(cmd, "--json or --field, not both");
+    if (parsed == OPTS_HELP)
+        rc = print_help(HELP);
+    else if (parsed == OPTS_ERROR)
+        rc = OL_USAGE;
+    else if (is_list && args.n)
+        rc = usage_error(cmd, "takes no lesson: \"%s\"", args.v[0]);
+    else if (!is_list && args.n != 1)
+        rc = usage_error(cmd, "give one lesson, e.g. `ol %s L7.2`", cmd);
+    else if (json && field)
+        rc = usage_error(cmd, "--json or --field, not both");
     if (rc != OL_PASS || parsed == OPTS_HELP) {
         sl_free(&args);
         free(cmd);
         return rc;
     }
     ol_ctx ctx;
-    if (open_workspace(&ctx, workspace) != 0) rc = OL_USAGE;
+    if (open_workspace(&ctx, workspace) != 0)
+        rc = OL_USAGE;
     else if (is_list) {
         strlist ids = {0};
         lesson_ids(ctx.root, &ids);

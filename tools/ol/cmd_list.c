@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "harness.h"
 #include "opts.h"
+#include "scaffold.h"
 #include "status.h"
 
 static const char HELP[] =
@@ -67,8 +68,19 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
     char *dir = path_join(ctx->student, l->student_tests);
     suite s;
     char *err = NULL;
-    if (suite_scan(&s, l->slug, dir, &err) == 0)
-        sb_printf(progress, ", %d test%s of yours", s.tests.n, s.tests.n == 1 ? "" : "s");
+    if (suite_scan(&s, l->slug, dir, &err) == 0) {
+        /* the example `ol start` wrote, still as it wrote it, is not a test of theirs */
+        char *name = NULL, *example = example_test_text(ctx, l, &name);
+        int mine = 0;
+        for (int i = 0; i < s.tests.n; i++) {
+            char *text = read_file(s.test_file.v[i], NULL);
+            mine += !text || strcmp(text, example) != 0;
+            free(text);
+        }
+        sb_printf(progress, ", %d test%s of yours", mine, mine == 1 ? "" : "s");
+        free(name);
+        free(example);
+    }
     free(err);
     suite_free(&s);
     free(dir);
@@ -95,6 +107,10 @@ int cmd_list(int argc, char **argv) {
     if (parsed == OPTS_ERROR) return OL_USAGE;
     ol_ctx ctx;
     if (open_workspace(&ctx, workspace) != 0) return OL_USAGE;
+    if (require_student_workspace(&ctx) != 0) {
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
     lesson *ls;
     int n;
     lesson_load_all(ctx.root, &ls, &n);

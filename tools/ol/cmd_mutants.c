@@ -154,6 +154,81 @@ static void notes_on_lesson(ol_ctx *ctx, const lesson *l) {
                "from students\n", color(stdout, C_YELLOW), color(stdout, C_RESET), l->id);
 }
 
+/* ---- authoring checks ---- */
+
+/* A diff's change with every blank removed: its files and its -/+ lines. */
+static char *change_signature(const mutant *m) {
+    strbuf b = {0};
+    for (const char *line = m->diff; line && *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t n = eol ? (size_t)(eol - line) : strlen(line);
+        bool header = n >= 4 && (!strncmp(line, "--- ", 4) || !strncmp(line, "+++ ", 4));
+        if (header || (n && (line[0] == '-' || line[0] == '+'))) {
+            for (size_t k = 0; k < n; k++)
+                if (!isspace((unsigned char)line[k])) sb_addn(&b, &line[k], 1);
+            sb_add(&b, "\n");
+        }
+        line = eol ? eol + 1 : line + n;
+    }
+    return sb_take(&b);
+}
+
+/* The mutant or wheat of set making m's change (blanks aside), or NULL. */
+static const mutant *same_change(const mutant_set *set, const mutant *m) {
+    char *mine = change_signature(m);
+    const mutant *found = NULL;
+    for (int i = 0; i < set->nm + set->nw && !found; i++) {
+        const mutant *o = i < set->nm ? &set->ms[i] : &set->ws[i - set->nm];
+        if (o == m) continue;
+        char *theirs = change_signature(o);
+        if (!strcmp(mine, theirs)) found = o;
+        free(theirs);
+    }
+    free(mine);
+    return found;
+}
+
+/* Does the chapter's pitfall table (section 5) name the id? */
+static bool chapter_mentions(const lesson *l, const char *id) {
+    char *path = path_join(l->dir, "README.md");
+    char *text = read_file(path, NULL);
+    free(path);
+    const char *pitfalls = text ? strstr(text, "## 5. Pitfalls") : NULL;
+    const char *next = pitfalls ? strstr(pitfalls + 3, "\n## ") : NULL;
+    bool found = false;
+    size_t n = strlen(id);
+    for (const char *p = pitfalls; p && (!next || p < next) && (p = strstr(p, id)) != NULL && (!next || p < next);
+         p += n)
+        found = found || ((p == text || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]));
+    free(text);
+    return found;
+}
+
+/* What verify checks of the files themselves: ids of the lesson's pattern,
+ * no change made twice; a note for a mutant the pitfall table omits.
+ * Returns the problems (said). */
+static int check_set(const lesson *l, const mutant_set *set) {
+    int problems = 0;
+    for (int i = 0; i < set->nm + set->nw; i++) {
+        const mutant *m = i < set->nm ? &set->ms[i] : &set->ws[i - set->nm];
+        const mutant *twin = same_change(set, m);
+        if (!variant_id_valid(m->id, m->wheat)) {
+            say(false, "%s %s: a %s's id is '%c' and two or more digits", m->wheat ? "wheat" : "mutant", m->id,
+                m->wheat ? "wheat" : "mutant", m->wheat ? 'w' : 's');
+            problems++;
+        }
+        if (twin && twin > m) { /* each pair once */
+            say(false, "%s %s and %s %s make the same change (spaces aside): delete one",
+                m->wheat ? "wheat" : "mutant", m->id, twin->wheat ? "wheat" : "mutant", twin->id);
+            problems++;
+        }
+        if (!m->wheat && !chapter_mentions(l, m->id))
+            printf("  %snote%s mutant %s is not in the chapter's pitfall table (course/%s/README.md, section 5)\n",
+                   color(stdout, C_YELLOW), color(stdout, C_RESET), m->id, l->id);
+    }
+    return problems;
+}
+
 /* What a mutant's run says about its Caught-by tests; returns whether each
  * one kills it, and prints the evidence either way. */
 static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, const mutant *m, const run_result *r) {
@@ -208,7 +283,10 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     for (int k = 0; k < nm; k++) running += !only || sl_contains(only, set->ms[k].id);
     printf("ol mutants verify %s: %d mutant%s, %d wheat%s against the current reference\n", l->id, running,
            s_if(running), nw, s_if(nw));
-    if (!only) notes_on_lesson(ctx, l);
+    if (!only) {
+        notes_on_lesson(ctx, l);
+        problems += check_set(l, set);
+    }
     char *err = NULL;
     suite course = {0};
     deps d = {0};
@@ -229,7 +307,7 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     err = NULL;
     int rc = build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0 ? OL_USAGE
              : empty                                                    ? OL_PASS
-                                                                        : build_course_suite(ctx, l, &course);
+                                                                        : build_course_suite(ctx, l, false, &course);
     if (rc == OL_PASS && (deps_prepare(ctx, l, true, true, &d, &err) != 0 ||
                           lesson_lib_prepare(ctx, &libs[0], l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
                           lesson_lib_prepare(ctx, &libs[stub], l, LIB_STUB, NULL, "the stub", &err) != 0)) {
@@ -495,9 +573,9 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         if (fields[i] && (!one_line(fields[i]) || !*fields[i]))
             return usage_error("mutants new", "header values are single non-empty lines");
-    for (const char *p = id; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
-            return usage_error("mutants new", "an id is letters, digits, '-' or '_' (like s13): \"%s\"", id);
+    if (!variant_id_valid(id, wheat))
+        return usage_error("mutants new", "a %s's id is '%c' and two or more digits (like %s): \"%s\"",
+                           wheat ? "wheat" : "mutant", wheat ? 'w' : 's', wheat ? "w03" : "s13", id);
     if (!source) {
         if (l->sources.n == 1) source = l->sources.v[0];
         for (int i = 0; !source && i < l->sources.n; i++)
@@ -577,8 +655,15 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
     char *path = xasprintf("%s/%s-%s.%s", dir, id, name, wheat ? "wheat" : "mutant");
     char *err = NULL;
     mutant fresh;
+    const mutant *twin = NULL;
     if (mutant_parse(path, text.s, wheat, &fresh, &err) != 0) {
         ol_error("the new file would not parse: %s", err);
+        mutant_free(&fresh);
+        rc = OL_USAGE;
+    } else if ((twin = same_change(&set, &fresh)) != NULL) {
+        /* a second copy of one change would count twice in every score */
+        ol_error("this change is the one %s %s already makes (%s), spaces aside: nothing is written",
+                 twin->wheat ? "wheat" : "mutant", twin->id, shown_path(ctx, twin->path));
         mutant_free(&fresh);
         rc = OL_USAGE;
     } else {
@@ -597,6 +682,10 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
                 rc = OL_USAGE;
             } else {
                 printf("wrote %s\n", shown_path(ctx, path));
+                if (!wheat && !chapter_mentions(l, id))
+                    printf("%swarning:%s course/%s/README.md's pitfall table (section 5) does not mention %s yet: "
+                           "add its row (pitfall, symptom, caught by, mutant %s)\n", color(stdout, C_YELLOW),
+                           color(stdout, C_RESET), l->id, id, id);
             }
         } else if (rc == OL_FAIL) {
             printf("%s is not written (nothing changed): fix %s or the options, and run the same command again\n",

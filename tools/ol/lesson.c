@@ -128,19 +128,22 @@ static void get_list(const cJSON *obj, const char *key, bool required, strlist *
         }
         if (sl_contains(out, item->valuestring))
             problem(f, key, "lists \"%s\" twice", item->valuestring);
-        else sl_push(out, item->valuestring);
+        else
+            sl_push(out, item->valuestring);
     }
 }
 
-static void get_number(const cJSON *obj, const char *key, double *out, double lo, double hi, bool lo_open,
-                       findings *f) {
+static void get_number(const cJSON *obj, const char *key, double *out, double lo, double hi,
+                       bool lo_open, findings *f) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v) return;
     bool ok = cJSON_IsNumber(v) && (lo_open ? v->valuedouble > lo : v->valuedouble >= lo) &&
               v->valuedouble <= hi;
     if (!ok) {
-        if (lo_open) problem(f, key, "must be a positive number (seconds)");
-        else problem(f, key, "must be a number between %g and %g", lo, hi);
+        if (lo_open)
+            problem(f, key, "must be a positive number (seconds)");
+        else
+            problem(f, key, "must be a number between %g and %g", lo, hi);
         return;
     }
     *out = v->valuedouble;
@@ -166,27 +169,36 @@ static void unknown_keys(const cJSON *obj, findings *f) {
 static void check_path_forms(const lesson *l, findings *f) {
     const struct {
         const char *key, *value;
-    } singles[] = {{"course_tests", l->course_tests}, {"student_tests", l->student_tests},
-                   {"model_tests", l->model_tests},   {"fixtures", l->fixtures},
-                   {"oracle", l->oracle},             {"example_test", l->example_test}};
+    } singles[] = {{"course_tests", l->course_tests},
+                   {"student_tests", l->student_tests},
+                   {"model_tests", l->model_tests},
+                   {"fixtures", l->fixtures},
+                   {"oracle", l->oracle},
+                   {"example_test", l->example_test}};
     for (size_t i = 0; i < sizeof singles / sizeof *singles; i++)
         if (singles[i].value && !safe_rel(singles[i].value))
-            problem(f, singles[i].key, "\"%s\" must be a relative path inside the course (no \"..\")",
+            problem(f, singles[i].key,
+                    "\"%s\" must be a relative path inside the course (no \"..\")",
                     singles[i].value);
     for (int i = 0; i < l->sources.n; i++) {
         const char *s = l->sources.v[i];
-        if (!safe_rel(s)) problem(f, "sources", "\"%s\" must be a relative path (no \"..\")", s);
-        else if (!ends_with(s, ".c")) problem(f, "sources", "\"%s\" is not a .c file", s);
+        if (!safe_rel(s))
+            problem(f, "sources", "\"%s\" must be a relative path (no \"..\")", s);
+        else if (!ends_with(s, ".c"))
+            problem(f, "sources", "\"%s\" is not a .c file", s);
     }
     for (int i = 0; i < l->contracts.n; i++) {
         const char *c = l->contracts.v[i];
-        if (!safe_rel(c)) problem(f, "contracts", "\"%s\" must be a relative path (no \"..\")", c);
-        else if (!ends_with(c, ".h")) problem(f, "contracts", "\"%s\" is not a .h file", c);
+        if (!safe_rel(c))
+            problem(f, "contracts", "\"%s\" must be a relative path (no \"..\")", c);
+        else if (!ends_with(c, ".h"))
+            problem(f, "contracts", "\"%s\" is not a .h file", c);
     }
     for (int i = 0; i < l->link.n; i++) {
         const char *e = l->link.v[i];
         if (e[0] != '-' && !safe_rel(e))
-            problem(f, "link", "\"%s\" must be a -flag or a file inside the course (relative to the root)", e);
+            problem(f, "link",
+                    "\"%s\" must be a -flag or a file inside the course (relative to the root)", e);
     }
     if (l->example_test && !ends_with(l->example_test, ".c"))
         problem(f, "example_test", "\"%s\" is not a .c file", l->example_test);
@@ -194,28 +206,34 @@ static void check_path_forms(const lesson *l, findings *f) {
 
 static void check_ids(const lesson *l, findings *f) {
     if (l->id && !lesson_id_valid(l->id))
-        problem(f, "id", "\"%s\" is not a lesson id: a letter, then letters, digits, '.', '-' or '_' "
-                         "(like L7.2)", l->id);
+        problem(f, "id",
+                "\"%s\" is not a lesson id: a letter, then letters, digits, '.', '-' or '_' "
+                "(like L7.2)",
+                l->id);
     if (l->slug && !valid_slug(l->slug))
-        problem(f, "slug", "\"%s\" must be lower-case letters, digits and '-' (like l7-2-gated-mlp)",
-                l->slug);
-    if (l->title && strpbrk(l->title, "\n\r\t"))
-        problem(f, "title", "must be one line");
-    if (l->rung && !rung_level(l->rung)) problem(f, "rung", "\"%s\" is not one of R1 to R5", l->rung);
+        problem(f, "slug",
+                "\"%s\" must be lower-case letters, digits and '-' (like l7-2-gated-mlp)", l->slug);
+    if (l->title && strpbrk(l->title, "\n\r\t")) problem(f, "title", "must be one line");
+    if (l->rung && !rung_level(l->rung))
+        problem(f, "rung", "\"%s\" is not one of R1 to R5", l->rung);
     if (l->slug && l->student_tests && valid_slug(l->slug)) {
         char *want = xasprintf("tests/%s", l->slug);
         if (strcmp(l->student_tests, want) != 0)
-            problem(f, "student_tests", "is \"%s\"; the student's test folder is \"%s\" (tests/ and the slug)",
+            problem(f, "student_tests",
+                    "is \"%s\"; the student's test folder is \"%s\" (tests/ and the slug)",
                     l->student_tests, want);
         free(want);
     }
     for (int i = 0; i < l->needs.n; i++) {
-        if (!lesson_id_valid(l->needs.v[i])) problem(f, "needs", "\"%s\" is not a lesson id", l->needs.v[i]);
-        else if (l->id && !strcmp(l->needs.v[i], l->id)) problem(f, "needs", "a lesson cannot need itself");
+        if (!lesson_id_valid(l->needs.v[i]))
+            problem(f, "needs", "\"%s\" is not a lesson id", l->needs.v[i]);
+        else if (l->id && !strcmp(l->needs.v[i], l->id))
+            problem(f, "needs", "a lesson cannot need itself");
     }
     for (int i = 0; i < l->required_pitfalls.n; i++)
         if (!variant_id_valid(l->required_pitfalls.v[i], false))
-            problem(f, "required_pitfalls", "\"%s\" is not a mutant id: 's' and two or more digits (s01)",
+            problem(f, "required_pitfalls",
+                    "\"%s\" is not a mutant id: 's' and two or more digits (s01)",
                     l->required_pitfalls.v[i]);
 }
 
@@ -228,7 +246,8 @@ int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
         const char *at = cJSON_GetErrorPtr();
         int line = 1;
         for (const char *p = text; p && at && p < at && *p; p++) line += *p == '\n';
-        *err = xasprintf("%s:%d: not valid JSON (course/FORMAT.md shows a lesson.json)", file, line);
+        *err =
+            xasprintf("%s:%d: not valid JSON (course/FORMAT.md shows a lesson.json)", file, line);
         return -1;
     }
     findings f = {.file = file};
@@ -251,7 +270,8 @@ int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
         get_list(json, "needs", false, &l->needs, &f);
         get_list(json, "required_pitfalls", false, &l->required_pitfalls, &f);
         get_list(json, "link", false, &l->link, &f);
-        if (cJSON_GetObjectItemCaseSensitive(json, "sources") && l->sources.n == 0 && f.problems.n == 0)
+        if (cJSON_GetObjectItemCaseSensitive(json, "sources") && l->sources.n == 0 &&
+            f.problems.n == 0)
             problem(&f, "sources", "lists no file: name the lesson's .c files");
         const cJSON *draft = cJSON_GetObjectItemCaseSensitive(json, "draft");
         if (draft && !cJSON_IsBool(draft)) problem(&f, "draft", "must be true or false");
@@ -270,7 +290,8 @@ int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
         *err = xasprintf("%s: %s", file, f.problems.v[0]);
     } else {
         char *all = sl_join(&f.problems, "\n  ");
-        *err = xasprintf("%s: %d problems (course/FORMAT.md describes each key):\n  %s", file, f.problems.n, all);
+        *err = xasprintf("%s: %d problems (course/FORMAT.md describes each key):\n  %s", file,
+                         f.problems.n, all);
         free(all);
     }
     sl_free(&f.problems);
@@ -305,26 +326,35 @@ static bool mutant_file_exists(const char *root, const lesson *l, const char *id
 
 static void check_paths(const char *root, const lesson *l, unsigned flags, findings *f) {
     for (int i = 0; i < l->sources.n; i++) {
-        char *stub = xasprintf("stubs/%s", l->sources.v[i]), *ref = xasprintf("reference/%s", l->sources.v[i]);
+        char *stub = xasprintf("stubs/%s", l->sources.v[i]),
+             *ref = xasprintf("reference/%s", l->sources.v[i]);
         if (!(flags & LESSON_STUBS_MAY_BE_MISSING) && !exists(root, stub, false))
-            problem(f, "sources", "%s does not exist: write the stub there (`ol lesson stub %s` makes it "
-                                  "from the contract)", stub, l->id);
-        if (!exists(root, ref, false)) problem(f, "sources", "%s does not exist: write the reference there", ref);
+            problem(f, "sources",
+                    "%s does not exist: write the stub there (`ol lesson stub %s` makes it "
+                    "from the contract)",
+                    stub, l->id);
+        if (!exists(root, ref, false))
+            problem(f, "sources", "%s does not exist: write the reference there", ref);
         free(stub);
         free(ref);
     }
     for (int i = 0; i < l->contracts.n; i++) {
         char *c = xasprintf("contracts/%s", l->contracts.v[i]);
-        if (!exists(root, c, false)) problem(f, "contracts", "%s does not exist: write the contract there", c);
+        if (!exists(root, c, false))
+            problem(f, "contracts", "%s does not exist: write the contract there", c);
         free(c);
     }
     if (!exists(root, l->course_tests, true))
-        problem(f, "course_tests", "the folder %s does not exist: the course tests go there", l->course_tests);
+        problem(f, "course_tests", "the folder %s does not exist: the course tests go there",
+                l->course_tests);
     if (l->model_tests && !exists(root, l->model_tests, true))
-        problem(f, "model_tests", "the folder %s does not exist: the model-answer student tests go there",
+        problem(f, "model_tests",
+                "the folder %s does not exist: the model-answer student tests go there",
                 l->model_tests);
-    if (l->fixtures && !(flags & LESSON_FIXTURES_MAY_BE_MISSING) && !exists(root, l->fixtures, true))
-        problem(f, "fixtures", "the folder %s does not exist: `ol fixtures %s` makes it with the oracle",
+    if (l->fixtures && !(flags & LESSON_FIXTURES_MAY_BE_MISSING) &&
+        !exists(root, l->fixtures, true))
+        problem(f, "fixtures",
+                "the folder %s does not exist: `ol fixtures %s` makes it with the oracle",
                 l->fixtures, l->id);
     if (l->oracle) {
         char *script = path_join(l->oracle, "make_fixtures.py");
@@ -332,8 +362,10 @@ static void check_paths(const char *root, const lesson *l, unsigned flags, findi
             problem(f, "oracle", "%s does not exist: the oracle `ol fixtures` runs", script);
         free(script);
     }
-    if (l->fixtures && !l->oracle) problem(f, "fixtures", "is given without \"oracle\", the script that makes them");
-    if (l->oracle && !l->fixtures) problem(f, "oracle", "is given without \"fixtures\", the folder it writes");
+    if (l->fixtures && !l->oracle)
+        problem(f, "fixtures", "is given without \"oracle\", the script that makes them");
+    if (l->oracle && !l->fixtures)
+        problem(f, "oracle", "is given without \"fixtures\", the folder it writes");
     if (l->example_test && !exists(root, l->example_test, false))
         problem(f, "example_test", "%s does not exist", l->example_test);
     for (int i = 0; i < l->needs.n; i++) {
@@ -345,8 +377,10 @@ static void check_paths(const char *root, const lesson *l, unsigned flags, findi
     for (int i = 0; i < l->required_pitfalls.n; i++) {
         const char *id = l->required_pitfalls.v[i];
         if (variant_id_valid(id, false) && !mutant_file_exists(root, l, id))
-            problem(f, "required_pitfalls", "%s has no mutant in course/%s/mutants/: add it with `ol mutants new "
-                                            "%s --id %s ...`", id, l->id, l->id, id);
+            problem(f, "required_pitfalls",
+                    "%s has no mutant in course/%s/mutants/: add it with `ol mutants new "
+                    "%s --id %s ...`",
+                    id, l->id, l->id, id);
     }
 }
 
@@ -354,7 +388,8 @@ int lesson_load_flags(const char *root, const char *id, unsigned flags, lesson *
     memset(out, 0, sizeof *out);
     *err = NULL;
     if (!lesson_id_valid(id)) {
-        *err = xasprintf("\"%s\" is not a lesson id (ids look like L7.1; `ol list` shows them)", id);
+        *err =
+            xasprintf("\"%s\" is not a lesson id (ids look like L7.1; `ol list` shows them)", id);
         return -1;
     }
     char *dir = xasprintf("%s/course/%s", root, id);
@@ -364,19 +399,23 @@ int lesson_load_flags(const char *root, const char *id, unsigned flags, lesson *
     char *text = read_file(file, &len);
     int rc = -1;
     if (!text) {
-        *err = is_dir(dir) ? xasprintf("%s: %s", shown, strerror(errno))
-                           : xasprintf("there is no lesson %s in %s/course (`ol list` shows the lessons)", id, root);
+        *err = is_dir(dir)
+                   ? xasprintf("%s: %s", shown, strerror(errno))
+                   : xasprintf("there is no lesson %s in %s/course (`ol list` shows the lessons)",
+                               id, root);
     } else if (lesson_parse(shown, text, out, err) == 0) {
         findings f = {.file = shown};
         if (strcmp(out->id, id) != 0)
-            problem(&f, "id", "is \"%s\" but the folder is course/%s: make them agree", out->id, id);
-        else check_paths(root, out, flags, &f);
+            problem(&f, "id", "is \"%s\" but the folder is course/%s: make them agree", out->id,
+                    id);
+        else
+            check_paths(root, out, flags, &f);
         if (f.problems.n == 1) {
             *err = xasprintf("%s: %s", shown, f.problems.v[0]);
         } else if (f.problems.n > 1) {
             char *all = sl_join(&f.problems, "\n  ");
-            *err = xasprintf("%s: %d problems (course/FORMAT.md describes each key):\n  %s", shown, f.problems.n,
-                             all);
+            *err = xasprintf("%s: %d problems (course/FORMAT.md describes each key):\n  %s", shown,
+                             f.problems.n, all);
             free(all);
         } else {
             rc = 0;
@@ -394,7 +433,8 @@ int lesson_load_flags(const char *root, const char *id, unsigned flags, lesson *
     free(text);
     free(file);
     free(shown);
-    if (rc == 0) out->dir = dir;
+    if (rc == 0)
+        out->dir = dir;
     else {
         free(dir);
         lesson_free(out);
@@ -458,7 +498,8 @@ int lesson_load_all(const char *root, lesson **out, int *n) {
     *out = xcalloc((size_t)ids.n + 1, sizeof **out);
     for (int i = 0; i < ids.n; i++) {
         char *err = NULL;
-        if (lesson_load(root, ids.v[i], &(*out)[*n], &err) == 0) (*n)++;
+        if (lesson_load(root, ids.v[i], &(*out)[*n], &err) == 0)
+            (*n)++;
         else {
             ol_error("%s", err);
             free(err);
@@ -474,8 +515,8 @@ void lessons_free(lesson *ls, int n) {
 }
 
 /* Depth-first, dependencies first; `path` holds the ids being visited. */
-static int visit(const char *root, const char *id, strlist *path, strlist *done, lesson **out, int *n,
-                 char **err) {
+static int visit(const char *root, const char *id, strlist *path, strlist *done, lesson **out,
+                 int *n, char **err) {
     if (sl_contains(done, id)) return 0;
     if (sl_contains(path, id)) {
         char *chain = sl_join(path, " -> ");
@@ -487,7 +528,8 @@ static int visit(const char *root, const char *id, strlist *path, strlist *done,
     if (lesson_load(root, id, &l, err) != 0) {
         /* say which lesson.json asked for it: that is the file to fix */
         char *why = *err;
-        *err = xasprintf("course/%s/lesson.json: \"needs\" lists %s: %s", path->v[path->n - 1], id, why);
+        *err = xasprintf("course/%s/lesson.json: \"needs\" lists %s: %s", path->v[path->n - 1], id,
+                         why);
         free(why);
         return -1;
     }
@@ -511,7 +553,8 @@ int lesson_needs_closure(const char *root, const lesson *l, lesson **out, int *n
     strlist path = {0}, done = {0};
     sl_push(&path, l->id);
     int rc = 0;
-    for (int i = 0; i < l->needs.n && rc == 0; i++) rc = visit(root, l->needs.v[i], &path, &done, out, n, err);
+    for (int i = 0; i < l->needs.n && rc == 0; i++)
+        rc = visit(root, l->needs.v[i], &path, &done, out, n, err);
     sl_free(&path);
     sl_free(&done);
     if (rc != 0) {

@@ -40,6 +40,44 @@ void chapter_missing_sections(const char *text, strlist *missing) {
     }
 }
 
+/* The example a lesson does not provide: it shows the shape, asserts nothing. */
+static char *generic_example(const lesson *l) {
+    strbuf b = {0};
+    sb_printf(&b,
+              "/* Your tests for %s, %s.\n"
+              " *\n"
+              " * Write Check tests in any .c file of this folder:\n"
+              " *     START_TEST(test_what_it_proves) { ... } END_TEST\n"
+              " * ol finds and registers them. Include only contract headers, <check.h>\n"
+              " * and standard C headers. `ol check %s` runs them against the reference\n"
+              " * (they must pass) and against buggy variants of it (they should fail). */\n"
+              "#include <check.h>\n"
+              "#include \"tinyllm/testing.h\"\n",
+              l->id, l->title, l->id);
+    for (int i = 0; i < l->contracts.n; i++) sb_printf(&b, "#include \"%s\"\n", l->contracts.v[i]);
+    sb_add(&b, "\n"
+               "START_TEST(test_example)\n"
+               "{\n"
+               "    /* Call the contract's functions on an input small enough to work by\n"
+               "     * hand, and compare: tl_assert_close(actual, expected, rtol, atol). */\n"
+               "}\n"
+               "END_TEST\n");
+    return sb_take(&b);
+}
+
+char *example_test_text(ol_ctx *ctx, const lesson *l, char **name) {
+    if (l->example_test) {
+        char *from = path_join(ctx->root, l->example_test);
+        char *text = read_file(from, NULL);
+        free(from);
+        *name = xstrdup(path_base(l->example_test));
+        if (text) return text;
+        free(*name);
+    }
+    *name = xstrdup("test_example.c");
+    return generic_example(l);
+}
+
 /* ---- the stub ---- */
 
 /* "a, b, c" broken after commas so no line passes 100 columns; following
@@ -84,10 +122,15 @@ static void add_function(strbuf *b, const lesson *l, const char *contract, const
     add_wrapped(b, paren + 1, (int)head, (int)head);
     sb_add(b, " {\n");
     (void)contract;
-    char *hint = xasprintf("    /* Start here: the contract says what %s takes, returns and refuses. */",
-                           f->name);
-    if (strlen(hint) <= 100) sb_printf(b, "%s\n", hint);
-    else sb_printf(b, "    /* Start here: the contract says what %s takes,\n     * returns and refuses. */\n", f->name);
+    char *hint = xasprintf(
+        "    /* Start here: the contract says what %s takes, returns and refuses. */", f->name);
+    if (strlen(hint) <= 100)
+        sb_printf(b, "%s\n", hint);
+    else
+        sb_printf(
+            b,
+            "    /* Start here: the contract says what %s takes,\n     * returns and refuses. */\n",
+            f->name);
     free(hint);
     if (f->params.n) {
         strbuf voids = {0};
@@ -97,7 +140,8 @@ static void add_function(strbuf *b, const lesson *l, const char *contract, const
         /* "(void)a; (void)b;" wraps at the spaces between statements */
         int col = 4;
         char *copy = sb_take(&voids);
-        for (char *save = NULL, *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        for (char *save = NULL, *w = strtok_r(copy, " ", &save); w;
+             w = strtok_r(NULL, " ", &save)) {
             int len = (int)strlen(w);
             if (col > 4 && col + 1 + len > 100) {
                 sb_add(b, "\n    ");
@@ -113,17 +157,22 @@ static void add_function(strbuf *b, const lesson *l, const char *contract, const
         sb_add(b, "\n");
     }
     char *msg = xasprintf("\"not implemented: %s (%s)\"", f->name, l->id);
-    if (f->kind == RET_POINTER) sb_printf(b, "    return tl_fail(%s);\n", msg);
-    else if (f->kind == RET_SIGNED && fail_status) sb_printf(b, "    return tl_fail_status(%s);\n", msg);
-    else if (f->kind == RET_VOID) sb_printf(b, "    tl_fail(%s);\n", msg);
-    else if (failure_value(f->kind)) sb_printf(b, "    tl_fail(%s);\n    return %s;\n", msg, failure_value(f->kind));
-    else sb_printf(b, "    tl_fail(%s);\n    return (%s){0};\n", msg, f->ret);
+    if (f->kind == RET_POINTER)
+        sb_printf(b, "    return tl_fail(%s);\n", msg);
+    else if (f->kind == RET_SIGNED && fail_status)
+        sb_printf(b, "    return tl_fail_status(%s);\n", msg);
+    else if (f->kind == RET_VOID)
+        sb_printf(b, "    tl_fail(%s);\n", msg);
+    else if (failure_value(f->kind))
+        sb_printf(b, "    tl_fail(%s);\n    return %s;\n", msg, failure_value(f->kind));
+    else
+        sb_printf(b, "    tl_fail(%s);\n    return (%s){0};\n", msg, f->ret);
     free(msg);
     sb_add(b, "}\n");
 }
 
-char *stub_text(const lesson *l, const char *source, const char *contract, const c_function *f, int n,
-                bool fail_status) {
+char *stub_text(const lesson *l, const char *source, const char *contract, const c_function *f,
+                int n, bool fail_status) {
     strbuf b = {0};
     sb_printf(&b,
               "/* %s: your implementation of %s (%s).\n"
@@ -183,8 +232,10 @@ static int create_once(ol_ctx *ctx, const char *path, const char *text) {
 static int stub_one(ol_ctx *ctx, const lesson *l, const char *source, bool fail_status) {
     const char *contract = contract_of(l, source);
     if (!contract) {
-        ol_error("%s: which contract does %s implement? name it tinyllm/...%s.h like the source, in "
-                 "lesson.json \"contracts\"", l->id, source, "");
+        ol_error(
+            "%s: which contract does %s implement? name it tinyllm/...%s.h like the source, in "
+            "lesson.json \"contracts\"",
+            l->id, source, "");
         return OL_USAGE;
     }
     char *hpath = xasprintf("%s/contracts/%s", ctx->root, contract);
@@ -209,19 +260,26 @@ static int stub_one(ol_ctx *ctx, const lesson *l, const char *source, bool fail_
     char *path = xasprintf("%s/stubs/%s", ctx->root, source);
     char *have = read_file(path, NULL);
     if (!have) {
-        if (create_once(ctx, path, text) < 0) rc = OL_USAGE;
-        else printf("wrote   stubs/%s (%d function%s of contracts/%s)\n", source, n, n == 1 ? "" : "s", contract);
+        if (create_once(ctx, path, text) < 0)
+            rc = OL_USAGE;
+        else
+            printf("wrote   stubs/%s (%d function%s of contracts/%s)\n", source, n,
+                   n == 1 ? "" : "s", contract);
     } else if (!strcmp(have, text)) {
-        printf("same    stubs/%s (what the contract's %d prototype%s give)\n", source, n, n == 1 ? "" : "s");
+        printf("same    stubs/%s (what the contract's %d prototype%s give)\n", source, n,
+               n == 1 ? "" : "s");
     } else {
         strlist defined = {0}, missing = {0};
         cdecl_definitions(have, &defined);
-        /* untouched: exactly what ol writes for the functions it defines (an earlier header's stub) */
+        /* untouched: exactly what ol writes for the functions it defines (an earlier header's stub)
+         */
         c_function *old = xcalloc((size_t)n + 1, sizeof *old);
         int nold = 0;
         for (int i = 0; i < n; i++)
-            if (sl_contains(&defined, f[i].name)) old[nold++] = f[i];
-            else sl_push(&missing, f[i].name);
+            if (sl_contains(&defined, f[i].name))
+                old[nold++] = f[i];
+            else
+                sl_push(&missing, f[i].name);
         char *before = stub_text(l, source, contract, old, nold, fail_status);
         free(old); /* its entries are f's */
         if (!strcmp(before, have)) {
@@ -234,11 +292,12 @@ static int stub_one(ol_ctx *ctx, const lesson *l, const char *source, bool fail_
                 free(names);
             }
         } else if (!missing.n) {
-            printf("kept    stubs/%s (edited by hand; it defines every function of contracts/%s)\n", source,
-                   contract);
+            printf("kept    stubs/%s (edited by hand; it defines every function of contracts/%s)\n",
+                   source, contract);
         } else {
             char *names = sl_join(&missing, ", ");
-            printf("kept    stubs/%s: it is edited by hand, so it is not overwritten; it lacks %s. Add %s:\n\n",
+            printf("kept    stubs/%s: it is edited by hand, so it is not overwritten; it lacks %s. "
+                   "Add %s:\n\n",
                    source, names, missing.n == 1 ? "this" : "these");
             free(names);
             for (int i = 0; i < n; i++)
@@ -276,45 +335,57 @@ int scaffold_stubs(ol_ctx *ctx, const lesson *l) {
 static bool module_part_ok(const char *s, size_t n) {
     if (n == 0 || !(islower((unsigned char)s[0]))) return false;
     for (size_t i = 0; i < n; i++)
-        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '_')) return false;
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '_'))
+            return false;
     return true;
 }
 
 static char *chapter_text(const lesson *l, const char *module) {
     strbuf b = {0};
     sb_printf(&b, "# %s %s\n\n", l->id, l->title);
-    sb_printf(&b,
-              "## Overview\n\n"
-              "| | |\n|---|---|\n"
-              "| Module | %s · build · C · time, plus your graded tests (rung %s) |\n"
-              "| You build | `c/%s`: the functions of the contract; and your own tests in `c/%s/` |\n"
-              "| Contract | `contracts/%s` |\n"
-              "| Tests | `tests/%s/` (what they check: section 4); golden data in `fixtures/%s/` "
-              "(`oracle/%s/make_fixtures.py`) |\n"
-              "| Needs | the lessons and runtime calls it builds on |\n"
-              "| Used by | the lessons that build on it |\n\n",
-              l->id, l->rung, l->sources.v[0], l->student_tests, l->contracts.v[0], l->id, l->id, l->id);
-    sb_add(&b, "## Key Takeaways\n\n- One line per idea, each naming the course test that proves it (`test_...`).\n\n");
-    sb_printf(&b,
-              "## How to work this chapter\n\n```sh\n"
-              "ol start %s              # the stub in c/%s; your test folder and rung\n"
-              "ol tests %s              # the course tests (-k NAME for one)\n"
-              "# write your tests in c/%s/, then:\n"
-              "ol check %s              # course tests, then the mutation grade of your tests\n"
-              "ol diff  %s              # after passing: your code against the reference\n```\n\n---\n\n",
-              l->id, l->sources.v[0], l->id, l->student_tests, l->id, l->id);
-    sb_add(&b, "## 1. Why now\n\nWhere this module sits in a modern decoder, and what breaks without it.\n\n");
-    sb_add(&b, "## 2. Principles\n\nThe math, as Hugging Face computes it (docs/hf-numerics.md).\n\n"
-               "| Symbol | Meaning | Shape |\n|---|---|---|\n| | | |\n\n");
-    sb_add(&b, "## 3. Worked example by hand\n\nA small input worked on paper; a course test reproduces "
-               "these numbers.\n\n");
-    sb_printf(&b, "## 4. The interface\n\nThe contract, `contracts/%s` (module `%s`).\n\n", l->contracts.v[0],
-              module);
+    sb_printf(
+        &b,
+        "## Overview\n\n"
+        "| | |\n|---|---|\n"
+        "| Module | %s · build · C · time, plus your graded tests (rung %s) |\n"
+        "| You build | `c/%s`: the functions of the contract; and your own tests in `c/%s/` |\n"
+        "| Contract | `contracts/%s` |\n"
+        "| Tests | `tests/%s/` (what they check: section 4); golden data in `fixtures/%s/` "
+        "(`oracle/%s/make_fixtures.py`) |\n"
+        "| Needs | the lessons and runtime calls it builds on |\n"
+        "| Used by | the lessons that build on it |\n\n",
+        l->id, l->rung, l->sources.v[0], l->student_tests, l->contracts.v[0], l->id, l->id, l->id);
+    sb_add(&b, "## Key Takeaways\n\n- One line per idea, each naming the course test that proves "
+               "it (`test_...`).\n\n");
+    sb_printf(
+        &b,
+        "## How to work this chapter\n\n```sh\n"
+        "ol start %s              # the stub in c/%s; your test folder and rung\n"
+        "ol tests %s              # the course tests (-k NAME for one)\n"
+        "# write your tests in c/%s/, then:\n"
+        "ol check %s              # course tests, then the mutation grade of your tests\n"
+        "ol diff  %s              # after passing: your code against the reference\n```\n\n---\n\n",
+        l->id, l->sources.v[0], l->id, l->student_tests, l->id, l->id);
+    sb_add(&b, "## 1. Why now\n\nWhere this module sits in a modern decoder, and what breaks "
+               "without it.\n\n");
+    sb_add(&b,
+           "## 2. Principles\n\nThe math, as Hugging Face computes it (docs/hf-numerics.md).\n\n"
+           "| Symbol | Meaning | Shape |\n|---|---|---|\n| | | |\n\n");
+    sb_add(
+        &b,
+        "## 3. Worked example by hand\n\nA small input worked on paper; a course test reproduces "
+        "these numbers.\n\n");
+    sb_printf(&b, "## 4. The interface\n\nThe contract, `contracts/%s` (module `%s`).\n\n",
+              l->contracts.v[0], module);
     sb_add(&b, "### What the tests check\n\n| Test | KIND | Checks | Why it matters downstream |\n"
                "|---|---|---|---|\n| | | | |\n\n");
-    sb_printf(&b, "### Your graded tests (rung %s)\n\nThe oracles you may use (the fixtures, hand examples, "
-                  "properties) and what the rung asks.\n\n", l->rung);
-    sb_add(&b, "## 5. Pitfalls\n\n| Pitfall | Symptom | Caught by |\n|---|---|---|\n| | | (mutant s01) |\n\n");
+    sb_printf(
+        &b,
+        "### Your graded tests (rung %s)\n\nThe oracles you may use (the fixtures, hand examples, "
+        "properties) and what the rung asks.\n\n",
+        l->rung);
+    sb_add(&b, "## 5. Pitfalls\n\n| Pitfall | Symptom | Caught by |\n|---|---|---|\n| | | (mutant "
+               "s01) |\n\n");
     sb_add(&b, "## 6. Where it's used next\n\nThe lessons that call this module.\n\n");
     sb_add(&b, "## Going further\n\nProduction equivalents, with file paths.\n");
     return sb_take(&b);
@@ -328,18 +399,19 @@ static char *contract_text(const lesson *l, const char *module) {
         sb_addn(&guard, &c, 1);
     }
     sb_add(&guard, "_H");
-    char *text = xasprintf("/* tinyllm/%s.h: %s (%s).\n"
-                           " *\n"
-                           " * What it computes, as Hugging Face computes it (the formula in a comment),\n"
-                           " * then each struct and function with its shapes, dtypes, errors and\n"
-                           " * ownership, as contracts/tinyllm/modern/rmsnorm.h does.\n"
-                           " *\n"
-                           " * Errors: a function that fails returns NULL (or -1) with a message from\n"
-                           " * tl_error() that names the function and what was wrong. A NULL tensor input\n"
-                           " * keeps the message of the call that produced it.\n"
-                           " */\n"
-                           "#ifndef %s\n#define %s\n\n#include \"tinyllm/tensor.h\"\n\n#endif\n",
-                           module, l->title, l->id, guard.s, guard.s);
+    char *text =
+        xasprintf("/* tinyllm/%s.h: %s (%s).\n"
+                  " *\n"
+                  " * What it computes, as Hugging Face computes it (the formula in a comment),\n"
+                  " * then each struct and function with its shapes, dtypes, errors and\n"
+                  " * ownership, as contracts/tinyllm/modern/rmsnorm.h does.\n"
+                  " *\n"
+                  " * Errors: a function that fails returns NULL (or -1) with a message from\n"
+                  " * tl_error() that names the function and what was wrong. A NULL tensor input\n"
+                  " * keeps the message of the call that produced it.\n"
+                  " */\n"
+                  "#ifndef %s\n#define %s\n\n#include \"tinyllm/tensor.h\"\n\n#endif\n",
+                  module, l->title, l->id, guard.s, guard.s);
     sb_free(&guard);
     return text;
 }
@@ -401,7 +473,8 @@ static char *oracle_text(const lesson *l, const char *name) {
         "    out_dir = os.path.join(argv[1], \"%s\")\n"
         "    os.makedirs(out_dir, exist_ok=True)\n"
         "    if tensors:\n"
-        "        write_atomic(os.path.join(out_dir, \"%s.safetensors\"), safetensors_bytes(tensors))\n"
+        "        write_atomic(os.path.join(out_dir, \"%s.safetensors\"), "
+        "safetensors_bytes(tensors))\n"
         "    meta = {\n"
         "        \"lesson\": \"%s\",\n"
         "        \"oracle\": \"oracle/%s/make_fixtures.py\",\n"
@@ -413,20 +486,24 @@ static char *oracle_text(const lesson *l, const char *name) {
         "        \"tolerances\": TOLERANCES,\n"
         "    }\n"
         "    write_atomic(os.path.join(out_dir, \"%s.json\"),\n"
-        "                 (json.dumps(meta, indent=2, sort_keys=True) + \"\\n\").encode(\"utf-8\"))\n\n\n"
+        "                 (json.dumps(meta, indent=2, sort_keys=True) + "
+        "\"\\n\").encode(\"utf-8\"))\n\n\n"
         "if __name__ == \"__main__\":\n"
         "    main(sys.argv)\n",
-        l->id, l->title, l->id, l->id, name, l->id, name, l->id, seed, l->id, name, l->id, name, l->id, l->id,
-        name);
+        l->id, l->title, l->id, l->id, name, l->id, name, l->id, seed, l->id, name, l->id, name,
+        l->id, l->id, name);
 }
 
 static char *json_string(const char *s) {
     strbuf b = {0};
     sb_add(&b, "\"");
     for (const char *p = s; *p; p++) {
-        if (*p == '"' || *p == '\\') sb_printf(&b, "\\%c", *p);
-        else if ((unsigned char)*p < 0x20) sb_printf(&b, "\\u%04x", (unsigned char)*p);
-        else sb_addn(&b, p, 1);
+        if (*p == '"' || *p == '\\')
+            sb_printf(&b, "\\%c", *p);
+        else if ((unsigned char)*p < 0x20)
+            sb_printf(&b, "\\u%04x", (unsigned char)*p);
+        else
+            sb_addn(&b, p, 1);
     }
     sb_add(&b, "\"");
     return sb_take(&b);
@@ -435,17 +512,20 @@ static char *json_string(const char *s) {
 static char *lesson_json_text(const lesson *l) {
     strbuf b = {0};
     char *title = json_string(l->title);
-    sb_printf(&b, "{\n  \"id\": \"%s\",\n  \"slug\": \"%s\",\n  \"title\": %s,\n  \"rung\": \"%s\",\n"
-                  "  \"draft\": true,\n  \"needs\": [",
+    sb_printf(&b,
+              "{\n  \"id\": \"%s\",\n  \"slug\": \"%s\",\n  \"title\": %s,\n  \"rung\": \"%s\",\n"
+              "  \"draft\": true,\n  \"needs\": [",
               l->id, l->slug, title, l->rung);
     free(title);
     for (int i = 0; i < l->needs.n; i++) sb_printf(&b, "%s\"%s\"", i ? ", " : "", l->needs.v[i]);
-    sb_printf(&b, "],\n  \"sources\": [\"%s\"],\n  \"contracts\": [\"%s\"],\n"
-                  "  \"course_tests\": \"%s\",\n  \"student_tests\": \"%s\",\n  \"model_tests\": \"%s\",\n"
-                  "  \"fixtures\": \"%s\",\n  \"oracle\": \"%s\",\n  \"required_pitfalls\": [],\n"
-                  "  \"link\": [],\n  \"test_timeout_seconds\": 10\n}\n",
-              l->sources.v[0], l->contracts.v[0], l->course_tests, l->student_tests, l->model_tests,
-              l->fixtures, l->oracle);
+    sb_printf(
+        &b,
+        "],\n  \"sources\": [\"%s\"],\n  \"contracts\": [\"%s\"],\n"
+        "  \"course_tests\": \"%s\",\n  \"student_tests\": \"%s\",\n  \"model_tests\": \"%s\",\n"
+        "  \"fixtures\": \"%s\",\n  \"oracle\": \"%s\",\n  \"required_pitfalls\": [],\n"
+        "  \"link\": [],\n  \"test_timeout_seconds\": 10\n}\n",
+        l->sources.v[0], l->contracts.v[0], l->course_tests, l->student_tests, l->model_tests,
+        l->fixtures, l->oracle);
     return sb_take(&b);
 }
 
@@ -454,17 +534,21 @@ static int plan(ol_ctx *ctx, const char *id, const scaffold_options *o, lesson *
     memset(l, 0, sizeof *l);
     const char *slash = o->module ? strchr(o->module, '/') : NULL;
     if (!lesson_id_valid(id)) {
-        ol_error("\"%s\" is not a lesson id: a letter, then letters, digits, '.', '-' or '_' (like L7.2)", id);
+        ol_error("\"%s\" is not a lesson id: a letter, then letters, digits, '.', '-' or '_' (like "
+                 "L7.2)",
+                 id);
         return -1;
     }
     if (!o->title || !*o->title || strpbrk(o->title, "\n\r\t")) {
         ol_error("ol lesson new: --title TEXT is required, one line (what `ol list` shows)");
         return -1;
     }
-    if (!slash || strchr(slash + 1, '/') || !module_part_ok(o->module, (size_t)(slash - o->module)) ||
+    if (!slash || strchr(slash + 1, '/') ||
+        !module_part_ok(o->module, (size_t)(slash - o->module)) ||
         !module_part_ok(slash + 1, strlen(slash + 1))) {
-        ol_error("ol lesson new: --module AREA/NAME is required, lower-case letters, digits and '_' "
-                 "(like modern/gated_mlp: contracts/tinyllm/modern/gated_mlp.h)");
+        ol_error(
+            "ol lesson new: --module AREA/NAME is required, lower-case letters, digits and '_' "
+            "(like modern/gated_mlp: contracts/tinyllm/modern/gated_mlp.h)");
         return -1;
     }
     const char *rung = o->rung ? o->rung : "R3";
@@ -476,13 +560,16 @@ static int plan(ol_ctx *ctx, const char *id, const scaffold_options *o, lesson *
     bool taken = is_file(json);
     free(json);
     if (taken) {
-        ol_error("course/%s/lesson.json exists already: %s is a lesson (`ol lesson show %s`); ol lesson new "
-                 "never overwrites", id, id, id);
+        ol_error("course/%s/lesson.json exists already: %s is a lesson (`ol lesson show %s`); ol "
+                 "lesson new "
+                 "never overwrites",
+                 id, id, id);
         return -1;
     }
     if (o->needs) {
         char *copy = xstrdup(o->needs);
-        for (char *save = NULL, *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+        for (char *save = NULL, *w = strtok_r(copy, ", ", &save); w;
+             w = strtok_r(NULL, ", ", &save)) {
             lesson dep;
             char *err = NULL;
             if (lesson_load(ctx->root, w, &dep, &err) != 0) {
@@ -535,11 +622,14 @@ static int run_oracle(ol_ctx *ctx, const lesson *l) {
     job.cwd = xstrdup(ctx->root);
     job.out_path = xasprintf("%s/oracle-new.%ld.log", tmp, (long)getpid());
     int rc = OL_PASS;
-    if (proc_run(&job) != 0) rc = 130;
+    if (proc_run(&job) != 0)
+        rc = 130;
     else if (job.exit_code != 0) {
         char *log = read_file(job.out_path, NULL), *what = proc_describe(&job);
-        ol_error("the new oracle failed (%s):\n%s\nThe rest of the skeleton is written; fix the oracle, then "
-                 "run `ol fixtures %s`", what, log ? log : "", l->id);
+        ol_error("the new oracle failed (%s):\n%s\nThe rest of the skeleton is written; fix the "
+                 "oracle, then "
+                 "run `ol fixtures %s`",
+                 what, log ? log : "", l->id);
         free(log);
         free(what);
         rc = OL_FAIL;
@@ -561,27 +651,39 @@ int scaffold_lesson(ol_ctx *ctx, const char *id, const scaffold_options *o) {
         const char *what;
     } files[] = {
         {xasprintf("course/%s/lesson.json", id), lesson_json_text(&l), "the lesson (a draft)"},
-        {xasprintf("course/%s/README.md", id), chapter_text(&l, module), "the chapter: every section"},
-        {xasprintf("contracts/%s", contract), contract_text(&l, module), "the contract: write it first"},
+        {xasprintf("course/%s/README.md", id), chapter_text(&l, module),
+         "the chapter: every section"},
+        {xasprintf("contracts/%s", contract), contract_text(&l, module),
+         "the contract: write it first"},
         {xasprintf("reference/%s", src),
-         xasprintf("/* %s: the reference of %s (%s).\n *\n * Short and readable, like llama2.c's run.c, composed "
-                   "from the runtime's ops\n * (tinyllm/ops.h) so autograd works; `ol diff` shows it beside the "
-                   "student's\n * code after a pass, so keep lines at most 100 columns.\n */\n#include \"%s\"\n\n"
+         xasprintf("/* %s: the reference of %s (%s).\n *\n * Short and readable, like llama2.c's "
+                   "run.c, composed "
+                   "from the runtime's ops\n * (tinyllm/ops.h) so autograd works; `ol diff` shows "
+                   "it beside the "
+                   "student's\n * code after a pass, so keep lines at most 100 columns.\n "
+                   "*/\n#include \"%s\"\n\n"
                    "#include \"tinyllm/ops.h\"\n",
                    path_base(src), l.title, id, contract),
          "the reference"},
         {xasprintf("tests/%s/test_%s.c", id, name),
-         xasprintf("/* %s: the course tests of %s, one file per concern. Each file states at\n * its top the "
-                   "property it checks; START_TEST blocks only (ol registers them).\n * Golden tests read "
-                   "fixtures/%s/ (tinyllm/testing.h: tl_fixture_load) with the\n * tolerance its JSON stores "
-                   "for the test. */\n#include <check.h>\n#include \"tinyllm/testing.h\"\n#include \"%s\"\n",
+         xasprintf("/* %s: the course tests of %s, one file per concern. Each file states at\n * "
+                   "its top the "
+                   "property it checks; START_TEST blocks only (ol registers them).\n * Golden "
+                   "tests read "
+                   "fixtures/%s/ (tinyllm/testing.h: tl_fixture_load) with the\n * tolerance its "
+                   "JSON stores "
+                   "for the test. */\n#include <check.h>\n#include \"tinyllm/testing.h\"\n#include "
+                   "\"%s\"\n",
                    id, l.title, id, contract),
          "the course tests' first file"},
         {xasprintf("%s/test_my_%s.c", l.model_tests, name),
-         xasprintf("/* The model answer: student tests of %s that reach rung %s, written as a\n * good student "
-                   "would (oracles from the fixtures, hand examples, properties),\n * never from a mutant's "
-                   "diff. */\n#include <check.h>\n#include \"tinyllm/testing.h\"\n#include \"%s\"\n",
-                   id, l.rung, contract),
+         xasprintf(
+             "/* The model answer: student tests of %s that reach rung %s, written as a\n * good "
+             "student "
+             "would (oracles from the fixtures, hand examples, properties),\n * never from a "
+             "mutant's "
+             "diff. */\n#include <check.h>\n#include \"tinyllm/testing.h\"\n#include \"%s\"\n",
+             id, l.rung, contract),
          "the model answers' first file"},
         {xasprintf("%s/make_fixtures.py", l.oracle), oracle_text(&l, name), "the oracle, seeded"},
     };
@@ -593,8 +695,10 @@ int scaffold_lesson(ol_ctx *ctx, const char *id, const scaffold_options *o) {
         size_t i = k % nfiles;
         char *path = path_join(ctx->root, files[i].path);
         int made = create_once(ctx, path, files[i].text);
-        if (made < 0) rc = OL_USAGE;
-        else printf("%s %s  (%s)\n", made ? "wrote  " : "kept   ", files[i].path, files[i].what);
+        if (made < 0)
+            rc = OL_USAGE;
+        else
+            printf("%s %s  (%s)\n", made ? "wrote  " : "kept   ", files[i].path, files[i].what);
         free(path);
         if (i == 2 && rc == OL_PASS) { /* after the contract: the stub it implies */
             rc = scaffold_stubs(ctx, &l);
@@ -615,13 +719,15 @@ int scaffold_lesson(ol_ctx *ctx, const char *id, const scaffold_options *o) {
     } else if (rc == OL_PASS) {
         lesson_free(&check);
         printf("wrote   %s/ (the oracle's first run)\n\n", l.fixtures);
-        printf("%s is a draft: `ol list` and `ol start` hide it from students until lesson.json says\n"
-               "\"draft\": false. Next:\n"
-               "  1. write contracts/%s, then `ol lesson stub %s` (the stub from its prototypes)\n"
-               "  2. the reference, the course tests (tests/%s/) and the oracle (`ol fixtures %s`)\n"
-               "  3. a mutant per pitfall (`ol mutants new %s ...`), wheats, the model answers\n"
-               "`ol mutants verify %s` checks it at every step; `make test-lessons LESSON=%s` proves it.\n",
-               id, contract, id, id, id, id, id, id);
+        printf(
+            "%s is a draft: `ol list` and `ol start` hide it from students until lesson.json says\n"
+            "\"draft\": false. Next:\n"
+            "  1. write contracts/%s, then `ol lesson stub %s` (the stub from its prototypes)\n"
+            "  2. the reference, the course tests (tests/%s/) and the oracle (`ol fixtures %s`)\n"
+            "  3. a mutant per pitfall (`ol mutants new %s ...`), wheats, the model answers\n"
+            "`ol mutants verify %s` checks it at every step; `make test-lessons LESSON=%s` proves "
+            "it.\n",
+            id, contract, id, id, id, id, id, id);
     }
     free(name);
     lesson_free(&l);

@@ -23,6 +23,11 @@ extern const char *const CHAPTER_SECTIONS[];
 /* The sections of CHAPTER_SECTIONS the chapter text lacks. */
 void chapter_missing_sections(const char *text, strlist *missing);
 
+/* The example test `ol start` writes into an empty test folder: the lesson's
+ * "example_test", else a generic one that asserts nothing; *name its file
+ * name. Both malloc'd. */
+char *example_test_text(ol_ctx *ctx, const lesson *l, char **name);
+
 /* `ol lesson new ID`: OL_PASS, OL_FAIL (the oracle failed), OL_USAGE. */
 int scaffold_lesson(ol_ctx *ctx, const char *id, const scaffold_options *o);
 /* `ol lesson stub ID`: writes each missing stub, and rewrites one that is
@@ -34,7 +39,7 @@ int scaffold_stubs(ol_ctx *ctx, const lesson *l);
 /* The stub of `source` (relative to stubs/) for the functions f of its
  * contract: what scaffold_stubs writes (exposed for tests). fail_status:
  * the runtime has tl_fail_status for int results. */
-char *stub_text(const lesson *l, const char *source, const char *contract, const c_function *f, int n,
-                bool fail_status);
+char *stub_text(const lesson *l, const char *source, const char *contract, const c_function *f,
+                int n, bool fail_status);
 
 #endif
