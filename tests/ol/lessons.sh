@@ -77,7 +77,9 @@ prove() {
     out="lesson.json has no \"model_tests\""
     fail "the model-answer tests reach rung $rung"
   else
-    rm -rf "c/$slug"; mkdir -p "c/$slug"; cp "$ROOT/$model"/*.c "c/$slug/"
+    # the test files and any header of their own folder (course/FORMAT.md allows them)
+    rm -rf "c/$slug"; mkdir -p "c/$slug"
+    find "$ROOT/$model" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) -exec cp {} "c/$slug/" \;
     run "$OL" check "$id" --ref-deps
     [ "$rc" = 0 ] && ok "the model-answer tests reach rung $rung" \
                   || fail "the model-answer tests reach rung $rung"
