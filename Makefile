@@ -14,6 +14,7 @@ LDFLAGS  += -fopenmp $(SAN)
 PKG_CFLAGS := $(shell pkg-config --cflags check libcjson libcurl libmicrohttpd openblas 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 CJSON_LIBS := -lcjson
+TOKENIZER_LIBS := -lonig -lutf8proc   # the tokenizer's regexes (Oniguruma) and Unicode forms
 CURL_LIBS  := -lcurl -lcrypto
 MHD_LIBS   := -lmicrohttpd
 BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null)
@@ -22,7 +23,7 @@ CPPFLAGS   += $(PKG_CFLAGS)
 # Libraries every runtime consumer links, in link order.
 CORE_LIB    := $(BUILD)/lib/libtinyllm_core.a
 TESTING_LIB := $(BUILD)/lib/libtinyllm_testing.a
-CORE_LINK   := $(CORE_LIB) $(CJSON_LIBS) $(BLAS_LIBS) -lm -lpthread
+CORE_LINK   := $(CORE_LIB) $(CJSON_LIBS) $(TOKENIZER_LIBS) $(BLAS_LIBS) -lm -lpthread
 TESTGEN     := $(BUILD)/bin/tl-testgen
 
 # Areas append to these.
@@ -57,29 +58,30 @@ test: deps
 	@$(MAKE) --no-print-directory test-memory
 	@echo "make test: every test passed"
 
-# The memory claims of the runtime and the fake Hub: their tests under ASan
-# and UBSan (make asan), then under valgrind (no invalid access, no definite
-# leak). The lessons' references are checked the same way by test-lessons
-# (ol tests --asan and --valgrind, course tests and model answers).
+# The memory claims of the runtime, its tokenizer and the fake Hub: their tests
+# under ASan and UBSan (make asan), then under valgrind (no invalid access, no
+# definite leak). The lessons' references are checked the same way by
+# test-lessons (ol tests --asan and --valgrind, course tests and model answers).
 .PHONY: test-memory
 test-memory:
-	@echo "== runtime and fake Hub tests under AddressSanitizer and UBSan (make asan) =="
+	@echo "== runtime, tokenizer and fake Hub tests under ASan and UBSan (make asan) =="
 	@$(MAKE) --no-print-directory asan
 	@echo "== runtime tests under valgrind (make valgrind) =="
 	@$(MAKE) --no-print-directory valgrind
 	@echo "== fake Hub tests under valgrind (make valgrind-hub) =="
 	@$(MAKE) --no-print-directory valgrind-hub
+	@$(MAKE) --no-print-directory valgrind-tokenizer
 
 bench: deps
 	@$(MAKE) --no-print-directory -j2 build-all
 	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory $$t; done
 
-# The runtime's and the fake Hub's tests, built with AddressSanitizer and
-# UBSan in a tree of their own (build/asan).
+# The runtime's, the tokenizer's and the fake Hub's tests, built with
+# AddressSanitizer and UBSan in a tree of their own (build/asan).
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  test-core test-hub-suite
+	  test-core test-hub-suite test-tokenizer-unit
 
 clean:
 	rm -rf $(BUILD) build
@@ -90,7 +92,8 @@ fixtures: deps
 	@$(MAKE) --no-print-directory -j2 build-all
 	/usr/bin/python3 oracle/core/make_safetensors_golden.py fixtures
 	@set -e; for id in $$($(BUILD)/bin/ol lesson list); do \
-	  if [ -n "$$($(BUILD)/bin/ol lesson show $$id --field oracle)" ]; then $(BUILD)/bin/ol fixtures $$id; fi; \
+	  oracle=$$($(BUILD)/bin/ol lesson show $$id --field oracle); \
+	  if [ -n "$$oracle" ]; then $(BUILD)/bin/ol fixtures $$id; fi; \
 	done
 	@git status --short fixtures/ | sed 's/^/changed: /'; true
 
