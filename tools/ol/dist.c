@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cdecl.h"
 #include "lesson.h"
 #include "lessonlib.h"
 #include "mutant.h"
@@ -223,11 +224,22 @@ static int put_object(dist_run *d, const char *obj, const char *rel) {
     return rc;
 }
 
-static void put_changes(cJSON *entry, const mutant *m) {
+/* Each change's place, and the reference's function holding it (reports
+ * name it, site.h; the release cannot read it from the reference). */
+static void put_changes(const char *root, cJSON *entry, const mutant *m) {
     cJSON *changes = cJSON_AddArrayToObject(entry, "changes");
     for (int i = 0; i < m->nchanges; i++) {
         const changed_line *c = &m->changes[i];
         cJSON *x = cJSON_CreateObject();
+        char *ref = xasprintf("%s/reference/%s", root, c->file);
+        char *text = read_file(ref, NULL);
+        c_span *spans = NULL;
+        int n = text ? cdecl_spans(text, &spans) : 0;
+        const char *fn = cdecl_function_at(spans, n, c->line);
+        if (fn) cJSON_AddStringToObject(x, "function", fn);
+        cdecl_spans_free(spans, n);
+        free(text);
+        free(ref);
         cJSON_AddStringToObject(x, "file", c->file);
         cJSON_AddNumberToObject(x, "line", c->line);
         cJSON_AddNumberToObject(x, "column", c->column);
@@ -238,14 +250,14 @@ static void put_changes(cJSON *entry, const mutant *m) {
 }
 
 /* What reports show of a variant, and nothing else: no diff, no Caught-by. */
-static cJSON *variant_entry(const mutant *m) {
+static cJSON *variant_entry(const char *root, const mutant *m) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "id", m->id);
     if (!m->wheat) cJSON_AddStringToObject(e, "pitfall", m->pitfall);
     cJSON_AddStringToObject(e, "title", m->title);
     if (m->symptom && *m->symptom) cJSON_AddStringToObject(e, "symptom", m->symptom);
     if (m->hint && *m->hint) cJSON_AddStringToObject(e, "hint", m->hint);
-    if (!m->wheat) put_changes(e, m);
+    if (!m->wheat) put_changes(root, e, m);
     return e;
 }
 
@@ -355,9 +367,9 @@ static int prebuild_lesson(dist_run *d, const lesson *l) {
             free(rel);
         }
     cJSON *jw = cJSON_AddArrayToObject(manifest, "wheats");
-    for (int i = 0; i < nw; i++) cJSON_AddItemToArray(jw, variant_entry(&wheats[i]));
+    for (int i = 0; i < nw; i++) cJSON_AddItemToArray(jw, variant_entry(d->ctx->root, &wheats[i]));
     cJSON *jm = cJSON_AddArrayToObject(manifest, "mutants");
-    for (int i = 0; i < nm; i++) cJSON_AddItemToArray(jm, variant_entry(&mutants[i]));
+    for (int i = 0; i < nm; i++) cJSON_AddItemToArray(jm, variant_entry(d->ctx->root, &mutants[i]));
     if (rc == 0) {
         char *text = cJSON_Print(manifest);
         char *rel = xasprintf("prebuilt/%s/manifest.json", l->id);
@@ -565,6 +577,43 @@ static int put_programs(dist_run *d) {
     return rc;
 }
 
+/* tools/tinyllm, which `ol tinyllm` links with the student's code and the
+ * prebuilt reference of the lessons not started: compiled, as its source
+ * shares code with the answers (the downloader's HTTP), and only in a
+ * release of every lesson, as it links them all. */
+static int put_command_line(dist_run *d, const strlist *ids) {
+    strlist all = {0}, files = {0};
+    lesson_ids(d->ctx->root, &all);
+    bool every = true;
+    for (int i = 0; i < all.n; i++) every = every && sl_contains(ids, all.v[i]);
+    sl_free(&all);
+    char *dir = path_join(d->ctx->root, "tools/tinyllm");
+    if (every && is_dir(dir)) list_files(dir, ".c", &files);
+    free(dir);
+    if (files.n == 0) return 0;
+    say(d, "%s: the command line `ol tinyllm` links, compiled", "tools/tinyllm");
+    unit *units = xcalloc((size_t)files.n, sizeof *units);
+    for (int i = 0; i < files.n; i++) {
+        units[i].src = xasprintf("tools/tinyllm/%s", path_base(files.v[i]));
+        units[i].cwd = xstrdup(d->ctx->root);
+    }
+    int rc = build_units(&d->build, units, files.n) == 0 ? 0 : -1;
+    for (int i = 0; i < files.n; i++) {
+        if (rc != 0 && units[i].log && *units[i].log) fputs(units[i].log, stderr);
+        if (rc == 0) {
+            const char *base = path_base(files.v[i]);
+            char *rel = xasprintf("%s/%.*s.o", PREBUILT_TINYLLM, (int)strlen(base) - 2, base);
+            rc = put_object(d, units[i].obj, rel);
+            free(rel);
+        }
+    }
+    if (rc != 0) ol_error("tools/tinyllm does not compile: fix the course before making a release");
+    for (int i = 0; i < files.n; i++) unit_free(&units[i]);
+    free(units);
+    sl_free(&files);
+    return rc;
+}
+
 int dist_lessons(ol_ctx *ctx, const strlist *ids, strlist *out) {
     if (ids->n == 0) {
         lesson *all;
@@ -687,6 +736,7 @@ int dist_write(ol_ctx *ctx, const dist_options *opt, const char *out) {
         rc = put_lesson(&d, &l);
         lesson_free(&l);
     }
+    if (rc == 0) rc = put_command_line(&d, &ids);
     if (rc == 0) rc = put_readme(&d, &ids);
     if (rc == 0) rc = put_marker(&d, &ids);
     if (rc == 0 && rename(d.out, out) != 0) {

@@ -9,17 +9,7 @@
 #include "hash.h"
 
 bool prebuilt_release(const ol_ctx *ctx) {
-    char *marker = path_join(ctx->root, PREBUILT_MARKER);
-    char *text = read_file(marker, NULL);
-    free(marker);
-    if (!text) return false;
-    /* a grader's copy holds the sources and grades from them */
-    cJSON *o = cJSON_Parse(text);
-    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
-    bool yes = !(cJSON_IsString(kind) && strcmp(kind->valuestring, "grader") == 0);
-    cJSON_Delete(o);
-    free(text);
-    return yes;
+    return lesson_release_kind(ctx->root) == RELEASE_STUDENT;
 }
 
 char *prebuilt_variant_dir(ol_ctx *ctx, const char *lesson_id, const char *variant) {
@@ -177,6 +167,35 @@ int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool c
     free(blank);
     cJSON_Delete(m);
     return rc;
+}
+
+int prebuilt_tinyllm_units(ol_ctx *ctx, unit **out, int *n, char **err) {
+    char *dir = path_join(ctx->root, PREBUILT_TINYLLM);
+    strlist objs = {0};
+    *err = NULL;
+    if (list_files(dir, ".o", &objs) != 0 || objs.n == 0)
+        *err = xasprintf("%s holds no object: this release does not carry the tinyllm command "
+                         "line (a release of every lesson does: ask your instructor)",
+                         dir);
+    *n = *err ? 0 : objs.n;
+    *out = xcalloc((size_t)*n + 1, sizeof **out);
+    for (int i = 0; i < *n; i++) {
+        unit *u = &(*out)[i];
+        char *name = stem(objs.v[i]);
+        u->src = xasprintf("tools/tinyllm/%s.c", name);
+        free(name);
+        u->cwd = xstrdup(ctx->root);
+        u->log = xstrdup("");
+        hasher *h = hash_new();
+        hash_str(h, "prebuilt-1");
+        hash_file(h, objs.v[i]);
+        hash_done(h, u->key);
+        u->obj = xstrdup(objs.v[i]);
+        u->ok = u->cached = true;
+    }
+    sl_free(&objs);
+    free(dir);
+    return *err ? -1 : 0;
 }
 
 char *prebuilt_source_text(ol_ctx *ctx, const lesson *l, const char *source) {

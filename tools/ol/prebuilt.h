@@ -30,7 +30,11 @@
 #include "workspace.h"
 
 #define PREBUILT_FORMAT 1
-#define PREBUILT_MARKER "release.json"
+#define PREBUILT_MARKER LESSON_RELEASE_MARKER
+/* tools/tinyllm, the milestone's command line `ol tinyllm` builds, compiled
+ * (its source shares code with the lessons' answers): <stem>.o per file,
+ * in a folder no lesson id can name. */
+#define PREBUILT_TINYLLM "prebuilt/_tinyllm"
 /* The variant folders that are not wheats or mutants. */
 #define PREBUILT_REFERENCE "reference"
 #define PREBUILT_COVERAGE "coverage"
@@ -53,6 +57,10 @@ struct cJSON *prebuilt_manifest(ol_ctx *ctx, const lesson *l, char **err);
  * with their counts' path rewritten to lie beside them. -1 with *err. */
 int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool coverage,
                    unit *units, char **err);
+
+/* The units of a release's PREBUILT_TINYLLM (*out holds *n, each ok and
+ * cached, named tools/tinyllm/<stem>.c), -1 with *err when there are none. */
+int prebuilt_tinyllm_units(ol_ctx *ctx, unit **out, int *n, char **err);
 
 /* The reference file the reports show: ROOT/reference/<source> where it is
  * (the course repository, a grader's copy), else the release's blank copy;
