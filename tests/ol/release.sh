@@ -14,7 +14,11 @@
 #      the reference is shown;
 #   4. a weaker suite (one file of L7.1's model answers) gets the same
 #      survivors and NoCoverage mutants in both, so the coverage build
-#      works from its prebuilt objects too.
+#      works from its prebuilt objects too;
+#   5. the student's loop works in the release as in the course: ol tests
+#      --mine, ol check --tests-only (on the stub), a misconception hint for
+#      an invalid test, and ol tinyllm (the command line, linked with the
+#      student's code and the prebuilt reference of the other lessons).
 # The grades run in the background, four at a time: most of a grade is
 # waiting for test programs.
 #   tests/ol/release.sh OL_BINARY
@@ -130,6 +134,36 @@ for id in $lessons; do
 done
 # 4. survivors and NoCoverage, from the prebuilt coverage build
 check_both L7.1 weak "$ROOT/reference/tests/l7-1-rmsnorm/test_my_hand_examples.c"
+# 5. the student's loop on L7.1's stub, with the model answers as their tests
+S=$T/student-L7.1/c/$(field L7.1 student_tests)
+cp "$ROOT/reference/tests/l7-1-rmsnorm/"*.c "$S/"
+( cd "$T/student-L7.1" && "$ROL" tests L7.1 --mine >"$T/mine.log" 2>&1; echo $? >"$T/mine.rc"
+  "$ROL" check L7.1 --tests-only >"$T/only.log" 2>&1; echo $? >"$T/only.rc" ) &
+W=$T/student-hint; mkdir -p "$W/c/tinyllm/modern" "$W/c/$(field L7.1 student_tests)"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" "$W/c/tinyllm/modern/"
+cat >"$W/c/$(field L7.1 student_tests)/test_hint.c" <<'EOF'
+#include <check.h>
+#include <math.h>
+#include "tinyllm/testing.h"
+#include "tinyllm/ops.h"
+#include "tinyllm/modern/rmsnorm.h"
+/* expects eps outside the root: y = x / (sqrt(mean(x^2)) + eps), a known bug */
+START_TEST(test_expects_eps_outside)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 2, 1.0, false), 0);
+    const float x[2] = {3, 4};
+    double r = 1.0 / (sqrt(12.5) + 1.0);
+    const float want[2] = {(float)(3 * r), (float)(4 * r)};
+    tl_assert_close(rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(2))),
+                    tl_from_f32(want, TL_SHAPE(2)), 1e-5, 1e-6);
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST
+EOF
+( cd "$W" && "$ROL" check L7.1 >"$T/hint.log" 2>&1; echo $? >"$T/hint.rc" ) &
 wait
 
 same_grade() { # ID NAME: the two grades, compared
@@ -162,7 +196,32 @@ if same_grade L7.1 weak && grep -q NoCoverage <<<"$b" && grep -q Survived <<<"$b
 else
   fail "L7.1: a weaker suite gets the same Killed, Survived and NoCoverage mutants in the release"
 fi
-grades=$(( $(wc -w <<<"$lessons") * 2 + 2 ))
+out=$(cat "$T/mine.log")
+[ "$(cat "$T/mine.rc")" = 1 ] && grep -q "your tests on your code" <<<"$out" &&
+  grep -q "not implemented" <<<"$out" &&
+  ok "L7.1: ol tests --mine in the release runs the student's tests on their stub" ||
+  fail "L7.1: ol tests --mine in the release runs the student's tests on their stub"
+out=$(cat "$T/only.log")
+[ "$(cat "$T/only.rc")" = 0 ] && grep -q "YOUR TESTS PASS at R3 (--tests-only)" <<<"$out" &&
+  ok "L7.1: ol check --tests-only in the release grades the tests while the code is a stub" ||
+  fail "L7.1: ol check --tests-only in the release grades the tests while the code is a stub"
+out=$(cat "$T/hint.log")
+[ "$(cat "$T/hint.rc")" = 1 ] &&
+  grep -q "hint: test_expects_eps_outside fails on the reference but passes on s01" <<<"$out" &&
+  ! grep -q "reference/tinyllm" <<<"$out" &&
+  ok "L7.1: an invalid test gets its misconception hint in the release (no reference path)" ||
+  fail "L7.1: an invalid test gets its misconception hint in the release (no reference path)"
+cd "$T/student-L7.1" || exit 2
+run "$ROL" tinyllm
+if [ "$rc" = 0 ] && grep -q "your code of L7.1; the reference of" <<<"$out" &&
+  ./build/bin/tinyllm 2>&1 | grep -q "^usage: tinyllm"; then
+  ok "ol tinyllm in the release links the prebuilt command line with the student's code"
+elif [ "$lessons" != "$(cd "$ROOT/course" && ls -d L* | sort -V | xargs)" ]; then
+  ok "ol tinyllm: not in a release of some lessons only"
+else
+  fail "ol tinyllm in the release links the prebuilt command line with the student's code"
+fi
+grades=$(( $(wc -w <<<"$lessons") * 2 + 4 ))
 echo "     (the student flow and $grades grades: $((SECONDS - started)) s)"
 summary
 [ "$failures" -eq 0 ]

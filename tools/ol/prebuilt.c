@@ -58,11 +58,12 @@ int prebuilt_rewrite_string(char *bytes, size_t len, const char *from, const cha
     return 0;
 }
 
-/* The base name of a source without .c, as ol's coverage objects are named. */
+/* The base name of a source without .c (or an object without .o), as ol's
+ * coverage objects are named. */
 static char *stem(const char *src) {
     const char *b = path_base(src);
     size_t n = strlen(b);
-    if (n > 2 && strcmp(b + n - 2, ".c") == 0) n -= 2;
+    if (n > 2 && (strcmp(b + n - 2, ".c") == 0 || strcmp(b + n - 2, ".o") == 0)) n -= 2;
     return xstrndup(b, n);
 }
 
