@@ -261,8 +261,9 @@ static cJSON *variant_entry(const char *root, const mutant *m) {
     return e;
 }
 
-/* The reference file with every character but line breaks a space, as
- * `ol check --json` shows it before a pass. */
+/* The reference file's line breaks and nothing else: what gcov reads the
+ * prebuilt coverage build's line counts against (only the number of lines
+ * is told). */
 static int put_blank(dist_run *d, const lesson *l, const char *source) {
     char *from = xasprintf("%s/reference/%s", d->ctx->root, source);
     char *text = read_file(from, NULL);
@@ -271,8 +272,10 @@ static int put_blank(dist_run *d, const lesson *l, const char *source) {
         ol_error("reference/%s is missing (lesson.json \"sources\" of %s)", source, l->id);
         return -1;
     }
-    for (char *p = text; *p; p++)
-        if (*p != '\n') *p = ' ';
+    char *q = text;
+    for (const char *p = text; *p; p++)
+        if (*p == '\n') *q++ = '\n';
+    *q = 0;
     char *rel = xasprintf("prebuilt/%s/blank/reference/%s", l->id, source);
     int rc = write_rel(d, rel, text);
     free(rel);

@@ -198,14 +198,3 @@ int prebuilt_tinyllm_units(ol_ctx *ctx, unit **out, int *n, char **err) {
     free(dir);
     return *err ? -1 : 0;
 }
-
-char *prebuilt_source_text(ol_ctx *ctx, const lesson *l, const char *source) {
-    char *path = xasprintf("%s/reference/%s", ctx->root, source);
-    char *text = read_file(path, NULL);
-    free(path);
-    if (text || !prebuilt_release(ctx)) return text;
-    path = xasprintf("%s/prebuilt/%s/blank/reference/%s", ctx->root, l->id, source);
-    text = read_file(path, NULL);
-    free(path);
-    return text;
-}

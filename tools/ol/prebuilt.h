@@ -15,9 +15,9 @@
  * A variant's objects are the ones ol itself compiles in the course
  * repository (same compiler, flags and cache layout), debug information
  * stripped; each prebuilt object's key is the hash of its bytes, so the
- * cache and the grade work as with sources. blank/reference/<source> keeps
- * each reference file's line structure with every other character a space:
- * gcov reads line counts against it, and reports show it until a pass. The
+ * cache and the grade work as with sources. blank/reference/<source> holds
+ * as many empty lines as the reference file has lines: gcov reads the line
+ * counts against it (reports show the student's own file instead). The
  * coverage objects write their counts to the path recorded in
  * coverage_gcda; prebuilt_units rewrites it to the place in the student's
  * cache where ol's own coverage build would write them. */
@@ -61,11 +61,6 @@ int prebuilt_units(ol_ctx *ctx, const lesson *l, const char *variant_dir, bool c
 /* The units of a release's PREBUILT_TINYLLM (*out holds *n, each ok and
  * cached, named tools/tinyllm/<stem>.c), -1 with *err when there are none. */
 int prebuilt_tinyllm_units(ol_ctx *ctx, unit **out, int *n, char **err);
-
-/* The reference file the reports show: ROOT/reference/<source> where it is
- * (the course repository, a grader's copy), else the release's blank copy;
- * NULL when neither is (caller frees). */
-char *prebuilt_source_text(ol_ctx *ctx, const lesson *l, const char *source);
 
 /* In an object's bytes, replaces the one NUL-ended occurrence of `from`
  * with `to` (not longer), padded with NULs. -1 when `from` is not there

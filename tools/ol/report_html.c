@@ -3,8 +3,8 @@
  * tools/ol/report-viewer/package-lock.json; `make report-viewer` installs
  * it into build/npm/report-viewer, and a student release carries its
  * bundle in share/). The bundle and the report are inlined in one file, so
- * it opens offline, from anywhere. As with --json, the reference's source
- * is blank until the lesson passes. */
+ * it opens offline, from anywhere. As with --json, the source shown is the
+ * student's own until the lesson passes (and in a student release). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdlib.h>
