@@ -39,6 +39,8 @@ REF=$ROOT/reference/tinyllm/modern/rmsnorm.c MODEL=$ROOT/reference/tests/l7-1-rm
 for kind in passing failing invalid; do
   W=$T/$kind; mkdir -p "$W/c/tinyllm/modern" "$W/c/tests/l7-1-rmsnorm"
   cp "$REF" "$W/c/tinyllm/modern/"
+  # the student's own file, told from the reference by its last line
+  [ "$kind" = passing ] || echo "/* $kind: the student's own file */" >>"$W/c/tinyllm/modern/rmsnorm.c"
 done
 cp "$MODEL"/*.c "$T/passing/c/tests/l7-1-rmsnorm/"
 cp "$MODEL/test_my_hand_examples.c" "$T/failing/c/tests/l7-1-rmsnorm/"
@@ -101,13 +103,17 @@ run python3 - "$T" "$REF" <<'EOF'
 import json, sys
 t, ref = sys.argv[1], open(sys.argv[2]).read()
 for kind, shown in (("passing", True), ("failing", False), ("invalid", False)):
-    src = next(iter(json.load(open(f"{t}/{kind}.json"))["files"].values()))["source"]
-    assert (src == ref) == shown and (shown or not src.strip()), kind
+    (name, f), = json.load(open(f"{t}/{kind}.json"))["files"].items()
+    mine = open(f"{t}/{kind}/c/tinyllm/modern/rmsnorm.c").read()
+    if shown:
+        assert name == "reference/tinyllm/modern/rmsnorm.c" and f["source"] == ref, kind
+    else:
+        assert name == "c/tinyllm/modern/rmsnorm.c" and f["source"] == mine != ref, kind
 print("ok")
 EOF
 [ "$rc" = 0 ] &&
-  ok "the reference's source is in the report after a pass only (blank for the failing" \
-     "and invalid suites)" \
+  ok "the reference's source is in the report after a pass only (the student's own file" \
+     "for the failing and invalid suites)" \
               || fail "the reference's source is in the report after a pass only"
 
 # item 5: the HTML in headless Chromium
