@@ -107,7 +107,8 @@ grep -q '^\[9/9\] .*elapsed .*slowest so far' <<<"$out" &&
   ok "progress: done/total, elapsed, the slowest so far" \
   || fail "progress: done/total, elapsed, the slowest so far"
 grep -o '([0-9.]* a minute)' <<<"$out" | sed 's/^/     throughput /'
-run python3 - "$OUT/grades.csv" <<'EOF'
+nmutants=$(ls "$ROOT"/course/L7.1/mutants/*.mutant | wc -l)
+run python3 - "$OUT/grades.csv" "$nmutants" <<'EOF'
 import csv, sys
 rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
 want = {"alice": "PASS", "bob": "FAIL-SCORE", "carol": "INVALID", "dave": "FAIL-BUILD",
@@ -122,7 +123,8 @@ for s, v in want.items():
     if v: assert r["verdict"] == v, (s, r)
     else: assert r["verdict"] not in ("ERROR", "TIMEOUT"), (s, r)   # graded, whatever the verdict
 alice = rows["alice"]
-assert alice["score"] == "1.0000" and alice["killed/valid"] == "12/12", alice
+every = f"{sys.argv[2]}/{sys.argv[2]}"   # every mutant of L7.1 killed
+assert alice["score"] == "1.0000" and alice["killed/valid"] == every, alice
 assert rows["carol"]["invalid tests"] == "my_wrong_expectation", rows["carol"]
 assert rows["mallory-loop"]["invalid tests"] == "my_endless_loop", rows["mallory-loop"]
 assert rows["mallory-flood"]["invalid tests"] == "my_flood", rows["mallory-flood"]
