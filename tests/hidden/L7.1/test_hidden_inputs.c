@@ -1,10 +1,13 @@
-/* L7.1 hidden property: the contract's promises about inputs hold exactly.
+/* L7.1 hidden property: the contract's promises about inputs hold.
  * rmsnorm_forward accepts x "F32 (or BF16, widened exactly), rank >= 1, any
  * strides": a BF16 x gives bit for bit what its F32 widening gives, a
  * transposed (strided) view gives what its contiguous copy gives, and a
  * rank-1 x is one row. Each expected value is the same computation on an
- * equal input, so the comparison is exact (rtol = atol = 0). Graded, never
- * shipped in the student release (lesson.json "hidden_tests"). */
+ * equal input, so the comparisons are exact (rtol = atol = 0), but for the
+ * strided view: a correct forward may sum its row in another order there (a
+ * BLAS dot product, wheat w02), so it agrees within F32 rounding (rtol 1e-6,
+ * a few ulps), while reading the view as if contiguous is off by O(1).
+ * Graded, never shipped in the student release (lesson.json "hidden_tests"). */
 #include <check.h>
 #include <math.h>
 #include "tinyllm/testing.h"
@@ -49,7 +52,7 @@ START_TEST(test_hidden_strided_input_equals_its_copy) {
     tl_tensor *y_copy = rmsnorm_forward(&n, tl_contiguous(view));
     tl_assert_ok(y_view);
     tl_assert_ok(y_copy);
-    tl_assert_close(y_view, y_copy, 0.0, 0.0);
+    tl_assert_close(y_view, y_copy, 1e-6, 1e-7);
     rmsnorm_free(&n);
     tl_scope_pop();
 }
