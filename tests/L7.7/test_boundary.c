@@ -32,6 +32,8 @@ START_TEST(test_boundary_windows_sinks_and_positions)
                  "kv_cache_init", "n_layers");
     assert_fails(sink_window_cache_init(NULL, 1, 1, 1, 4, 4, 1, SINK_KEEP_POSITIONS) == -1,
                  "sink_window_cache_init", "NULL");
+    assert_fails(sink_window_cache_init(&c, 1, 1, 1, 4, 4, 1, (sink_rope)7) == -1,
+                 "sink_window_cache_init", "rope_mode 7");
     kv_cache_free(&c.base);   /* safe after a failed init */
 
     tl_tensor *q = tl_arange(0, 3), *k = tl_arange(0, 3);
