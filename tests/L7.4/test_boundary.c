@@ -46,6 +46,10 @@ START_TEST(test_boundary_unknown_type_and_missing_keys)
             " \"original_max_position_embeddings\": 32}}", "short_factor", "longrope", "");
     refused("{\"rope_scaling\": {\"rope_type\": 7}}", "rope type", "string", "");
     refused("{\"rope_scaling\": \"yarn\"}", "rope_scaling", "object", "");
+    /* transformers 5's one dict per layer type (Gemma 3): refused, not read as "default". */
+    refused("{\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"linear\", \"factor\": 8,"
+            " \"rope_theta\": 1e6}, \"sliding_attention\": {\"rope_type\": \"default\","
+            " \"rope_theta\": 10000}}}", "full_attention", "layer type", "rope_parameters");
 }
 END_TEST
 

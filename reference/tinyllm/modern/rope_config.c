@@ -79,15 +79,24 @@ static int factor_list(const cJSON *dict, const char *key, float *out, int *n) {
 /* Which rope_scaling / rope_parameters dict applies: rope_scaling when it is a
  * non-empty object (HF's `rope_scaling or rope_parameters`), else rope_parameters. */
 static int pick_dict(const cJSON *root, const cJSON **dict) {
-    const char *keys[2] = {"rope_scaling", "rope_parameters"};
+    const char *keys[2] = {"rope_scaling", "rope_parameters"}, *picked = "";
     *dict = NULL;
     for (int k = 0; k < 2; k++) {
         const cJSON *d = member(root, keys[k]);
         if (!d || cJSON_IsNull(d)) continue;
         if (!cJSON_IsObject(d))
             return tl_fail_status(FN ": '%s' must be an object or null", keys[k]);
-        if (!*dict && d->child) *dict = d;
+        if (!*dict && d->child) {
+            *dict = d;
+            picked = keys[k];
+        }
     }
+    /* transformers 5 nests one dict per layer type (Gemma 3): refused, never read as default. */
+    for (const cJSON *v = *dict ? (*dict)->child : NULL; v; v = v->next)
+        if (cJSON_IsObject(v))
+            return tl_fail_status(FN ": '%s' in %s is a dict of its own: one rope per layer "
+                                  "type is not supported; give the dict of the layer type you "
+                                  "build as rope_parameters", v->string, picked);
     return 0;
 }
 
