@@ -35,7 +35,8 @@
  * Standardisation (RotaryEmbeddingConfigMixin): the dict is rope_scaling when it is a
  * non-empty object, else rope_parameters; its rope_theta wins over the top-level one
  * (else 10000, or 1e6 for model_type "mixtral"); rope_type = "rope_type", else "type",
- * else "default"; for llama3, yarn and longrope, original_max_position_embeddings is
+ * else "default" (model_type "phi3": "su" and "yarn" mean longrope, as Phi3Config's
+ * backward compatibility says); for llama3, yarn and longrope, original_max_position_embeddings is
  * the TOP-LEVEL key when present (Phi-3), else the dict's, else max_position_embeddings;
  * a top-level partial_rotary_factor wins over the dict's (default 1).
  *
