@@ -184,6 +184,127 @@ CHECKPOINTS = [
 ]
 
 
+# ---- real config.json files from the Hub, as published -----------------------------------
+# What from_hf must read; each with the parameter count its model card (or HF's
+# num_parameters()) gives, which every test reproduces from the config alone.
+
+SMOLLM2 = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 576,
+    "initializer_range": 0.041666666666666664, "intermediate_size": 1536, "is_llama_config": True,
+    "max_position_embeddings": 8192, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 9, "num_hidden_layers": 30, "num_key_value_heads": 3,
+    "pad_token_id": 2, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_interleaved": False,
+    "rope_scaling": None, "rope_theta": 100000, "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16",
+    "transformers.js_config": {"kv_cache_dtype": {"q4f16": "float16", "fp16": "float16"}},
+    "transformers_version": "4.42.3", "use_cache": True, "vocab_size": 49152}
+SMOLLM2_V5 = {k: v for k, v in SMOLLM2.items()
+              if k not in ("rope_scaling", "rope_theta", "torch_dtype", "transformers_version")}
+SMOLLM2_V5.update({"rope_parameters": {"rope_theta": 100000.0, "rope_type": "default"},
+                   "dtype": "bfloat16", "transformers_version": "5.0.0"})
+LLAMA32_1B = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu",
+    "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 8192,
+    "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+    "transformers_version": "4.45.0.dev0", "use_cache": True, "vocab_size": 128256}
+LLAMA31_8B = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009], "hidden_act": "silu",
+    "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336,
+    "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "transformers_version": "4.42.3", "use_cache": True, "vocab_size": 128256}
+TINYLLAMA = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 1,
+    "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+    "intermediate_size": 5632, "max_position_embeddings": 2048, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 22, "num_key_value_heads": 4,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.35.0",
+    "use_cache": True, "vocab_size": 32000}
+MISTRAL_V01 = {
+    "architectures": ["MistralForCausalLM"], "bos_token_id": 1, "eos_token_id": 2,
+    "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+    "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 4096,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.34.0.dev0",
+    "use_cache": True, "vocab_size": 32000}
+MISTRAL_V03 = {
+    "architectures": ["MistralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1,
+    "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+    "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": None,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.42.0.dev0",
+    "use_cache": True, "vocab_size": 32768}
+QWEN25_05B = {
+    "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+    "eos_token_id": 151645, "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02,
+    "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 21,
+    "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+    "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "sliding_window": 32768, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+    "transformers_version": "4.43.1", "use_cache": True, "use_sliding_window": False,
+    "vocab_size": 151936}
+QWEN25_05B_V5 = {k: v for k, v in QWEN25_05B.items()
+                 if k not in ("rope_theta", "torch_dtype", "transformers_version")}
+QWEN25_05B_V5.update({"rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"},
+                      "layer_types": ["full_attention"] * 24, "sliding_window": None,
+                      "dtype": "bfloat16", "transformers_version": "5.0.0"})
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"], "attention_bias": False,
+    "attention_dropout": 0.0, "aux_loss_alpha": 0.001, "bos_token_id": 0, "eos_token_id": 1,
+    "ep_size": 1, "first_k_dense_replace": 3, "hidden_act": "silu", "hidden_size": 7168,
+    "initializer_range": 0.02, "intermediate_size": 18432, "kv_lora_rank": 512,
+    "max_position_embeddings": 163840, "model_type": "deepseek_v3", "moe_intermediate_size": 2048,
+    "moe_layer_freq": 1, "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1,
+    "norm_topk_prob": True, "num_attention_heads": 128, "num_experts_per_tok": 8,
+    "num_hidden_layers": 61, "num_key_value_heads": 128, "num_nextn_predict_layers": 1,
+    "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                            "weight_block_size": [128, 128]},
+    "rms_norm_eps": 1e-06,
+    "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0,
+                     "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096,
+                     "type": "yarn"},
+    "rope_theta": 10000, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid",
+    "seq_aux": True, "tie_word_embeddings": False, "topk_group": 4, "topk_method": "noaux_tc",
+    "torch_dtype": "bfloat16", "transformers_version": "4.33.1", "use_cache": True,
+    "v_head_dim": 128, "vocab_size": 129280}
+DEEPSEEK_V3_BF16 = {k: v for k, v in DEEPSEEK_V3.items() if k != "quantization_config"}
+
+# file: (config, source, parameter count; None where the model is refused)
+REAL_CONFIGS = {
+    "smollm2-135m-instruct.json": (SMOLLM2, "HuggingFaceTB/SmolLM2-135M-Instruct", 134515008),
+    "smollm2-135m-instruct-v5.json": (SMOLLM2_V5, "the same, saved by transformers 5",
+                                      134515008),
+    "llama-3.2-1b.json": (LLAMA32_1B, "meta-llama/Llama-3.2-1B", 1235814400),
+    "llama-3.1-8b-instruct.json": (LLAMA31_8B, "meta-llama/Llama-3.1-8B-Instruct", 8030261248),
+    "tinyllama-1.1b-chat.json": (TINYLLAMA, "TinyLlama/TinyLlama-1.1B-Chat-v1.0", 1100048384),
+    "mistral-7b-v0.1.json": (MISTRAL_V01, "mistralai/Mistral-7B-v0.1", 7241732096),
+    "mistral-7b-instruct-v0.3.json": (MISTRAL_V03, "mistralai/Mistral-7B-Instruct-v0.3",
+                                      7248023552),
+    "qwen2.5-0.5b-instruct.json": (QWEN25_05B, "Qwen/Qwen2.5-0.5B-Instruct", 494032768),
+    "qwen2.5-0.5b-instruct-v5.json": (QWEN25_05B_V5, "the same, saved by transformers 5",
+                                      494032768),
+    "deepseek-v3.json": (DEEPSEEK_V3, "deepseek-ai/DeepSeek-V3 (FP8: refused)", None),
+    "deepseek-v3-bf16.json": (DEEPSEEK_V3_BF16, "deepseek-ai/DeepSeek-V3 dequantized to BF16 "
+                              "(the main model; the MTP layer is not counted)", 671026404352),
+}
+
+
 # ---- the standardised config the modules read --------------------------------------
 
 class Cfg:
@@ -870,6 +991,11 @@ def main(argv):
         },
         "tolerances": TOLERANCES,
     }
+    meta["real_configs"] = {f: {"source": src, "param_count": n}
+                            for f, (_, src, n) in REAL_CONFIGS.items() if n is not None}
+    os.makedirs(os.path.join(out_dir, "configs"), exist_ok=True)
+    for f, (cfg, _, _) in REAL_CONFIGS.items():
+        write_json(os.path.join(out_dir, "configs", f), cfg)
     write_json(os.path.join(out_dir, "llama.json"), meta)
 
 

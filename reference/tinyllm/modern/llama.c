@@ -265,10 +265,19 @@ tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positio
     if (cache && cache->rotates_keys && positions)
         return tl_fail("llama_forward: this %s rotates keys at its own positions: pass "
                        "positions NULL", cache->ops ? cache->ops->kind : "cache");
+    if (cache && tl_grad_enabled())
+        return tl_fail("llama_forward: a cache keeps keys and values without their autograd "
+                       "history: run cached forwards under tl_no_grad_push(), or pass cache "
+                       "NULL to train");
     int64_t t = ids->shape[1];
     /* Positions continue from what the cache already holds. */
     int64_t past = cache ? kv_cache_seq_len(cache, 0) : 0;
     if (past < 0) return tl_fail("llama_forward: %s", tl_error());
+    for (int64_t l = 0; cache && l < m->config.num_hidden_layers; l++) {
+        tl_tensor *q, *k;   /* every layer must take the tokens: none changes otherwise */
+        if (kv_cache_positions(cache, (int)l, t, &q, &k) != 0)
+            return tl_fail("llama_forward: %s", tl_error());
+    }
     tl_tensor *pos = positions ? positions : tl_arange(past, past + t);
     if (!pos || update_rope(m, pos) != 0) return NULL;
     tl_tensor *layer_pos = cache && cache->rotates_keys ? NULL : pos;
