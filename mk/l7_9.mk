@@ -6,7 +6,9 @@
 # `ol tests/check/mutants L7.9` do the same through lesson.json.
 
 L7_9_REF      := reference/tinyllm/io/hf.c
-L7_9_REF_OBJ  := $(BUILD)/obj/reference/tinyllm/io/hf.o
+# The Llama half links the model and the lessons it composes (reference/tinyllm/modern).
+L7_9_MODEL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard reference/tinyllm/modern/*.c)))
+L7_9_REF_OBJ  := $(BUILD)/obj/reference/tinyllm/io/hf.o $(L7_9_MODEL_OBJ)
 L7_9_LINK     := $(HUB_LIB) $(MHD_LIBS) $(CURL_LIBS)
 L7_9_TESTS    := $(sort $(wildcard tests/L7.9/test_*.c))
 L7_9_MODEL    := $(sort $(wildcard reference/tests/l7-9-llama/test_*.c))
@@ -16,8 +18,8 @@ L7_9_MUTANTS  := $(sort $(wildcard course/L7.9/mutants/*.mutant))
 
 $(eval $(call check_suite,$(L7_9_SUITE),L7.9,$(L7_9_TESTS),$(L7_9_REF_OBJ) $(L7_9_LINK)))
 $(eval $(call check_suite,$(L7_9_MSUITE),l7-9-llama,$(L7_9_MODEL),$(L7_9_REF_OBJ) $(L7_9_LINK)))
-$(L7_9_SUITE): tests/L7.9/hf_fixture.h contracts/tinyllm/testing/hub.h
-$(L7_9_MSUITE): contracts/tinyllm/testing/hub.h
+$(L7_9_SUITE): tests/L7.9/hf_fixture.h tests/L7.9/llama_fixture.h contracts/tinyllm/testing/hub.h
+$(L7_9_MSUITE): contracts/tinyllm/testing/hub.h reference/tests/l7-9-llama/my_llama.h
 
 ALL_TARGETS  += $(L7_9_SUITE) $(L7_9_MSUITE)
 TEST_TARGETS += test-l7-9
@@ -64,5 +66,5 @@ verify-l7-9-mutants: $(L7_9_SUITE) $(L7_9_MSUITE)
 
 # `tinyllm pull` (tools/tinyllm/pull.c) runs the reference downloader: its
 # object joins the command's objects, libcurl and libcrypto its libraries.
-$(BUILD)/bin/tinyllm: $(L7_9_REF_OBJ)
+$(BUILD)/bin/tinyllm: $(BUILD)/obj/reference/tinyllm/io/hf.o
 $(BUILD)/bin/tinyllm: TINYLLM_LIBS += $(CURL_LIBS)
