@@ -5,6 +5,9 @@
 TINYLLM_BIN  := $(BUILD)/bin/tinyllm
 TINYLLM_SRCS := $(sort $(wildcard tools/tinyllm/*.c))
 TINYLLM_LIBS := $(CORE_LINK)
+# `info` and `logits` run the course's model: the reference lessons (the
+# milestone builds the same verbs with a student's lessons instead).
+TINYLLM_SRCS += $(sort $(wildcard reference/tinyllm/modern/*.c))
 
 $(TINYLLM_BIN): $(TINYLLM_SRCS:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -17,3 +20,4 @@ TEST_TARGETS += test-tinyllm
 test-tinyllm: $(TINYLLM_BIN)
 	@echo "== tinyllm command line (tests/tinyllm) =="
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_inspect.sh
+	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_info_logits.sh

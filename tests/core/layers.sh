@@ -15,8 +15,9 @@ layer_of() {
     tensor) echo 3 ;;                            # creation and element access
     inputs|broadcast) echo 4 ;;                  # what ops do with their inputs
     cast|views|autograd|ops_*) echo 5 ;;         # the ops-autograd cycle
-    nn|safetensors) echo 6 ;;
+    nn|nn_fuse|safetensors) echo 6 ;;
     nn_layers|nn_load|safetensors_write|checkpoint) echo 7 ;;
+    nn_adopt) echo 8 ;;
     *) echo "layers.sh: $1.c has no layer; add it to tests/core/layers.sh" >&2; exit 2 ;;
     esac
 }

@@ -9,6 +9,7 @@
  * bound holds for both code paths and for OpenBLAS whatever order they use.
  * The one-hot tests need no tolerance: each output is a single product.
  */
+#include <cblas.h>
 #include <check.h>
 #include <float.h>
 #include <limits.h>
@@ -382,5 +383,177 @@ START_TEST(num_threads_rejects_a_bad_TINYLLM_THREADS_with_one_message) {
     ck_assert_msg(messages == 1, "expected one message on stderr, got %d: '%s'", messages, text);
     ck_assert_msg(strstr(text, "'two'") && strstr(text, "using all"),
                   "the message should quote the value and say what is used instead: '%s'", text);
+}
+END_TEST
+
+/* ---- the transposed products (p @ W: attention's weights times V) -------- */
+
+/* y[c] against sum_r p[r] W(r, c) in double: column c of W is row c of W^T. */
+static void assert_t_matches_reference(const char *what, const void *W, weight_at at,
+                                       const float *p, const float *y, int64_t rows,
+                                       int64_t cols) {
+    for (int64_t c = 0; c < cols; c++) {
+        double exact = 0.0, magnitude = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            double v = at(W, cols, r, c) * (double)p[r];
+            exact += v;
+            magnitude += fabs(v);
+        }
+        double tol = (double)rows * 0x1p-24 * magnitude + DBL_MIN;
+        ck_assert_msg(fabs((double)y[c] - exact) <= tol,
+                      "%s [%lld x %lld]: y[%lld] = %.9g, double reference %.9g, error %.3g "
+                      "> tolerance %.3g", what, (long long)rows, (long long)cols, (long long)c,
+                      (double)y[c], exact, fabs((double)y[c] - exact), tol);
+    }
+}
+
+static void check_t_f32(int64_t rows, int64_t cols, tl_pcg32 *rng) {
+    float *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    float *p = xmalloc((size_t)rows * sizeof *p), *y = xmalloc((size_t)cols * sizeof *y);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = uniform(rng);
+    for (int64_t r = 0; r < rows; r++) p[r] = uniform(rng);
+    for (int64_t c = 0; c < cols; c++) y[c] = NAN;   /* y is output only */
+    tl_gemv_t_f32(W, p, y, rows, cols);
+    assert_t_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_t_f32 (portable)"
+                                                      : "tl_gemv_t_f32",
+                               W, f32_at, p, y, rows, cols);
+    free(W);
+    free(p);
+    free(y);
+}
+
+static void check_t_bf16(int64_t rows, int64_t cols, tl_pcg32 *rng) {
+    uint16_t *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    float *p = xmalloc((size_t)rows * sizeof *p), *y = xmalloc((size_t)cols * sizeof *y);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = random_bf16(rng);
+    for (int64_t r = 0; r < rows; r++) p[r] = uniform(rng);
+    for (int64_t c = 0; c < cols; c++) y[c] = NAN;
+    tl_gemv_t_bf16(W, p, y, rows, cols);
+    assert_t_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_t_bf16 (portable)"
+                                                      : "tl_gemv_t_bf16",
+                               W, bf16_at, p, y, rows, cols);
+    free(W);
+    free(p);
+    free(y);
+}
+
+START_TEST(gemv_t_f32_matches_double_reference_on_edge_and_random_shapes) {
+    over_shapes_and_paths(check_t_f32);
+}
+END_TEST
+
+START_TEST(gemv_t_bf16_matches_double_reference_on_edge_and_random_shapes) {
+    over_shapes_and_paths(check_t_bf16);
+}
+END_TEST
+
+START_TEST(gemv_t_result_is_identical_for_any_thread_count) {
+    int64_t rows = 300, cols = 1000;   /* 300K weights: split across threads */
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 5, 5);
+    float *W = xmalloc((size_t)(rows * cols) * sizeof *W), *p = xmalloc((size_t)rows * 4);
+    float *y1 = xmalloc((size_t)cols * 4), *y3 = xmalloc((size_t)cols * 4);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = uniform(&rng);
+    for (int64_t r = 0; r < rows; r++) p[r] = uniform(&rng);
+    env_guard one = env_set("TINYLLM_THREADS", "1");
+    tl_gemv_t_f32(W, p, y1, rows, cols);
+    env_restore(one);
+    env_guard three = env_set("TINYLLM_THREADS", "3");
+    tl_gemv_t_f32(W, p, y3, rows, cols);
+    env_restore(three);
+    ck_assert_msg(memcmp(y1, y3, (size_t)cols * 4) == 0, "1 and 3 threads differ");
+    free(W);
+    free(p);
+    free(y1);
+    free(y3);
+}
+END_TEST
+
+START_TEST(gemv_t_edges_and_null_arrays) {
+    float y[3] = {1, 2, 3}, W[3] = {1, 1, 1}, p[1] = {1};
+    tl_gemv_t_f32(NULL, NULL, y, 0, 3);   /* no rows: zeros */
+    ck_assert(y[0] == 0 && y[1] == 0 && y[2] == 0);
+    y[0] = 7;
+    tl_gemv_t_f32(W, p, y, 1, 0);   /* no columns: nothing written */
+    ck_assert(y[0] == 7);
+    tl_clear_error();
+    tl_gemv_t_bf16(NULL, p, y, 1, 3);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "tl_gemv_t_bf16: NULL W for a [1, 3] "
+                                                   "product"),
+                  "got '%s'", tl_error() ? tl_error() : "(none)");
+    ck_assert(y[0] == 7);
+    tl_gemv_t_f32(W, NULL, y, 1, 3);
+    ck_assert(strstr(tl_error(), "tl_gemv_t_f32: NULL p"));
+    tl_clear_error();
+}
+END_TEST
+
+START_TEST(gemm_bf16_nt_matches_double_reference_and_reports_failure) {
+    /* N above one block (2^20 / K rows) so the weight is widened in parts. */
+    static const int64_t shapes[][3] = {{1, 5, 3}, {7, 33, 65}, {3, 2100, 576}, {17, 1, 1}};
+    env_guard threads = env_set("TINYLLM_THREADS", "2");
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 11, 2);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *A = xmalloc((size_t)(M * K) * 4), *C = xmalloc((size_t)(M * N) * 4);
+        uint16_t *B = xmalloc((size_t)(N * K) * 2);
+        for (int64_t i = 0; i < M * K; i++) A[i] = uniform(&rng);
+        for (int64_t i = 0; i < N * K; i++) B[i] = random_bf16(&rng);
+        ck_assert_int_eq(tl_gemm_bf16_nt(A, B, C, M, N, K), 0);
+        for (int64_t m = 0; m < M; m++)
+            assert_matches_reference("tl_gemm_bf16_nt", B, bf16_at, A + m * K, C + m * N, N, K);
+        free(A);
+        free(B);
+        free(C);
+    }
+    env_restore(threads);
+    float C[2] = {5, 5}, A[2] = {1, 1};
+    tl_clear_error();
+    ck_assert_int_eq(tl_gemm_bf16_nt(A, NULL, C, 1, 2, 1), -1);
+    ck_assert(tl_error() && strstr(tl_error(), "tl_gemm_bf16_nt: NULL B"));
+    ck_assert(C[0] == 5);
+    ck_assert_int_eq(tl_gemm_bf16_nt(NULL, NULL, C, 0, 2, 1), 0);   /* nothing to do */
+    tl_clear_error();
+}
+END_TEST
+
+/* A CPU that OpenBLAS fell back on (simulated: forced to Prescott through the
+ * interface OpenBLAS offers for it) gets kernels chosen by its instruction
+ * sets at the first BLAS call; a user's OPENBLAS_CORETYPE is kept. The
+ * choice is made once per process, so this needs a process of its own
+ * (CK_FORK); without fork it only checks that a name is returned. */
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+START_TEST(blas_prepare_replaces_a_fallback_core_on_an_avx2_cpu) {
+    const char *fork_mode = getenv("CK_FORK");
+    if ((fork_mode && strcmp(fork_mode, "no") == 0) || !gotoblas_dynamic_init) {
+        ck_assert_ptr_nonnull(tl_blas_prepare());
+        return;
+    }
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    unsetenv("OPENBLAS_CORETYPE");
+    ck_assert_str_eq(openblas_get_corename(), "Prescott");
+    const char *core = tl_blas_prepare();
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        ck_assert_msg(strcmp(core, "Prescott") != 0, "still on Prescott kernels");
+    float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, C[4];
+    tl_gemm_f32_nt(A, B, C, 2, 2, 2);   /* the new kernels compute */
+    ck_assert(C[0] == 1 && C[1] == 2 && C[2] == 3 && C[3] == 4);
+}
+END_TEST
+
+START_TEST(blas_prepare_keeps_the_users_openblas_coretype) {
+    const char *fork_mode = getenv("CK_FORK");
+    if ((fork_mode && strcmp(fork_mode, "no") == 0) || !gotoblas_dynamic_init) return;
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    ck_assert_str_eq(tl_blas_prepare(), "Prescott");
+    unsetenv("OPENBLAS_CORETYPE");
 }
 END_TEST
