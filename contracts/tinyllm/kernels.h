@@ -2,11 +2,12 @@
  *
  * Decode reads every weight once per token, so a matrix-vector product is
  * bound by memory bandwidth: these kernels stream each weight row once,
- * split the work across OpenMP threads (TINYLLM_THREADS, default: all cores;
- * a product under 64K weights runs on the calling thread), and widen bf16 to
- * f32 in registers. Each result element is computed by one thread, so results
- * do not depend on the thread count. AVX2+FMA loops are chosen at run time
- * (TINYLLM_SIMD=0 forces the portable ones).
+ * share blocks of rows among threads (TINYLLM_THREADS, default: all cores;
+ * a product under 64K weights runs on the calling thread; tl_parallel_chunks
+ * below), and widen bf16 to f32 in registers. Each result element is
+ * computed by one thread, so results do not depend on the thread count.
+ * AVX2+FMA loops are chosen at run time (TINYLLM_SIMD=0 forces the portable
+ * ones).
  *
  * Arrays are the caller's; nothing is allocated but the GEMM scratch. Bad
  * arguments write nothing and set an error (tensor.h): "<kernel>: NULL W for a
@@ -40,6 +41,21 @@ void tl_gemv_t_bf16(const uint16_t *W, const float *p, float *y, int64_t rows, i
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);
 int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                     int64_t K);
+/* y[i] = e^x[i] for i < n (x and y may be the same array), within 2 ulp
+ * of the exact value; +inf above 88.72, 0 below -87.33 (e^x subnormal: a
+ * masked score's weight is exactly 0), NaN for NaN. The exp of softmax,
+ * sigmoid and SiLU. Never fails. */
+void tl_exp_f32_n(const float *x, float *y, int64_t n);
+/* Runs fn(ctx, c) for every chunk c in [0, chunks), on up to `threads`
+ * threads: the caller and helper threads the runtime starts on first use
+ * (they sleep when idle). Chunks are taken one at a time by whichever thread
+ * is free, so a helper the system has not scheduled delays nothing: the
+ * caller does the work itself. Returns when every chunk is done. Calls from
+ * inside a chunk, or while another thread's call is running, run on the
+ * calling thread alone. fn must not fail: it has no way to report. The
+ * kernels above use it; a benchmark may too. */
+typedef void (*tl_chunk_fn)(void *ctx, int64_t chunk);
+void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx);
 /* Threads the kernels use: TINYLLM_THREADS when it is a whole number from 1
  * to 1024, else (once warning on stderr when it is set but invalid) every
  * core. Read at every call. */

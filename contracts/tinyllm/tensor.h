@@ -8,7 +8,10 @@
  * the matching push. Student code therefore never frees a tensor. A bottom
  * scope always exists and lives until the process exits (or tl_shutdown()).
  * Long-lived tensors (parameters, caches) are made with tl_tensor_new_owned()
- * and freed with tl_tensor_free(); a view of one must not outlive it.
+ * and freed with tl_tensor_free(); a view of one must not outlive it. Owned
+ * tensors may share one storage (nn.h: a fused weight and its parts, a
+ * parameter and the checkpoint tensor it adopted): the storage is counted
+ * and goes with the last owned tensor that uses it.
  *
  * Errors. A call that fails returns NULL (an int function -1, a double one
  * NaN) and sets a thread-local message, readable with tl_error(). Two rules

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -555,5 +556,113 @@ START_TEST(blas_prepare_keeps_the_users_openblas_coretype) {
     gotoblas_dynamic_init();
     ck_assert_str_eq(tl_blas_prepare(), "Prescott");
     unsetenv("OPENBLAS_CORETYPE");
+}
+END_TEST
+
+/* ---- exp ---------------------------------------------------------------------- */
+
+/* Within 2 ulp of exp in double over the whole finite range, on both code
+ * paths, for every length (the vector tails); the documented edges exact. */
+START_TEST(exp_f32_is_within_2_ulp_and_handles_the_edges) {
+    enum { N = 200003 };
+    float *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y);
+    for (int i = 0; i < N; i++) x[i] = -87.3f + 176.0f * (float)i / (float)(N - 1);
+    x[N - 1] = 88.72f;
+    const char *paths[] = {NULL, "0"};
+    for (int p = 0; p < 2; p++) {
+        env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
+        for (int n = 0; n <= 17; n++) {   /* short lengths: the tail path */
+            tl_exp_f32_n(x + 1000, y, n);
+            for (int i = 0; i < n; i++)
+                ck_assert_msg(fabs(y[i] - exp((double)x[1000 + i])) <= 2.5e-7 * exp(x[1000 + i]),
+                              "length %d, element %d", n, i);
+        }
+        tl_exp_f32_n(x, y, N);
+        double worst = 0;
+        for (int i = 0; i < N; i++) {
+            double want = exp((double)x[i]), ulp = ldexp(1.0, ilogb(want) - 23);
+            double err = fabs(y[i] - want) / ulp;
+            if (err > worst) worst = err;
+        }
+        ck_assert_msg(worst <= 2.0, "%s: worst error %.2f ulp", paths[p] ? "portable" : "AVX2",
+                      worst);
+        float edge[] = {89.0f, -87.5f, -1e9f, NAN, INFINITY, -INFINITY, 0.0f};
+        float out[7];
+        tl_exp_f32_n(edge, out, 7);
+        ck_assert(isinf(out[0]) && out[0] > 0);
+        ck_assert(out[1] == 0.0f && out[2] == 0.0f && out[5] == 0.0f);
+        ck_assert(isnan(out[3]));
+        ck_assert(isinf(out[4]));
+        ck_assert(out[6] == 1.0f);
+        float same[3] = {0.0f, 1.0f, -1.0f};   /* in place */
+        tl_exp_f32_n(same, same, 3);
+        ck_assert(same[0] == 1.0f && fabsf(same[1] - 2.7182817f) < 1e-6f);
+        env_restore(simd);
+    }
+    free(x);
+    free(y);
+}
+END_TEST
+
+/* ---- the work-sharing pool ------------------------------------------------------ */
+
+typedef struct {
+    int counts[1000];
+    int nested_total;
+} chunk_record;
+
+static void count_chunk(void *ctx, int64_t c) {
+    chunk_record *r = ctx;
+    __atomic_fetch_add(&r->counts[c], 1, __ATOMIC_RELAXED);
+}
+
+static void nested_chunk(void *ctx, int64_t c) {
+    chunk_record *r = ctx;
+    chunk_record inner = {{0}, 0};
+    tl_parallel_chunks(4, 10, count_chunk, &inner);   /* runs inline, on this thread */
+    int sum = 0;
+    for (int i = 0; i < 10; i++) sum += inner.counts[i];
+    __atomic_fetch_add(&r->nested_total, sum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&r->counts[c], 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(parallel_chunks_runs_every_chunk_once) {
+    static chunk_record r;
+    const int threads[] = {1, 2, 3, 8};
+    for (int t = 0; t < 4; t++)
+        for (int rep = 0; rep < 50; rep++) {   /* back-to-back jobs: late helpers */
+            memset(&r, 0, sizeof r);
+            int64_t n = 1 + (rep * 37) % 1000;
+            tl_parallel_chunks(threads[t], n, count_chunk, &r);
+            for (int64_t c = 0; c < 1000; c++)
+                ck_assert_msg(r.counts[c] == (c < n), "%d threads, %lld chunks: chunk %lld ran "
+                              "%d times", threads[t], (long long)n, (long long)c, r.counts[c]);
+        }
+    tl_parallel_chunks(2, 0, count_chunk, &r);   /* nothing to do */
+    memset(&r, 0, sizeof r);
+    tl_parallel_chunks(3, 20, nested_chunk, &r);
+    ck_assert_int_eq(r.nested_total, 200);
+    for (int c = 0; c < 20; c++) ck_assert_int_eq(r.counts[c], 1);
+}
+END_TEST
+
+static void *call_from_another_thread(void *arg) {
+    chunk_record *r = arg;
+    for (int rep = 0; rep < 200; rep++) tl_parallel_chunks(2, 100, count_chunk, r);
+    return NULL;
+}
+
+START_TEST(parallel_chunks_from_two_threads_at_once) {
+    static chunk_record a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, call_from_another_thread, &a), 0);
+    call_from_another_thread(&b);
+    pthread_join(th, NULL);
+    for (int c = 0; c < 100; c++) {
+        ck_assert_int_eq(a.counts[c], 200);
+        ck_assert_int_eq(b.counts[c], 200);
+    }
 }
 END_TEST

@@ -4,8 +4,9 @@
  * each weight exactly once and does 2 flops per weight: it is bound by memory
  * bandwidth, not arithmetic. The matrix-vector products therefore aim to keep
  * the memory bus busy and nothing more:
- *   - rows are split across OpenMP threads in static, contiguous blocks, so
- *     each thread streams its own slice of W from start to end;
+ *   - rows are cut into blocks that the threads take one by one
+ *     (tl_parallel_chunks, pool.c: a thread the system has not scheduled
+ *     delays nothing), each block a long stream of W;
  *   - each row is a dot product with several independent accumulators, so the
  *     loop is limited by loads, not by the latency of one add chain;
  *   - the AVX2 loops ask for W a few KB ahead of use (PREFETCH_BYTES);
@@ -37,6 +38,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -314,6 +316,73 @@ static bool use_avx2(void) {
 #endif
 }
 
+/* ---- exp over an array ---------------------------------------------------- */
+
+/* e^x as Cephes's expf computes it, eight lanes at a time: x = n ln2 + r with
+ * |r| <= ln2 / 2 (ln2 in two parts, so r is exact), e^r by a degree-7
+ * polynomial, times 2^n built in the exponent bits. Within 2 ulp of e^x
+ * (tests/core/test_kernels.c measures it against exp in double). Beyond the
+ * float range: +inf above 88.72, 0 below -87.33 (where e^x is subnormal or
+ * less: a masked attention score gives exactly 0), NaN stays NaN. */
+#define EXP_HI 88.7228f
+#define EXP_LO -87.3365f
+
+static void exp_portable(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] < EXP_LO ? 0.0f : expf(x[i]);
+}
+
+#ifdef TL_HAVE_X86
+__attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(EXP_HI), lo = _mm256_set1_ps(EXP_LO);
+    __m256 too_big = _mm256_cmp_ps(x, hi, _CMP_GT_OQ), too_small = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+    __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    __m256 v = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), v);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* 2^n for n in [-126, 128]: n = 128 (x near 88.72) as 2^127 * 2. */
+    __m256 top = _mm256_cmp_ps(n, _mm256_set1_ps(127.0f), _CMP_GT_OQ);
+    n = _mm256_min_ps(n, _mm256_set1_ps(127.0f));
+    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n),
+                                                      _mm256_set1_epi32(127)), 23);
+    __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+    e = _mm256_mul_ps(e, _mm256_blendv_ps(_mm256_set1_ps(1.0f), _mm256_set1_ps(2.0f), top));
+    e = _mm256_blendv_ps(e, _mm256_set1_ps(INFINITY), too_big);
+    e = _mm256_blendv_ps(e, _mm256_setzero_ps(), too_small);
+    return _mm256_blendv_ps(e, x, nan);
+}
+
+__attribute__((target("avx2,fma"))) static void exp_avx2(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
+    if (i < n) {   /* the tail through one padded vector, so every lane agrees */
+        float in[8] = {0}, out[8];
+        memcpy(in, x + i, (size_t)(n - i) * sizeof *in);
+        _mm256_storeu_ps(out, exp8(_mm256_loadu_ps(in)));
+        memcpy(y + i, out, (size_t)(n - i) * sizeof *out);
+    }
+}
+#endif
+
+void tl_exp_f32_n(const float *x, float *y, int64_t n) {
+    if (n <= 0) return;
+#ifdef TL_HAVE_X86
+    if (use_avx2()) {
+        exp_avx2(x, y, n);
+        return;
+    }
+#endif
+    exp_portable(x, y, n);
+}
+
 /* ---- matrix-vector products --------------------------------------------- */
 
 /* Null data with a non-empty shape is a caller's bug: say so, touch nothing. */
@@ -329,16 +398,39 @@ static bool gemv_args_ok(const char *op, const void *W, const float *x, float *y
     return true;
 }
 
-/* Splits the rows statically: thread t of n streams rows [rows*t/n,
- * rows*(t+1)/n), one contiguous block of W, from start to end. Called from
- * inside a parallel region, it runs on the calling thread alone. */
+/* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
+ * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
+ * weights, so each thread still streams long runs of W. */
+#define CHUNKS_PER_THREAD 8
+#define CHUNK_MIN_WEIGHTS (32 * 1024)
+
+typedef struct {
+    rows_fn *fn;
+    const void *W;
+    const float *x;
+    float *y;
+    int64_t rows, cols, per_chunk;
+} rows_job;
+
+static void rows_chunk(void *ctx, int64_t c) {
+    const rows_job *j = ctx;
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->W, j->x, j->y, j->cols, begin, end < j->rows ? end : j->rows);
+}
+
+/* How many pieces of `unit` work each to cut n units into, for threads. */
+static int64_t chunk_size(int64_t n, double unit, int threads) {
+    int64_t per = (n + (int64_t)threads * CHUNKS_PER_THREAD - 1) / ((int64_t)threads *
+                                                                     CHUNKS_PER_THREAD);
+    int64_t least = (int64_t)(CHUNK_MIN_WEIGHTS / (unit > 1 ? unit : 1)) + 1;
+    return per > least ? per : least;
+}
+
 static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
                        int64_t cols) {
-#pragma omp parallel num_threads(gemv_threads(rows, cols))
-    {
-        int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-        fn(W, x, y, cols, rows * t / n, rows * (t + 1) / n);
-    }
+    int threads = gemv_threads(rows, cols);
+    rows_job j = {fn, W, x, y, rows, cols, chunk_size(rows, (double)cols, threads)};
+    tl_parallel_chunks(threads, (rows + j.per_chunk - 1) / j.per_chunk, rows_chunk, &j);
 }
 
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols) {
@@ -361,18 +453,27 @@ void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int
     split_rows(fn, W, x, y, rows, cols);
 }
 
-/* Splits the columns statically in blocks of whole 32-column groups, so each
- * thread runs the widest loop on its own block. */
+typedef struct {
+    cols_fn *fn;
+    const void *W;
+    const float *p;
+    float *y;
+    int64_t rows, cols, per_chunk;   /* per_chunk: a multiple of 32 columns */
+} cols_job;
+
+static void cols_chunk(void *ctx, int64_t c) {
+    const cols_job *j = ctx;
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->W, j->p, j->y, j->rows, j->cols, begin, end < j->cols ? end : j->cols);
+}
+
+/* Chunks of whole 32-column groups, so each runs the widest loop. */
 static void split_cols(cols_fn *fn, const void *W, const float *p, float *y, int64_t rows,
                        int64_t cols) {
     int64_t groups = (cols + 31) / 32;
     int threads = gemv_threads(groups, rows * 32);
-#pragma omp parallel num_threads(threads)
-    {
-        int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-        int64_t begin = groups * t / n * 32, end = groups * (t + 1) / n * 32;
-        fn(W, p, y, rows, cols, begin, end < cols ? end : cols);
-    }
+    cols_job j = {fn, W, p, y, rows, cols, 32 * chunk_size(groups, (double)rows * 32, threads)};
+    tl_parallel_chunks(threads, (cols + j.per_chunk - 1) / j.per_chunk, cols_chunk, &j);
 }
 
 void tl_gemv_t_f32(const float *W, const float *p, float *y, int64_t rows, int64_t cols) {
@@ -501,6 +602,17 @@ void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t
  * sgemm: B is read once and never widened whole. */
 #define GEMM_BF16_BLOCK ((int64_t)1 << 20)
 
+typedef struct {
+    const uint16_t *src;
+    float *dst;
+    int64_t K;
+} widen_job;
+
+static void widen_row(void *ctx, int64_t r) {
+    const widen_job *w = ctx;
+    tl_bf16_to_f32_n(w->src + r * w->K, w->dst + r * w->K, (size_t)w->K);
+}
+
 int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                     int64_t K) {
     if (M <= 0 || N <= 0) return 0;
@@ -517,9 +629,8 @@ int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int6
     int threads = tl_num_threads();
     for (int64_t r0 = 0; r0 < N; r0 += block) {
         int64_t nr = N - r0 < block ? N - r0 : block;
-        const uint16_t *src = B + r0 * K;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int64_t k = 0; k < nr * K; k++) buf[k] = tl_bf16_to_f32(src[k]);
+        widen_job w = {B + r0 * K, buf, K};
+        tl_parallel_chunks(threads, nr, widen_row, &w);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nr, (int)K, 1.0f, A,
                     (int)K, buf, (int)K, 0.0f, C + r0, (int)N);
     }

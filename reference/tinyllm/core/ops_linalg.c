@@ -155,6 +155,34 @@ static int product_gemm(const product *p, const char *a, const char *b, float *c
     return 0;
 }
 
+/* The batches of a matmul: batch i's matrices are found from its index. */
+typedef struct {
+    const product *p;
+    int nb;
+    const int64_t *shape, *as, *bs;   /* batch shape; element strides of a and b */
+    float *c;
+} batch_job;
+
+static void batch_at(const batch_job *j, int64_t i, const char **ai, const char **bi) {
+    int64_t oa = 0, ob = 0;
+    for (int d = j->nb - 1; d >= 0; d--) {
+        int64_t at = i % j->shape[d];
+        i /= j->shape[d];
+        oa += at * j->as[d];
+        ob += at * j->bs[d];
+    }
+    *ai = j->p->a.data + (size_t)oa * elem(j->p->a.dtype);
+    *bi = j->p->b.data + (size_t)ob * elem(j->p->b.dtype);
+}
+
+/* One batch through the GEMV kernels: a chunk of tl_parallel_chunks. */
+static void batch_gemv(void *ctx, int64_t i) {
+    const batch_job *j = ctx;
+    const char *ai, *bi;
+    batch_at(j, i, &ai, &bi);
+    product_gemv(j->p, ai, bi, j->c + i * j->p->M * j->p->N);
+}
+
 /* a [..., M, K] @ b [..., K, N] for rank >= 2, K already checked. */
 static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
     int an = a->ndim, bn = b->ndim, nb = (an > bn ? an : bn) - 2;
@@ -215,25 +243,17 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
     bool gemv = gemv_ready(&p) && (p.M == 1 || (p.M <= GEMV_ROWS && small_b));
     bool share_batches = gemv && batches > 1 && K * N < BATCH_PARALLEL_MIN &&
                          batches * p.M * K * N >= BATCH_PARALLEL_MIN;
-    size_t ea = elem(p.a.dtype), eb = elem(p.b.dtype);
-    int failed = 0;
-#pragma omp parallel for num_threads(tl_num_threads()) schedule(static) if (share_batches)
-    for (int64_t i = 0; i < batches; i++) {
-        int64_t rest = i, oa = 0, ob = 0;   /* batch i's offsets, in elements */
-        for (int d = nb - 1; d >= 0; d--) {
-            int64_t at = rest % shape[d];
-            rest /= shape[d];
-            oa += at * as[d];
-            ob += at * bs[d];
-        }
-        const char *ai = p.a.data + (size_t)oa * ea, *bi = p.b.data + (size_t)ob * eb;
-        float *ci = c + i * p.M * N;
-        if (gemv)
-            product_gemv(&p, ai, bi, ci);
-        else if (product_gemm(&p, ai, bi, ci) != 0)
-            failed = 1;   /* the loop is serial here: only GEMV batches are shared */
+    batch_job job = {&p, nb, shape, as, bs, c};
+    if (gemv) {
+        tl_parallel_chunks(share_batches ? tl_num_threads() : 1, batches, batch_gemv, &job);
+        return out;
     }
-    return failed ? NULL : out;
+    for (int64_t i = 0; i < batches; i++) {
+        const char *ai, *bi;
+        batch_at(&job, i, &ai, &bi);
+        if (product_gemm(&p, ai, bi, c + i * p.M * N) != 0) return NULL;
+    }
+    return out;
 }
 
 /* d(a @ b) = g @ b^T for a and a^T @ g for b; the engine sums a gradient

@@ -19,6 +19,7 @@
  * share it (tl_tensor_repoint). Scopes are per thread; the bottom scope of the
  * thread that exits is freed at exit, so leak checkers stay quiet.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -37,6 +38,10 @@ enum { BIG_REQUEST = 0 };
 #else
 enum { BIG_REQUEST = 64 << 10 };
 #endif
+
+/* Freed bytes of large blocks after which a pop returns memory to the
+ * system (malloc_trim). */
+#define TRIM_BYTES ((size_t)32 << 20)
 
 /* Standard blocks kept for reuse after a pop: 16 MiB at most. */
 enum { SPARE_BLOCKS = 64 };
@@ -133,6 +138,10 @@ static void *arena_alloc(scope *s, size_t bytes) {
 
 void *tl_scope_alloc(size_t bytes) { return arena_alloc(current(), bytes); }
 
+/* Bytes of own blocks freed since the allocator was last asked to give
+ * memory back (see tl_scope_pop). */
+static _Thread_local size_t freed_since_trim;
+
 static void free_contents(scope *s) {
     for (box *b = s->tensors, *next; b; b = next) {
         next = b->next;
@@ -146,6 +155,7 @@ static void free_contents(scope *s) {
             spare_count++;
         } else {
             block_bytes -= b->size;
+            freed_since_trim += b->size;
             free(b);
         }
     }
@@ -409,6 +419,14 @@ int tl_scope_pop(void) {
     free_contents(s);
     top = s->parent;
     free(s);
+    /* After a large scope (a prefill's activations), hand the freed memory
+     * back to the system: glibc keeps freed heap memory for reuse, and raises
+     * its mmap threshold after each large free, so the resident size would
+     * otherwise stay at the largest scope's peak for good. */
+    if (freed_since_trim >= TRIM_BYTES) {
+        malloc_trim(0);
+        freed_since_trim = 0;
+    }
     return 0;
 }
 
