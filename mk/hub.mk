@@ -1,7 +1,8 @@
 # The fake Hugging Face Hub (tools/hub, hub-protocol.md): libtlhub.a, which
 # tests start in-process; tl-hub, the same server as a program (`tl-hub serve
 # DIR`, what `ol hub serve` runs); and its tests (tests/hub).
-# Users include "hub/hub.h" and link $(HUB_LINK).
+# Users include "tinyllm/testing/hub.h" (contracts/: the API, documented) and
+# link $(HUB_LINK).
 
 HUB_LIB   := $(BUILD)/lib/libtlhub.a
 HUB_BIN   := $(BUILD)/bin/tl-hub

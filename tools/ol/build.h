@@ -16,6 +16,7 @@ typedef struct unit {
     strlist flags;  /* extra compiler flags */
     strlist deps;   /* other files the object depends on (hashed into its key) */
     bool coverage;  /* -O0 --coverage, for the baseline's line counts */
+    bool sanitize;  /* -O1 with AddressSanitizer and UBSan, for `ol tests --asan` */
     bool test;      /* a test wrapper made by testgen */
     /* results */
     char key[HASH_HEX];
@@ -38,6 +39,7 @@ typedef struct link_spec {
     strlist ldflags;    /* the lessons' "link" flags */
     strlist wraps;      /* symbols redirected with -Wl,--wrap (the canary) */
     bool coverage;
+    bool sanitize;      /* linked with AddressSanitizer and UBSan */
     /* results */
     char key[HASH_HEX];
     char *bin, *log;

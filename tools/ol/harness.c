@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "crash.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,7 +76,12 @@ void program_spec(link_spec *spec, const suite *s, const lesson_lib *lib, const 
                 sl_push(&spec->ldflags, d->lessons[k].link.v[i]);
 }
 
-int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d) {
+static void sanitize_lib(lesson_lib *lib) {
+    for (int i = 0; i < lib->n; i++) lib->units[i].sanitize = true;
+}
+
+int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitize, lesson_lib *mine,
+                       deps *d) {
     char *err = NULL;
     memset(mine, 0, sizeof *mine);
     memset(d, 0, sizeof *d);
@@ -84,6 +91,10 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
         ol_error("%s", err);
         free(err);
         return OL_USAGE;
+    }
+    if (sanitize) {
+        sanitize_lib(mine);
+        for (int i = 0; i < d->n; i++) sanitize_lib(&d->libs[i]);
     }
     lesson_lib **libs = xcalloc((size_t)d->n + 1, sizeof *libs);
     libs[0] = mine;
@@ -106,7 +117,7 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
     return rc;
 }
 
-int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
+int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
     char *err = NULL;
     char *dir = path_join(ctx->root, l->course_tests);
     char *name = xasprintf("%s course tests", l->id);
@@ -118,6 +129,7 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
         ol_error("%s holds no START_TEST: the course tests are missing", shown_path(ctx, dir));
         rc = OL_USAGE;
     } else {
+        for (int i = 0; sanitize && i < s->nunits; i++) s->units[i].sanitize = true;
         int failed = suite_compile(ctx, s, "the course tests");
         if (failed > 0)
             ol_error(
@@ -128,6 +140,50 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
     free(err);
     free(dir);
     free(name);
+    return rc;
+}
+
+int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
+    char *dir = path_join(ctx->student, l->student_tests);
+    char *err = NULL;
+    strlist problems = {0};
+    int rc = OL_PASS;
+    if (!is_dir(dir)) {
+        ol_error("c/%s/ does not exist: `ol start %s` makes it, with an example test",
+                 l->student_tests, l->id);
+        rc = OL_FAIL;
+    } else if (suite_scan(s, l->slug, dir, &err) != 0) {
+        ol_error("%s", err);
+        rc = OL_FAIL;
+    } else if (suite_generate(ctx, s, &err) != 0) {
+        ol_error("%s", err);
+        rc = OL_USAGE;
+    } else if (suite_check_includes(ctx, s, &problems) < 0) {
+        rc = OL_USAGE;
+    } else if (problems.n) {
+        for (int i = 0; i < problems.n; i++) {
+            const char *msg = strstr(problems.v[i], ": ");
+            int head = msg ? (int)(msg - problems.v[i]) : 0;
+            fprintf(stderr, "%.*s: error: %s\n", head, problems.v[i],
+                    msg ? msg + 2 : problems.v[i]);
+        }
+        ol_error("%d problem%s in your test files (above): tests may include only contract "
+                 "headers, <check.h>, "
+                 "standard C headers and their own folder's files",
+                 problems.n, problems.n == 1 ? "" : "s");
+        rc = OL_FAIL;
+    } else if (s->tests.n == 0) {
+        ol_error("c/%s/ holds no START_TEST(name) ... END_TEST block yet", l->student_tests);
+        rc = OL_FAIL;
+    } else {
+        for (int i = 0; sanitize && i < s->nunits; i++) s->units[i].sanitize = true;
+        int failed = suite_compile(ctx, s, "your tests");
+        if (failed > 0) ol_error("your tests do not compile (the compiler's messages are above)");
+        rc = failed < 0 ? OL_USAGE : failed > 0 ? OL_FAIL : OL_PASS;
+    }
+    sl_free(&problems);
+    free(err);
+    free(dir);
     return rc;
 }
 
@@ -163,6 +219,8 @@ int run_suite_by_file(ol_ctx *ctx, const suite *s, const run_spec *base, run_res
     strbuf output = {0};
     for (int k = 0; k < n; k++) {
         run_result *p = &parts[k];
+        /* a crash is said where it happened, when the program's backtrace tells */
+        if (rc == 0) crash_locate(ctx, p, base->bin);
         /* -k matches substrings: keep the one test asked for (settle puts it first) */
         if (rc == 0 && p->n > 0) {
             out->t = xrealloc(out->t, (size_t)(out->n + 1) * sizeof *out->t);

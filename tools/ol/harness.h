@@ -36,9 +36,14 @@ bool lesson_started(ol_ctx *ctx, const lesson *l);
 /* Builds the student's code of l and of the lessons it needs (the student's,
  * or the reference with ref_deps). OL_PASS; OL_FAIL when their code does not
  * compile (the compiler's messages are printed); OL_USAGE otherwise. */
-int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d);
-/* Scans, registers and compiles the course tests of l. OL_PASS or OL_USAGE. */
-int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s);
+int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitize, lesson_lib *mine, deps *d);
+/* Scans, registers and compiles the course tests of l. OL_PASS or OL_USAGE.
+ * sanitize: with AddressSanitizer and UBSan (the code too, then). */
+int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s);
+/* The student's own tests of l (c/<student_tests>), held to the include
+ * rule, compiled. OL_PASS; OL_FAIL (missing, empty, refused or not
+ * compiling: said); OL_USAGE. */
+int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s);
 /* Runs a suite's program once per test (its file by Check's CK_RUN_CASE,
  * its name by -k), ctx->jobs at once, and gathers the results in the
  * suite's order: slow, sleeping tests (the downloader's) then overlap.

@@ -243,6 +243,8 @@ void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hash_str(h, ctx->toolchain);
     hash_str(h, s->bin_key);
     hash_str(h, s->filter ? s->filter : "");
+    hash_str(h, s->exact ? "exact" : "");
+    hash_str(h, s->no_fork ? "no-fork" : "");
     hash_str(h, s->tcase ? s->tcase : "");
     char t[64];
     snprintf(t, sizeof t, "%.3f %d %d", s->timeout, s->threads, s->replica);
@@ -501,11 +503,11 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         proc_job *j = &jobs[njobs];
         proc_arg(j, prog);
         if (s->filter) {
-            proc_arg(j, "-k");
+            proc_arg(j, s->exact ? "-x" : "-k");
             proc_arg(j, s->filter);
         }
         j->clear_check_env = true;
-        proc_env(j, "CK_FORK", "yes");
+        proc_env(j, "CK_FORK", s->no_fork ? "no" : "yes");
         if (s->tcase) proc_env(j, "CK_RUN_CASE", s->tcase);
         proc_env(j, "CK_VERBOSITY", "silent");
         char *tap = path_join(dir, "tap.txt"), *log = path_join(dir, "log.txt"),
@@ -617,6 +619,7 @@ void run_result_free(run_result *r) {
         free(r->t[i].tcase);
         free(r->t[i].file);
         free(r->t[i].message);
+        free(r->t[i].crash_in);
     }
     free(r->t);
     free(r->output);
