@@ -25,3 +25,4 @@ test-tinyllm: $(TINYLLM_BIN) $(HUB_BIN)
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_inspect.sh
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_info_logits.sh
 	@TINYLLM=$(TINYLLM_BIN) TL_HUB=$(HUB_BIN) bash tests/tinyllm/test_pull.sh
+	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_generate.sh
