@@ -118,3 +118,58 @@ START_TEST(test_absorbed_equals_naive)
     tl_scope_pop();
 }
 END_TEST
+
+/* MLA_PATH_AUTO's choice (mla_choose_path): naive without a cache; with one,
+ * the path of fewer multiply-adds. For the fixture's widths (n 3, r_kv 12,
+ * dn 6, dr 8, dv 5) a prefill of 5 tokens costs 3405 naive against 4380
+ * absorbed, a decode step over 6 latents 2718 against 972. With DeepSeek-V3's
+ * widths a chunk of 163 new tokens over 4096 latents is still cheaper
+ * absorbed, 164 is not; a prefill into an empty cache is always naive. A path
+ * set by hand is kept. */
+START_TEST(test_auto_path_absorbs_decode_not_prefill)
+{
+    tl_scope_push();
+    const mla_case *c = mla_case_named("lora_interleave");
+    MLAConfig cfg = mla_config(c);
+    RopeSpec rope = mla_rope(c);
+    MLAttention a;
+    ck_assert_msg(mla_init(&a, &cfg, &rope, NULL) == 0, "mla_init: %s", tl_error());
+    ck_assert_int_eq(a.path, MLA_PATH_AUTO);
+    ck_assert_msg(mla_choose_path(&a, 6, 6, false) == MLA_PATH_NAIVE,
+                  "without a cache AUTO is the naive path (%s)", tl_error());
+    ck_assert_msg(mla_choose_path(&a, 1, 1, false) == MLA_PATH_NAIVE, "no cache, one token");
+    ck_assert_msg(mla_choose_path(&a, 5, 5, true) == MLA_PATH_NAIVE,
+                  "a prefill of 5 tokens is cheaper naive (3405 < 4380)");
+    ck_assert_msg(mla_choose_path(&a, 1, 6, true) == MLA_PATH_ABSORBED,
+                  "one token over 6 latents is cheaper absorbed (972 < 2718)");
+    a.path = MLA_PATH_NAIVE;
+    ck_assert_int_eq(mla_choose_path(&a, 1, 6, true), MLA_PATH_NAIVE);
+    a.path = MLA_PATH_ABSORBED;
+    ck_assert_int_eq(mla_choose_path(&a, 6, 6, false), MLA_PATH_ABSORBED);
+    mla_free(&a);
+
+    /* DeepSeek-V3's attention widths (fields only: its weights would be 750 MB). */
+    MLAttention v3 = {.hidden = 7168, .n_heads = 128, .q_lora_rank = 1536,
+                      .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64,
+                      .v_head_dim = 128, .path = MLA_PATH_AUTO};
+    ck_assert_int_eq(mla_choose_path(&v3, 1, 4096, true), MLA_PATH_ABSORBED);
+    ck_assert_int_eq(mla_choose_path(&v3, 1, 2, true), MLA_PATH_ABSORBED);
+    ck_assert_int_eq(mla_choose_path(&v3, 163, 4096, true), MLA_PATH_ABSORBED);
+    ck_assert_int_eq(mla_choose_path(&v3, 164, 4096, true), MLA_PATH_NAIVE);
+    ck_assert_int_eq(mla_choose_path(&v3, 1, 1, true), MLA_PATH_NAIVE);
+    ck_assert_int_eq(mla_choose_path(&v3, 4096, 4096, true), MLA_PATH_NAIVE);
+
+    /* Refusals: MLA_PATH_AUTO with an error. */
+    tl_clear_error();
+    ck_assert_int_eq(mla_choose_path(NULL, 1, 1, true), MLA_PATH_AUTO);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "mla_choose_path"), "NULL attention");
+    tl_clear_error();
+    ck_assert_int_eq(mla_choose_path(&v3, 0, 1, true), MLA_PATH_AUTO);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "mla_choose_path"), "0 new tokens");
+    tl_clear_error();
+    ck_assert_int_eq(mla_choose_path(&v3, 2, 0, true), MLA_PATH_AUTO);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "n_keys"), "no keys");
+    tl_clear_error();
+    tl_scope_pop();
+}
+END_TEST

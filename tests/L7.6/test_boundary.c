@@ -29,7 +29,7 @@ static void assert_init_refuses(const MLAConfig *cfg, const RopeSpec *rope, cons
     const char *e = tl_error() ? tl_error() : "(no message)";
     ck_assert_msg(strstr(e, "mla_init") && strstr(e, needle) && strstr(e, needle2),
                   "mla_init's refusal must name '%s' and '%s'; got '%s'", needle, needle2, e);
-    ck_assert_ptr_null(a.module);
+    ck_assert_msg(a.module == NULL, "a refused mla_init leaves no module (%s)", e);
     mla_free(&a);
     tl_clear_error();
 }
@@ -90,7 +90,7 @@ START_TEST(test_boundary_widths_that_disagree)
 
     /* Fields edited after init: the forward re-checks them. */
     tl_tensor *x = tl_zeros(TL_F32, TL_SHAPE(1, 2, FX_HIDDEN));
-    ck_assert_int_eq(mla_init(&a, &cfg, &rope, NULL), 0);
+    ck_assert_msg(mla_init(&a, &cfg, &rope, NULL) == 0, "mla_init: %s", tl_error());
     a.qk_rope_head_dim = 7;
     tl_assert_error(mla_forward(&a, x, NULL, NULL, NULL, 0), "qk_rope_head_dim is 7");
     a.qk_rope_head_dim = FX_ROPE;
@@ -118,7 +118,7 @@ START_TEST(test_boundary_shapes_positions_and_masks)
     RopeSpec rope = spec(FX_ROPE, FX_ROPE, ROPE_HALF);
     MLAttention a;
     tl_pcg32 rng = tl_test_rng(1);
-    ck_assert_int_eq(mla_init(&a, &cfg, &rope, &rng), 0);
+    ck_assert_msg(mla_init(&a, &cfg, &rope, &rng) == 0, "mla_init: %s", tl_error());
     tl_tensor *x = tl_randn(&rng, TL_SHAPE(2, 5, FX_HIDDEN));
     /* x of the wrong width or rank. */
     tl_assert_error(mla_forward(&a, tl_zeros(TL_F32, TL_SHAPE(2, 5, 12)), NULL, NULL, NULL, 0),
@@ -152,7 +152,7 @@ START_TEST(test_boundary_cache_of_the_wrong_shape)
     RopeSpec rope = spec(FX_ROPE, FX_ROPE, ROPE_HALF);
     MLAttention a;
     tl_pcg32 rng = tl_test_rng(2);
-    ck_assert_int_eq(mla_init(&a, &cfg, &rope, &rng), 0);
+    ck_assert_msg(mla_init(&a, &cfg, &rope, &rng) == 0, "mla_init: %s", tl_error());
     tl_tensor *x = tl_randn(&rng, TL_SHAPE(2, 3, FX_HIDDEN));
     tl_no_grad_push();
     /* A GQA cache (2 kv heads), the widths swapped, another batch: each named. */
@@ -170,7 +170,7 @@ START_TEST(test_boundary_cache_of_the_wrong_shape)
         kv_cache_free(&c);
     }
     KVCache c;
-    ck_assert_int_eq(mla_cache_init(&c, &cfg, 2, 2, 8), 0);
+    ck_assert_msg(mla_cache_init(&c, &cfg, 2, 2, 8) == 0, "mla_cache_init: %s", tl_error());
     /* Layers out of range, and a cache that rotates its keys itself. */
     tl_assert_error(mla_forward(&a, x, NULL, NULL, &c, 2), "layer 2 is out of range");
     tl_assert_error(mla_forward(&a, x, NULL, NULL, &c, -1), "layer -1 is out of range");
@@ -199,9 +199,9 @@ START_TEST(test_boundary_null_and_bad_arguments)
     ck_assert_int_eq(mla_init(NULL, &cfg, &rope, NULL), -1);
     ck_assert_msg(tl_error() && strstr(tl_error(), "mla_init"), "NULL attention");
     ck_assert_int_eq(mla_init(&a, NULL, &rope, NULL), -1);
-    ck_assert_ptr_null(a.module);
+    ck_assert_msg(a.module == NULL, "a refused mla_init leaves no module (%s)", tl_error());
     ck_assert_int_eq(mla_init(&a, &cfg, NULL, NULL), -1);
-    ck_assert_ptr_null(a.module);
+    ck_assert_msg(a.module == NULL, "a refused mla_init leaves no module (%s)", tl_error());
     tl_clear_error();
     ck_assert_int_eq(mla_param_count(NULL), -1);
     ck_assert_msg(tl_error() && strstr(tl_error(), "mla_param_count"), "NULL config");
@@ -212,7 +212,7 @@ START_TEST(test_boundary_null_and_bad_arguments)
     tl_tensor *x = tl_zeros(TL_F32, TL_SHAPE(1, 2, FX_HIDDEN));
     tl_assert_error(mla_forward(NULL, x, NULL, NULL, NULL, 0), "mla_init");
     tl_assert_error(mla_forward(&a, x, NULL, NULL, NULL, 0), "mla_init");
-    ck_assert_int_eq(mla_init(&a, &cfg, &rope, NULL), 0);
+    ck_assert_msg(mla_init(&a, &cfg, &rope, NULL) == 0, "mla_init: %s", tl_error());
     /* A NULL x keeps the message of the call that made it. */
     tl_clear_error();
     tl_tensor *bad = tl_reshape(x, TL_SHAPE(7, 7));

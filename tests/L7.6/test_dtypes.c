@@ -25,7 +25,8 @@ START_TEST(test_bf16_input_is_widened_exactly)
         tl_assert_close(yb, mla_forward(&a, xf, positions, NULL, NULL, 0), 0.0, 0.0);
 
         KVCache cache;
-        ck_assert_int_eq(mla_cache_init(&cache, &cfg, 1, FX_B, FX_T), 0);
+        ck_assert_msg(mla_cache_init(&cache, &cfg, 1, FX_B, FX_T) == 0, "mla_cache_init: %s",
+                      tl_error());
         tl_no_grad_push();
         tl_tensor *y2 = mla_forward(&a, tl_narrow(xb, 1, 0, 2), tl_narrow(positions, 1, 0, 2),
                                     NULL, &cache, 0);

@@ -17,7 +17,7 @@ START_TEST(test_fault_full_cache_says_its_size_and_keeps_its_tokens)
     tl_tensor *full = mla_forward(&a, x, NULL, NULL, NULL, 0);
     tl_assert_ok(full);
     KVCache cache;
-    ck_assert_int_eq(mla_cache_init(&cache, &cfg, 1, FX_B, 4), 0);
+    ck_assert_msg(mla_cache_init(&cache, &cfg, 1, FX_B, 4) == 0, "mla_cache_init: %s", tl_error());
     tl_no_grad_push();
     tl_assert_ok(mla_forward(&a, tl_narrow(x, 1, 0, 3), NULL, NULL, &cache, 0));
     tl_tensor *keys, *values;

@@ -26,6 +26,25 @@ static tl_tensor *decode_in_chunks(LlamaForCausalLM *m, tl_tensor *ids, KVCache 
     return tl_concat(parts, n, 1);
 }
 
+/* Mistral's window of 5 through a cache of 5 slots: memory bounded, logits equal. */
+static void bounded_cache_keeps_only_the_window(const tl_checkpoint *fx, double rtol,
+                                                double atol) {
+    LlamaForCausalLM m;
+    ll_load(&m, "mistral-window");
+    ck_assert_int_eq(llama_layer_window(&m.config, 0), 5);
+    tl_tensor *ids = ll_golden(fx, "mistral-window", "ids");
+    SinkWindowCache sw;
+    ck_assert_int_eq(sink_window_cache_init(&sw, (int)m.config.num_hidden_layers, ids->shape[0],
+                                            m.config.num_key_value_heads, m.config.head_dim, 5,
+                                            0, SINK_KEEP_POSITIONS), 0);
+    const int64_t chunks[] = {5, 1, 1, 1, 1, 1, 1, 1};
+    tl_tensor *decoded = decode_in_chunks(&m, ids, &sw.base, chunks, 8);
+    tl_assert_close(decoded, ll_golden(fx, "mistral-window", "logits"), rtol, atol);
+    ck_assert_int_eq(sw.base.held[0], 5);
+    kv_cache_free(&sw.base);
+    llama_free(&m);
+}
+
 START_TEST(test_cached_decode_equals_full_forward)
 {
     tl_scope_push();
@@ -52,32 +71,7 @@ START_TEST(test_cached_decode_equals_full_forward)
         kv_cache_free(&cache);
         llama_free(&m);
     }
-    tl_checkpoint_free(fx);
-    tl_scope_pop();
-}
-END_TEST
-
-/* Mistral's window of 5 through a cache of 5 slots: memory bounded, logits equal. */
-START_TEST(test_bounded_cache_keeps_only_the_window)
-{
-    tl_scope_push();
-    tl_checkpoint *fx = tl_fixture_load(LL_ST);
-    double rtol = ll_tol("test_cached_decode_equals_full_forward", "rtol");
-    double atol = ll_tol("test_cached_decode_equals_full_forward", "atol");
-    LlamaForCausalLM m;
-    ll_load(&m, "mistral-window");
-    ck_assert_int_eq(llama_layer_window(&m.config, 0), 5);
-    tl_tensor *ids = ll_golden(fx, "mistral-window", "ids");
-    SinkWindowCache sw;
-    ck_assert_int_eq(sink_window_cache_init(&sw, (int)m.config.num_hidden_layers, ids->shape[0],
-                                            m.config.num_key_value_heads, m.config.head_dim, 5,
-                                            0, SINK_KEEP_POSITIONS), 0);
-    const int64_t chunks[] = {5, 1, 1, 1, 1, 1, 1, 1};
-    tl_tensor *decoded = decode_in_chunks(&m, ids, &sw.base, chunks, 8);
-    tl_assert_close(decoded, ll_golden(fx, "mistral-window", "logits"), rtol, atol);
-    ck_assert_int_eq(sw.base.held[0], 5);
-    kv_cache_free(&sw.base);
-    llama_free(&m);
+    bounded_cache_keeps_only_the_window(fx, rtol, atol);
     tl_checkpoint_free(fx);
     tl_scope_pop();
 }

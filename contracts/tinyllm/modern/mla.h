@@ -23,6 +23,8 @@
  *
  * RMS_qa and RMS_kva are q_a_layernorm and kv_a_layernorm: L7.1's RMSNorm with
  * eps 1e-6 always (DeepseekV3RMSNorm's default; rms_norm_eps is not theirs).
+ * num_key_value_heads plays no part: every head has its own k_nope and v
+ * (DeepSeek's configs set it to num_attention_heads).
  *
  * Only the last dr features of a query head rotate, and only the shared k_rope
  * of a key: the nope parts carry no position. The scale is
@@ -112,7 +114,7 @@ typedef struct {
 
 /* Which way mla_forward attends over the latents (the header's two paths). */
 typedef enum {
-    MLA_PATH_AUTO,      /* absorbed with a cache (decode), naive without (training) */
+    MLA_PATH_AUTO,      /* mla_choose_path decides per call */
     MLA_PATH_NAIVE,     /* HF's order: per-head keys and values from kv_b_proj */
     MLA_PATH_ABSORBED   /* W_UK folded into the query, W_UV after the weighted sum */
 } mla_path;
@@ -193,7 +195,21 @@ void mla_free(MLAttention *a);
 int mla_cache_init(KVCache *c, const MLAConfig *cfg, int n_layers, int64_t batch,
                    int64_t max_len);
 
-/* y = o_proj(attention(x)) as the header describes, on a->path.
+/* The path mla_forward takes for n_new tokens attending over n_keys keys,
+ * through a cache (cached) or not: a->path when it is NAIVE or ABSORBED; for
+ * MLA_PATH_AUTO, naive without a cache (training and full forwards keep HF's
+ * order), and with one the path of fewer multiply-adds in the attention
+ * (T = n_new, S = n_keys; the projections both paths share left out):
+ *     absorbed iff  n T (r_kv (dn + dv) + S (2 r_kv + dr))
+ *                     < S r_kv n (dn + dv) + n T S (dn + dr + dv)
+ * So a decode step over a cache absorbs; a prefill into an empty cache does
+ * not (DeepSeek-V3: chunks of up to 163 new tokens over 4096 latents absorb).
+ * Returns MLA_PATH_NAIVE or MLA_PATH_ABSORBED, or MLA_PATH_AUTO with an error
+ * naming mla_choose_path when a is NULL, or n_new or n_keys < 1. */
+mla_path mla_choose_path(const MLAttention *a, int64_t n_new, int64_t n_keys, bool cached);
+
+/* y = o_proj(attention(x)) as the header describes, on the path
+ * mla_choose_path(a, T, S, cache != NULL) gives.
  *   x: F32 or BF16 [B, T, hidden], T >= 1, any strides.
  *   positions: the position ids RoPE rotates q_rope and k_rope at: I64 (or
  *     I32) [T], shared by the batch, or [B, T]; any values. NULL means the

@@ -232,9 +232,9 @@ static int check_mask(const tl_tensor *mask, const int64_t *scores) {
 /* Everything mla_forward can refuse before it touches the cache. */
 static int check_forward(const MLAttention *a, const tl_tensor *x, const tl_tensor *positions,
                          const KVCache *cache, int layer) {
-    MLAConfig cfg = {a->hidden, a->n_heads, a->q_lora_rank, a->kv_lora_rank,
-                     a->qk_nope_head_dim, a->qk_rope_head_dim, a->v_head_dim, a->attention_bias,
-                     a->rope_interleave, 0, 0};
+    MLAConfig cfg = {.hidden = a->hidden, .n_heads = a->n_heads, .q_lora_rank = a->q_lora_rank,
+                     .kv_lora_rank = a->kv_lora_rank, .qk_nope_head_dim = a->qk_nope_head_dim,
+                     .qk_rope_head_dim = a->qk_rope_head_dim, .v_head_dim = a->v_head_dim};
     if (check_config("mla_forward", &cfg) != 0) return -1;
     if (!(isfinite(a->scale) && a->scale > 0))
         return tl_fail_status("mla_forward: scale is %g; it must be a finite number > 0", a->scale);
@@ -340,6 +340,27 @@ static tl_tensor *attend_absorbed(const MLAttention *a, tl_tensor *q_nope, tl_te
     return tl_matmul(o_lat, tl_transpose(w_uv, 1, 2));
 }
 
+mla_path mla_choose_path(const MLAttention *a, int64_t n_new, int64_t n_keys, bool cached) {
+    if (!a) {
+        tl_fail("mla_choose_path: the attention is NULL");
+        return MLA_PATH_AUTO;
+    }
+    if (n_new < 1 || n_keys < 1) {
+        tl_fail("mla_choose_path: n_new %lld and n_keys %lld must both be at least 1",
+                (long long)n_new, (long long)n_keys);
+        return MLA_PATH_AUTO;
+    }
+    if (a->path != MLA_PATH_AUTO) return a->path;
+    if (!cached) return MLA_PATH_NAIVE;      /* training and full forwards keep HF's order */
+    /* The multiply-adds of each path's attention (the shared projections left out). */
+    double t = (double)n_new, s = (double)n_keys, n = (double)a->n_heads;
+    double r = (double)a->kv_lora_rank, dn = (double)a->qk_nope_head_dim;
+    double dr = (double)a->qk_rope_head_dim, dv = (double)a->v_head_dim;
+    double naive = s * r * n * (dn + dv) + n * t * s * (dn + dr + dv);
+    double absorbed = n * t * r * (dn + dv) + n * t * s * (2 * r + dr);
+    return absorbed < naive ? MLA_PATH_ABSORBED : MLA_PATH_NAIVE;
+}
+
 tl_tensor *mla_forward(const MLAttention *a, tl_tensor *x, tl_tensor *positions,
                        tl_tensor *mask, KVCache *cache, int layer) {
     if (!a || !a->module) return tl_fail("mla_forward: the attention is NULL or has no module "
@@ -403,7 +424,7 @@ tl_tensor *mla_forward(const MLAttention *a, tl_tensor *x, tl_tensor *positions,
     }
     q_nope = tl_permute(q_nope, TO_HEADS);                                 /* [B, n, T, dn] */
     q_rope = tl_permute(q_rope, TO_HEADS);                                 /* [B, n, T, dr] */
-    bool absorbed = a->path == MLA_PATH_ABSORBED || (a->path == MLA_PATH_AUTO && cache);
+    bool absorbed = mla_choose_path(a, t, s, cache != NULL) == MLA_PATH_ABSORBED;
     tl_tensor *o = absorbed ? attend_absorbed(a, q_nope, q_rope, latents, rope_keys, mask)
                             : attend_naive(a, q_nope, q_rope, latents, rope_keys, mask);
     o = tl_reshape(tl_permute(o, TO_HEADS), TL_SHAPE(b, t, n * dv));       /* [B, T, n dv] */

@@ -50,9 +50,17 @@ int mla_cache_init(KVCache *c, const MLAConfig *cfg, int n_layers, int64_t batch
     return tl_fail_status("not implemented: mla_cache_init (L7.6)");
 }
 
+mla_path mla_choose_path(const MLAttention *a, int64_t n_new, int64_t n_keys, bool cached) {
+    /* a->path unless it is MLA_PATH_AUTO; then naive without a cache, and with
+     * one the cheaper path by the multiply-add count of section 2.5. */
+    (void)a; (void)n_new; (void)n_keys; (void)cached;
+    tl_fail("not implemented: mla_choose_path (L7.6)");
+    return MLA_PATH_AUTO;
+}
+
 tl_tensor *mla_forward(const MLAttention *a, tl_tensor *x, tl_tensor *positions,
                        tl_tensor *mask, KVCache *cache, int layer) {
-    /* Section 2.7 in order: validate everything (before the cache changes);
+    /* Section 2.8 in order: validate everything (before the cache changes);
      * the cache positions (kv_cache_positions, else tl_arange); the queries
      * split into nope and rope parts; the latent (kv_a_layernorm of the first
      * kv_lora_rank features) and the shared k_rope; de-interleave when
