@@ -20,7 +20,11 @@ T=$(mktemp -d "$ROOT/build/ol-milestone.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 failures=0 checks=0
 ok()   { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -30; }
+fail() {
+  checks=$((checks + 1)) failures=$((failures + 1))
+  echo "FAIL $1"
+  printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -30
+}
 run() { out=$("$@" 2>&1); rc=$?; }
 expect() {
   local name=$1 want=$2; shift 2
@@ -36,7 +40,8 @@ mkdir -p "$T/ws" && cd "$T/ws"
 run "$OL" milestone MS-L7 --smoke --gradescope "$T/gs.json"
 expect "--smoke passes with the reference" 0 "PASS: 47 of 47 checks passed" \
   "ok   generate deepseek-v3 (no cache)" "ok   pull course/tiny-llama-gqa from a fake Hub"
-python3 - "$T/gs.json" <<'PY' && ok "--gradescope: one test per check, score 47" || fail "--gradescope's results.json"
+python3 - "$T/gs.json" <<'PY' && ok "--gradescope: one test per check, score 47" \
+  || fail "--gradescope's results.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["tests"]) == 47 and d["score"] == 47, d

@@ -33,7 +33,10 @@ check() {
     local out status
     out=$("$@" 2>&1)
     status=$?
-    [ "$status" -eq "$want" ] || { bad "$name: exit status $status, expected $want" "$out"; return; }
+    [ "$status" -eq "$want" ] || {
+        bad "$name: exit status $status, expected $want" "$out"
+        return
+    }
     for n in "${needles[@]}"; do
         grep -qF -- "$n" <<<"$out" || { bad "$name: output lacks '$n'" "$out"; return; }
     done
@@ -41,12 +44,21 @@ check() {
 }
 
 # field FILE.json EXPR: a value of a JSON report (python's json, printed as JSON)
-field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2])))' "$1" "$2"; }
+field() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(json.dumps(eval(sys.argv[2])))' "$1" "$2"
+}
 # golden CHECKPOINT KEY: a list of llama.json, as JSON
-golden() { python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["checkpoints"][sys.argv[2]][sys.argv[3]]))' "$FIXTURES/L7.9/llama.json" "$1" "$2"; }
+golden() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["checkpoints"]
+print(json.dumps(d[sys.argv[2]][sys.argv[3]] if len(sys.argv) > 3 else list(d)))' \
+        "$FIXTURES/L7.9/llama.json" "$@"
+}
 
 # ---- greedy ids = the oracle's, on every checkpoint, cached and not ---------------------
-checkpoints=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["checkpoints"]))' "$FIXTURES/L7.9/llama.json")
+checkpoints=$(golden | tr -d '[],"')
 for ck in $checkpoints; do
     dir=$FIXTURES/L7.9/$ck
     prompt=$(golden "$ck" prompt_ids | tr -d ' []')
@@ -55,7 +67,10 @@ for ck in $checkpoints; do
         flag=; key=greedy_ids_cached
         [ $mode = uncached ] && flag=--no-cache key=greedy_ids
         out=$("$TINYLLM" generate "$dir" --ids "$prompt" -n "$n" --ignore-eos $flag \
-              --json "$work/$ck.$mode.json" 2>"$work/err") || { bad "$ck $mode: generate failed" "$(cat "$work/err")"; continue; }
+              --json "$work/$ck.$mode.json" 2>"$work/err") || {
+            bad "$ck $mode: generate failed" "$(cat "$work/err")"
+            continue
+        }
         want=$(golden "$ck" $key)
         got=$(field "$work/$ck.$mode.json" 'd["generated"]["ids"]')
         [ "$got" = "$want" ] && ok || bad "$ck $mode: greedy ids $got, the oracle's $want"
@@ -86,7 +101,8 @@ prompt=$(golden $ck prompt_ids | tr -d ' []')
     --json "$work/f32.json" >/dev/null 2>&1
 [ "$(field "$work/f32.json" 'd["generated"]["ids"]')" = "$(golden $ck greedy_ids_cached)" ] && ok \
     || bad "$ck --dtype f32: ids differ from the oracle's"
-[ "$(field "$work/f32.json" 'd["dtype"]')" = '"f32"' ] && [ "$(field "$work/$ck.cached.json" 'd["dtype"]')" = '"bf16"' ] \
+[ "$(field "$work/f32.json" 'd["dtype"]')" = '"f32"' ] \
+    && [ "$(field "$work/$ck.cached.json" 'd["dtype"]')" = '"bf16"' ] \
     && ok || bad "$ck: its own dtype is bf16, --dtype f32 is f32"
 
 # ---- a stop id ends the reply --------------------------------------------------------------
@@ -99,7 +115,9 @@ for f in "$dir"/*; do ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$
 rm "$work/stop/generation_config.json"
 printf '{"eos_token_id": [999, %s]}\n' "$stop" > "$work/stop/generation_config.json"
 "$TINYLLM" generate "$work/stop" --ids "$prompt" -n 24 --json "$work/stop.json" >/dev/null 2>&1
-[ "$(field "$work/stop.json" 'd["generated"]["ids"]')" = "$(golden $ck greedy_ids | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[:4]))')" ] \
+first4=$(golden $ck greedy_ids | python3 -c 'import json, sys
+print(json.dumps(json.load(sys.stdin)[:4]))')
+[ "$(field "$work/stop.json" 'd["generated"]["ids"]')" = "$first4" ] \
     && [ "$(field "$work/stop.json" 'd["generated"]["ended_by"]')" = '"stop_id"' ] && ok \
     || bad "generation_config.json's stop id $stop does not end the reply at it"
 
@@ -110,23 +128,32 @@ for f in "$dir"/* "$FIXTURES"/tokenizer/tiny-bytelevel/tokenizer*.json; do
     ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$tk/"
 done
 text="hello world, the lighthouse keeper"
-"$TINYLLM" generate "$tk" --prompt "$text" -n 8 --ignore-eos --json "$work/p.json" >"$work/p.out" 2>/dev/null
+"$TINYLLM" generate "$tk" --prompt "$text" -n 8 --ignore-eos --json "$work/p.json" \
+    >"$work/p.out" 2>/dev/null
 ids=$("$TINYLLM" tokenize "$tk" --text "$text")
 [ "$(field "$work/p.json" 'd["prompt"]["ids"]')" = "$ids" ] && ok \
     || bad "--prompt: ids $(field "$work/p.json" 'd["prompt"]["ids"]') are not tokenize's $ids"
-"$TINYLLM" generate "$tk" --ids "$(tr -d ' []' <<<"$ids")" -n 8 --ignore-eos --json "$work/i.json" >/dev/null 2>&1
-[ "$(field "$work/p.json" 'd["generated"]["ids"]')" = "$(field "$work/i.json" 'd["generated"]["ids"]')" ] \
+"$TINYLLM" generate "$tk" --ids "$(tr -d ' []' <<<"$ids")" -n 8 --ignore-eos \
+    --json "$work/i.json" >/dev/null 2>&1
+[ "$(field "$work/p.json" 'd["generated"]["ids"]')" = \
+  "$(field "$work/i.json" 'd["generated"]["ids"]')" ] \
     && ok || bad "--prompt and --ids of the same ids give different replies"
 # the streamed text is the reply decoded (special tokens dropped)
 want_text=$(field "$work/p.json" 'd["generated"]["text"]')
-got_text=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read().split("\n")[0]))' "$work/p.out")
-[ "$got_text" = "$want_text" ] && ok || bad "--prompt: streamed $got_text, the decoded reply $want_text"
+got_text=$(python3 -c 'import json, sys
+print(json.dumps(open(sys.argv[1]).read().split("\n")[0]))' \
+    "$work/p.out")
+[ "$got_text" = "$want_text" ] && ok \
+    || bad "--prompt: streamed $got_text, the decoded reply $want_text"
 
 printf '[{"role": "user", "content": "%s"}]' "$text" > "$work/m.json"
-"$TINYLLM" chat-template "$tk" --messages "$work/m.json" --add-generation-prompt > "$work/rendered.txt" 2>/dev/null
+"$TINYLLM" chat-template "$tk" --messages "$work/m.json" --add-generation-prompt \
+    >"$work/rendered.txt" 2>/dev/null
 "$TINYLLM" generate "$tk" --prompt "$text" --chat -n 8 --json "$work/c.json" >/dev/null 2>&1
-python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["prompt"]["rendered"]; t=open(sys.argv[2]).read(); sys.exit(0 if r in (t, t[:-1]) else 1)' \
-    "$work/c.json" "$work/rendered.txt" && ok || bad "--chat: the rendered prompt is not chat-template's"
+python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["prompt"]["rendered"]
+sys.exit(0 if r == open(sys.argv[2]).read() else 1)' "$work/c.json" "$work/rendered.txt" \
+    && ok || bad "--chat: the rendered prompt is not chat-template's"
 
 out=$(printf 'hello\nand then\n/exit\n' | "$TINYLLM" chat "$tk" -n 4 2>&1 >/dev/null)
 turns=$(grep -c 'new prompt tokens' <<<"$out")
@@ -139,7 +166,8 @@ second=$(grep -o '^\[[0-9]* new' <<<"$out" | sed -n 2p | tr -dc 0-9)
 check "not a folder" 1 "No such file" -- "$TINYLLM" generate "$work/nothing" --ids 1,2
 check "a file" 1 "is a file, not a folder" -- "$TINYLLM" generate "$work/m.json" --ids 1,2
 mkdir -p "$work/empty" && touch "$work/empty/notes.txt"
-check "no config.json" 1 "not a checkpoint folder" "notes.txt" -- "$TINYLLM" generate "$work/empty" --ids 1,2
+check "no config.json" 1 "not a checkpoint folder" "notes.txt" -- \
+    "$TINYLLM" generate "$work/empty" --ids 1,2
 mkdir -p "$work/noweights" && cp "$dir/config.json" "$work/noweights/"
 check "no weights" 1 "no weights" "tinyllm pull" -- "$TINYLLM" generate "$work/noweights" --ids 1,2
 check "dtype f16" 2 "f32 or bf16" -- "$TINYLLM" generate "$dir" --ids 1,2 --dtype f16
@@ -149,7 +177,8 @@ check "prompt longer than the context" 2 "300 tokens" "context is 256" -- \
     "$TINYLLM" generate "$dir" --ids "$long"
 check "reply shortened to the context" 0 "generating at most 6 tokens" -- \
     "$TINYLLM" generate "$dir" --ids "$(python3 -c 'print(",".join(["5"] * 250))')" -n 50 --quiet
-check "id out of the vocabulary" 2 "outside the vocabulary" -- "$TINYLLM" generate "$dir" --ids 1,512
+check "id out of the vocabulary" 2 "outside the vocabulary" -- \
+    "$TINYLLM" generate "$dir" --ids 1,512
 check "bad ids" 1 "not a token id" -- "$TINYLLM" generate "$dir" --ids 1,x
 check "no prompt" 2 "--prompt TEXT or --ids" -- "$TINYLLM" generate "$dir"
 check "--prompt without tokenizer" 1 "tokenizer" -- "$TINYLLM" generate "$dir" --prompt hi

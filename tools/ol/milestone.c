@@ -433,7 +433,8 @@ int milestone_run_smoke(ol_ctx *ctx, const milestone *m, const char *bin, milest
         } else {
             int64_t t = ids_shape[1], v = lg_shape[2];
             strbuf b = {0};
-            for (int64_t k = 0; k < t; k++) sb_printf(&b, "%s%lld", k ? "," : "", (long long)ids[k]);
+            for (int64_t k = 0; k < t; k++)
+                sb_printf(&b, "%s%lld", k ? "," : "", (long long)ids[k]);
             char *list = sb_take(&b), *out = xasprintf("%s/logits.safetensors", tmp);
             run_result r = run_tinyllm(bin, tmp, m->smoke_timeout,
                                        (const char *[]){"logits", dir, "--ids", list, "--out",
@@ -556,12 +557,14 @@ int milestone_run_full(ol_ctx *ctx, const milestone *m, const char *bin, const c
     check_info(res, bin, tmp, timeout, m->repo, dir, m->param_count);
     /* logits: the student's against the reference's, on the same ids */
     char *ids = sl_join(&m->logits_ids, ",");
-    char *out = xasprintf("%s/mine.safetensors", tmp), *ref_out = xasprintf("%s/ref.safetensors", tmp);
+    char *out = xasprintf("%s/mine.safetensors", tmp);
+    char *ref_out = xasprintf("%s/ref.safetensors", tmp);
     char *name = xasprintf("logits %s", m->repo);
-    run_result r = run_tinyllm(bin, tmp, timeout, (const char *[]){"logits", dir, "--ids", ids, "--out", out,
-                    NULL});
-    run_result g = run_tinyllm(ref_bin, tmp, timeout, (const char *[]){"logits", dir, "--ids", ids,
-                               "--out", ref_out, NULL});
+    run_result r = run_tinyllm(bin, tmp, timeout,
+                               (const char *[]){"logits", dir, "--ids", ids, "--out", out, NULL});
+    run_result g = run_tinyllm(ref_bin, tmp, timeout,
+                               (const char *[]){"logits", dir, "--ids", ids, "--out", ref_out,
+                                                NULL});
     st_file f;
     int64_t count, shape[4];
     int ndim;

@@ -52,9 +52,10 @@ static int read_generation_stops(const char *dir, int64_t *stops, int max) {
 static int64_t page_in(tl_module *root, generator_progress progress, void *ctx) {
     tl_state_dict sd = tl_module_state_dict(root);
     int64_t total = 0, done = 0;
-    for (int i = 0; i < sd.count; i++)
-        if (!sd.items[i].shared)
-            total += tl_numel(sd.items[i].tensor) * (int64_t)tl_dtype_size(sd.items[i].tensor->dtype);
+    for (int i = 0; i < sd.count; i++) {
+        const tl_tensor *t = sd.items[i].tensor;
+        if (!sd.items[i].shared) total += tl_numel(t) * (int64_t)tl_dtype_size(t->dtype);
+    }
     volatile unsigned char sink = 0;
     int64_t reported = 0;
     for (int i = 0; i < sd.count; i++) {

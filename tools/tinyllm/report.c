@@ -52,7 +52,8 @@ void gen_report_print(const gen_report *r, const generator *g, const reply_stats
 
 static cJSON *id_array(const int64_t *ids, int64_t n) {
     cJSON *a = cJSON_CreateArray();
-    for (int64_t i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)ids[i]));
+    for (int64_t i = 0; a && i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)ids[i]));
     return a;
 }
 

@@ -12,7 +12,8 @@ void text_stream_init(text_stream *s, const tl_tokenizer *t, int flags, FILE *ou
 }
 
 int stream_decode_flags(const tl_tokenizer *t) {
-    return TL_DECODE_SKIP_SPECIAL | (tl_tokenizer_clean_up_spaces(t) ? TL_DECODE_CLEAN_UP_SPACES : 0);
+    int clean = tl_tokenizer_clean_up_spaces(t) ? TL_DECODE_CLEAN_UP_SPACES : 0;
+    return TL_DECODE_SKIP_SPECIAL | clean;
 }
 
 static bool ends_unfinished(const char *text, size_t len) {
