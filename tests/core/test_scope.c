@@ -151,10 +151,15 @@ START_TEST(a_scope_per_step_keeps_memory_flat)
 {
     tl_tensor *h = tl_tensor_new_owned(TL_F32, TL_SHAPE(1, 576));
     size_t after_warmup = 0;
-    for (int step = 0; step < 300; step++) {
+#if defined(__SANITIZE_ADDRESS__)
+    const int steps = 12;    /* every tensor has its own block there: nothing to measure */
+#else
+    const int steps = 100;
+#endif
+    for (int step = 0; step < steps; step++) {
         tl_scope_push();
         tl_tensor *x = h;
-        for (int op = 0; op < 200; op++) x = tl_add(tl_mul_scalar(x, 0.5), h);   /* ~1 MB */
+        for (int op = 0; op < 100; op++) x = tl_add(tl_mul_scalar(x, 0.5), h);   /* ~0.5 MB */
         tl_assert_ok(x);
         tl_scope_pop();
         if (step == 10) after_warmup = tl_scope_bytes();
@@ -163,6 +168,8 @@ START_TEST(a_scope_per_step_keeps_memory_flat)
     ck_assert_msg(tl_scope_bytes() == after_warmup, "arena grew from %zu to %zu bytes",
                   after_warmup, tl_scope_bytes());
     ck_assert_msg(after_warmup <= 16u << 20, "%zu bytes kept", after_warmup);
+#else
+    (void)after_warmup;
 #endif
     tl_tensor_free(h);
 }

@@ -470,6 +470,12 @@ grep -qE '"testsOnly":[[:space:]]*true' "$T/to.json" && grep -qE '"passed":[[:sp
   && grep -q 'your tests alone were graded (--tests-only)' "$T/to-gs.json" \
   && ok "check --tests-only: --json and --gradescope say which stages ran, and no pass" \
   || fail "check --tests-only: --json and --gradescope say which stages ran, and no pass"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["execution_time"]; sys.exit(0 if isinstance(t, float) and t > 0 else 1)' \
+  "$T/to-gs.json" && ok "check --gradescope: execution_time is the real time, to the millisecond" \
+  || { out=$(cat "$T/to-gs.json"); fail "check --gradescope: execution_time is the real time, to the millisecond"; }
+grep -qE 'Per-test timeout for mutants: [0-9.]+ s = 1\.5 x [0-9.]+ (µs|ms|s) \(' <<<"$(cat /dev/null; "$OL" check L7.1 --tests-only 2>&1)" \
+  && ok "check: the timeout line gives the slowest test in a unit that shows it (not 0.000 s)" \
+  || fail "check: the timeout line gives the slowest test in a unit that shows it (not 0.000 s)"
 run "$OL" diff L7.1
 expect "check --tests-only is not a pass (diff stays closed)" 1 "only after"
 run "$OL" check L7.1
@@ -491,7 +497,7 @@ expect "tests --asan: one test rebuilt with AddressSanitizer and UBSan, in the f
   "build/ol/debug/L7.1-course-tests-asan -x test_golden_matches_hf" "rmsnorm.c:" "runtime error: store to address"
 run "$OL" tests L7.1 -k test_golden_matches_hf --valgrind
 expect "tests --valgrind: one test under valgrind, the invalid write found" 1 "valgrind -q" "Invalid write of size 1" \
-  "valgrind found memory errors"
+  "valgrind found 1 memory error or leak in the lesson's code"
 cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
 run "$OL" tests L7.1 --valgrind
 expect "tests --valgrind: every course test under valgrind, clean" 0 "Checks: " "Failures: 0, Errors: 0"
@@ -503,6 +509,12 @@ expect "tests --gdb reruns one of the student's tests under gdb, by its readable
   "fake gdb: -q --args" "build/ol/debug/L7.1-your-tests -x my_constant_row_gives_the_weight (CK_FORK=no CK_RUN_CASE=test_my_hand_examples.c)"
 run "$OL" tests L7.1 --gdb
 expect "tests --gdb without -k says it debugs one test" 2 "--gdb debugs one test: name it with -k NAME"
+# a message of several lines keeps its indentation under the failure
+printf '%s\n' "$HEAD" 'START_TEST(test_two_lines) { ck_abort_msg("first line\n  second line, indented"); } END_TEST' \
+  > "$TESTS/test_zz_lines.c"
+run "$OL" tests L7.1 --mine -k test_two_lines
+expect "a failure message of several lines keeps its indentation" 1 "first line" "         second line, indented"
+rm -f "$TESTS/test_zz_lines.c"
 run "$OL" tests L7.1 -k test_golden --gdb
 expect "tests --gdb with a name several tests hold lists them" 2 "names 3 of the course tests"
 # hints name only mutants the invalid test ran, and say where it failed
@@ -564,6 +576,15 @@ expect "ol tinyllm builds tinyllm with the student's hf.c (the stub here) and ru
   "tinyllm with your code of L7.9" "not implemented: hf_" "(L7.9)"
 [ -x build/bin/tinyllm ] && ok "ol tinyllm leaves build/bin/tinyllm in the workspace" \
   || fail "ol tinyllm leaves build/bin/tinyllm in the workspace"
+# L7.9's first steps: its example test starts the fake Hub and downloads one file
+run "$OL" tests L7.9 --mine
+expect "L7.9's example test runs the student's hf_download against a fake Hub (the stub: not implemented)" 1 \
+  "test_example_one_file_from_the_fake_hub" "hf_download: not implemented: hf_download (L7.9)"
+cp "$ROOT/reference/tinyllm/io/hf.c" c/tinyllm/io/hf.c
+run "$OL" tests L7.9 --mine
+expect "L7.9's example test passes with a downloader that works" 0 "pass test_example_one_file_from_the_fake_hub"
+run "$OL" tests L7.9 -k test_validate
+expect "L7.9's validator course tests run alone, with no Hub" 0 "L7.9 course tests: 5 tests, 5 passed"
 cd "$W" || exit 2
 
 # ---- instructor verbs, on a scratch copy of the course ------------------

@@ -7,7 +7,10 @@
 #   2. the reference passes every course test;
 #   3. `ol mutants verify` passes (mutants apply, compile, are killed by
 #      their Caught-by tests; wheats pass);
-#   4. the model-answer student tests are graded PASS at the lesson's rung.
+#   4. the model-answer student tests are graded PASS at the lesson's rung;
+#   5. the reference runs clean, under the course tests and the model
+#      answers, with AddressSanitizer and UBSan and under valgrind
+#      (`ol tests --asan`, `--valgrind`: no report that reaches its code).
 # Two lessons run at a time, each in its own scratch workspace; each prints
 # one block when it ends, in course order. Drafts are proved like the rest.
 #   tests/ol/lessons.sh OL_BINARY [LESSON...]
@@ -76,12 +79,28 @@ prove() {
   else
     # the test files and any header of their own folder (course/FORMAT.md allows them)
     rm -rf "c/$slug"; mkdir -p "c/$slug"
-    find "$ROOT/$model" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) \
-      -exec cp {} "c/$slug/" \;
+    find "$ROOT/$model" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) -exec cp {} "c/$slug/" \;
     run "$OL" check "$id" --ref-deps
     [ "$rc" = 0 ] && ok "the model-answer tests reach rung $rung" \
                   || fail "the model-answer tests reach rung $rung"
   fi
+
+  # the memory claims: two tools at a time (the downloader's tests mostly wait)
+  local tool which
+  for which in "" --mine; do
+    [ -n "$which" ] && [ -z "$model" ] && continue
+    for tool in --asan --valgrind; do
+      "$OL" tests "$id" --ref-deps $which $tool > "$W/mem$which$tool.log" 2>&1 &
+    done
+    wait
+    for tool in --asan --valgrind; do
+      out=$(cat "$W/mem$which$tool.log")
+      local what="the reference under ${tool#--} (the course tests)"
+      [ -n "$which" ] && what="the reference under ${tool#--} (the model answers)"
+      if grep -q 'Failures: 0, Errors: 0' <<<"$out" && ! grep -q 'ol: error' <<<"$out"; then ok "$what"
+      else fail "$what"; fi
+    done
+  done
   echo "     ($id took $(($(date +%s) - started)) s)"
 }
 

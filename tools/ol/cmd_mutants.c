@@ -267,6 +267,7 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
         printf("      no course test fails on it: either the change computes the same thing (an equivalent\n"
                "      mutant: make a real fault), or the course tests miss this pitfall (write a course\n"
                "      test in %s/ that catches it, then name it in Caught-by)\n", l->course_tests);
+    if (!ok) printf("      rerun it: ol mutants verify %s %s\n", l->id, m->id);
     free(names);
     sl_free(&others);
     sb_free(&lines);

@@ -20,6 +20,7 @@ typedef struct {
     const char *filter; /* without test: the tests whose name holds it, or NULL for all */
     const char *tcase;  /* that test's file (its TCase), or NULL */
     double timeout;     /* per test, seconds (Check's, when it forks) */
+    const strlist *sources; /* the lesson's files: valgrind's reports count when they name one */
 } debug_spec;
 
 /* The tool's name as an option says it ("--gdb"). */

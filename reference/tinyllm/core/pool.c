@@ -16,9 +16,10 @@
  * The protocol. One job at a time: the caller writes the job (function,
  * context, chunk count), then publishes it by storing a new generation in
  * `ticket` (generation in the high 32 bits, next chunk in the low 32) and in
- * `published`. Helpers take chunks with one fetch_add on `ticket`; a chunk
- * whose generation is not the one they read the job for is refused, so a
- * helper that wakes late never runs a chunk of a job it has not read. The
+ * `published`. Threads take chunks by compare-and-swap on `ticket`, only a
+ * ticket of the generation they read the job for, so a helper that wakes late
+ * neither runs a chunk of a job it has not read nor uses up one of its
+ * tickets. The
  * caller returns when `done` counts every chunk; until then the job cannot
  * change, which is what makes the helpers' copy of it safe to use. Helpers
  * spin a little between jobs (the next call comes within microseconds), then
@@ -75,13 +76,18 @@ static struct {
 
 static _Thread_local bool inside_chunk;   /* a kernel called from a chunk runs inline */
 
-/* Takes and runs chunks of generation gen while there are any. */
+/* Takes and runs chunks of generation gen while there are any. A ticket is
+ * taken by compare-and-swap, only while it still belongs to gen: a helper
+ * that is late (its job finished, the next one published) must not use up a
+ * ticket of the next job, whose chunk would then never run. */
 static void work(uint32_t gen, const job *j) {
+    uint64_t t = atomic_load(&pool.ticket);
     for (;;) {
-        uint64_t t = atomic_fetch_add(&pool.ticket, 1);
         if ((uint32_t)(t >> 32) != gen || (int64_t)(uint32_t)t >= j->chunks) return;
+        if (!atomic_compare_exchange_weak(&pool.ticket, &t, t + 1)) continue;   /* t reloaded */
         j->fn(j->ctx, (int64_t)(uint32_t)t);
         atomic_fetch_add(&pool.done, 1);
+        t = atomic_load(&pool.ticket);
     }
 }
 
@@ -148,7 +154,7 @@ void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx) 
     atomic_store_explicit(&pool.current.helpers, helpers, memory_order_relaxed);
     atomic_store(&pool.done, 0);
     atomic_store_explicit(&pool.ticket, (uint64_t)gen << 32, memory_order_release);
-    atomic_store_explicit(&pool.published, gen, memory_order_release);
+    atomic_store(&pool.published, gen);   /* seq_cst: ordered before the sleepers check */
     if (atomic_load(&pool.sleepers) > 0) {
         pthread_mutex_lock(&pool.lock);
         pthread_cond_broadcast(&pool.wake);
