@@ -282,13 +282,22 @@ tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positio
     if (!pos || update_rope(m, pos) != 0) return NULL;
     tl_tensor *layer_pos = cache && cache->rotates_keys ? NULL : pos;
 
+    /* For inference each layer runs in a scope of its own and keeps only its
+     * output (and router logits): memory holds one layer's temporaries, not all. */
+    bool own_scopes = !tl_grad_enabled();
     tl_tensor *h = tl_embedding_forward(m->embed_tokens, ids);
     for (int64_t l = 0; l < m->config.num_hidden_layers; l++) {
         LlamaDecoderLayer *layer = &m->decoder[l];
         m->router_logits[l] = NULL;
         layer_step step = {layer, layer_pos, cache, (int)l, &m->router_logits[l]};
+        if (own_scopes) tl_scope_push();
         h = pre_norm_residual(h, &layer->input_layernorm, attention_sublayer, &step);
         h = pre_norm_residual(h, &layer->post_attention_layernorm, mlp_sublayer, &step);
+        if (own_scopes) {
+            h = tl_scope_keep(h);
+            if (m->router_logits[l]) m->router_logits[l] = tl_scope_keep(m->router_logits[l]);
+            tl_scope_pop();
+        }
     }
     h = rmsnorm_forward(&m->norm, h);
     return tl_linear(h, m->head_weight, NULL);

@@ -18,17 +18,21 @@
 #define LOAD "llama_from_pretrained"
 #define CONFIG_MAX_BYTES (16 << 20)
 
-/* The whole of a small text file, NUL-terminated (malloc'd), or NULL with an error. */
+/* The whole of a small text file, NUL-terminated (malloc'd, of the file's own
+ * size), or NULL with an error. */
 static char *read_text(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return tl_fail(LOAD ": cannot open %s: %s", path, strerror(errno));
-    char *buf = malloc(CONFIG_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, CONFIG_MAX_BYTES + 1, f) : 0;
-    bool failed = !buf || ferror(f) || n > CONFIG_MAX_BYTES;
+    struct stat st;
+    bool sized = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+                 st.st_size <= CONFIG_MAX_BYTES;
+    char *buf = sized ? malloc((size_t)st.st_size + 1) : NULL;
+    size_t n = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
+    bool failed = !buf || ferror(f) || n != (size_t)st.st_size;
     fclose(f);
     if (failed) {
         free(buf);
-        return tl_fail(LOAD ": cannot read %s (or it is larger than 16 MB)", path);
+        return tl_fail(LOAD ": cannot read %s (a regular file of at most 16 MB)", path);
     }
     buf[n] = '\0';
     return buf;
