@@ -9,8 +9,10 @@
 #   and the reply's ids are those of --ids with the same prompt ids;
 # - chat keeps the conversation: a second turn runs only its new tokens;
 # - a stop id ends the reply (generation_config.json's), -n bounds it;
-# - a folder that is not a checkpoint, a file, one without weights, an unknown
-#   dtype, a prompt longer than the context and bad ids are refused clearly;
+# - a folder that is not a checkpoint, a file, one without weights, weights
+#   stored in a dtype tinyllm does not compute with (FP8, a quantization's
+#   integers), an unknown --dtype, a prompt longer than the context and bad ids
+#   are refused clearly;
 # - Ctrl-C (SIGINT) stops a run with exit 130 and its timings so far;
 # - --help works for every verb.
 # Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
@@ -168,6 +170,21 @@ check "no config.json" 1 "not a checkpoint folder" "notes.txt" -- \
     "$TINYLLM" generate "$work/empty" --ids 1,2
 mkdir -p "$work/noweights" && cp "$dir/config.json" "$work/noweights/"
 check "no weights" 1 "no weights" "tinyllm pull" -- "$TINYLLM" generate "$work/noweights" --ids 1,2
+# weights stored as FP8 or as a quantization's integers: refused before the load
+for stored in F8_E4M3 I32; do
+    mkdir -p "$work/$stored" && cp "$dir/config.json" "$work/$stored/"
+    python3 -c 'import json, struct, sys
+shape = [2, 2] if sys.argv[2] == "I32" else [4, 4]   # 16 bytes either way
+head = json.dumps({"model.embed_tokens.weight": {"dtype": sys.argv[2], "shape": shape,
+                   "data_offsets": [0, 16]}}).encode()
+head += b" " * (-len(head) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(head)) + head + bytes(16))' \
+        "$work/$stored/model.safetensors" "$stored"
+done
+check "weights stored as FP8" 1 "F8_E4M3 in model.safetensors" "BF16 release" -- \
+    "$TINYLLM" generate "$work/F8_E4M3" --ids 1,2
+check "weights stored as integers" 1 "I32 in model.safetensors" "unquantized" -- \
+    "$TINYLLM" chat "$work/I32"
 check "dtype f16" 2 "f32 or bf16" -- "$TINYLLM" generate "$dir" --ids 1,2 --dtype f16
 check "dtype fp8" 2 "--dtype fp8" -- "$TINYLLM" generate "$dir" --ids 1,2 --dtype fp8
 long=$(python3 -c 'print(",".join(["5"] * 300))')

@@ -18,6 +18,7 @@
 #include "tinyllm/tensor.h"
 #include "tinyllm/tokenizer.h"
 #include "conversation.h"
+#include "folder.h"
 #include "reply.h"
 #include "session.h"
 #include "stream.h"
@@ -113,6 +114,11 @@ int tinyllm_chat(int argc, char **argv) {
     if (usage >= 0) return usage;
     apply_threads(o.threads);
     tl_clear_error();
+    LlamaConfig config;   /* the folder first: a wrong folder is said as such */
+    if (folder_read_config(o.dir, &config) != 0) {
+        fprintf(stderr, "tinyllm chat: %s\n", tl_error());
+        return 1;
+    }
     tl_tokenizer *tok = tl_tokenizer_load(o.dir);
     if (!tok || !tl_chat_template_exists(tok, NULL)) {
         fprintf(stderr, "tinyllm chat: %s\n", tok ? "the checkpoint's tokenizer_config.json "

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tinyllm/safetensors.h"
 #include "tinyllm/tensor.h"
 #include "folder.h"
 
@@ -35,6 +36,42 @@ static void some_files(const char *dir, char *out, size_t size) {
     if (total == 0) snprintf(out, size, "nothing");
 }
 
+/* The stored dtypes tinyllm computes with: F32 and BF16 as they are, F16
+ * widened to F32 exactly. Anything else (FP8 with its scale tensors, the
+ * integers of a GPTQ or AWQ quantization, F64) is said before the load, with
+ * how many tensors, the first one and its file. */
+static int check_weight_dtypes(const char *dir) {
+    tl_checkpoint *ck = tl_checkpoint_open(dir);
+    if (!ck) return tl_fail_status("%s: %s", dir, tl_error());
+    int odd = 0;
+    const tl_st_file *first_file = NULL;
+    const tl_st_entry *first = NULL;
+    for (int i = 0; i < ck->file_count; i++)
+        for (int j = 0; j < ck->files[i]->count; j++) {
+            tl_st_dtype dt = ck->files[i]->entries[j].dtype;
+            if (dt == TL_ST_F32 || dt == TL_ST_BF16 || dt == TL_ST_F16) continue;
+            if (odd++ == 0) {
+                first_file = ck->files[i];
+                first = &ck->files[i]->entries[j];
+            }
+        }
+    int rc = 0;
+    if (odd > 0) {
+        const char *name = tl_st_dtype_name(first->dtype), *slash = strrchr(first_file->path, '/');
+        bool fp8 = first->dtype == TL_ST_F8_E4M3 || first->dtype == TL_ST_F8_E5M2;
+        rc = tl_fail_status("%s stores %d tensor%s in a dtype tinyllm does not compute with "
+                            "(the first: %s, %s in %s); tinyllm runs F32 and BF16 weights (F16 "
+                            "widened to F32): %s", dir, odd, odd > 1 ? "s" : "", first->name,
+                            name, slash ? slash + 1 : first_file->path,
+                            fp8 ? "an FP8 checkpoint needs its block scales applied; pull the "
+                                  "model's BF16 release instead"
+                                : "a quantized checkpoint (GPTQ, AWQ) needs its own kernels; "
+                                  "pull the model's unquantized F32 or BF16 release instead");
+    }
+    tl_checkpoint_free(ck);
+    return rc;
+}
+
 int folder_read_config(const char *dir, LlamaConfig *c) {
     struct stat st;
     if (stat(dir, &st) != 0)
@@ -55,6 +92,7 @@ int folder_read_config(const char *dir, LlamaConfig *c) {
         return tl_fail_status("%s has a config.json but no weights: neither model.safetensors "
                               "nor model.safetensors.index.json (it holds %s); was the download "
                               "cut short? `tinyllm pull` resumes it", dir, files);
+    if (check_weight_dtypes(dir) != 0) return -1;
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
     FILE *f = fopen(path, "rb");

@@ -11,7 +11,8 @@
 
 /* Reads dir/config.json into *c. -1 with an error that says what the folder
  * lacks (not a folder; no config.json, with what it does hold; no weights;
- * a config the model refuses) and what to do. */
+ * weights stored in a dtype tinyllm does not compute with, such as FP8 or a
+ * quantization's integers; a config the model refuses) and what to do. */
 int folder_read_config(const char *dir, LlamaConfig *c);
 
 /* Whether dir holds a tokenizer.json. */

@@ -43,5 +43,8 @@ int64_t machine_rss_bytes(void) {
 int64_t machine_peak_rss_bytes(void) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
-    return (int64_t)ru.ru_maxrss * 1024;   /* kB on Linux */
+    /* The kernel's high-water mark lags its per-thread counters (synced every
+     * few dozen page faults), so it can read below a fresh statm reading. */
+    int64_t peak = (int64_t)ru.ru_maxrss * 1024, now = machine_rss_bytes();   /* kB on Linux */
+    return peak > now ? peak : now;
 }
