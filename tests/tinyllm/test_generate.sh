@@ -13,6 +13,7 @@
 #   stored in a dtype tinyllm does not compute with (FP8, a quantization's
 #   integers), an unknown --dtype, a prompt longer than the context and bad ids
 #   are refused clearly;
+# - the load shows its progress on a terminal, and not in a pipe;
 # - Ctrl-C (SIGINT) stops a run with exit 130 and its timings so far;
 # - --help works for every verb.
 # Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
@@ -204,6 +205,12 @@ done
 check "--prompt without tokenizer" 1 "tokenizer" -- "$TINYLLM" generate "$work/notok" --prompt hi
 check "chat without a tokenizer" 1 "tokenizer" -- "$TINYLLM" chat "$work/notok"
 check "-n 0" 2 "-n takes" -- "$TINYLLM" generate "$dir" --ids 1 -n 0
+
+# ---- progress on the load: on a terminal (script(1) gives one), never in a pipe --------------
+out=$(script -qec "'$TINYLLM' generate '$dir' --ids 1,2,3 -n 2 --quiet" /dev/null 2>&1)
+grep -q "loading $dir: 100% of" <<<"$out" && ok || bad "no load progress on a terminal" "$out"
+out=$("$TINYLLM" generate "$dir" --ids 1,2,3 -n 2 --quiet 2>&1)
+grep -q "loading" <<<"$out" && bad "load progress written into a pipe" "$out" || ok
 
 # ---- Ctrl-C: exit 130, the timings so far -----------------------------------------------------
 # llama-dynamic rescales its rope past its context, so a long run is allowed; the
