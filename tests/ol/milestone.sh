@@ -7,6 +7,8 @@
 #   exit 1, and passes again with --ref-deps;
 # - L7.1's pitfall s02 in the student's rmsnorm.c fails the logits checks, with the
 #   deviation as a multiple of the tolerance;
+# - without --smoke, on a tiny stand-in cached under SmolLM2's name: generate and pull
+#   pass against the reference's tinyllm, info fails on the parameter count;
 # - without --smoke and without the model in the cache: exit 2, saying how to pull it;
 # - usage errors: exit 2.
 #   tests/ol/milestone.sh OL_BINARY
@@ -47,6 +49,16 @@ d = json.load(open(sys.argv[1]))
 assert len(d["tests"]) == 47 and d["score"] == 47, d
 assert all(t["status"] == "passed" and t["max_score"] == 1 for t in d["tests"])
 PY
+
+# the full mode on a stand-in: a tiny checkpoint in the cache under SmolLM2's name runs every
+# check against the reference's tinyllm; its parameter count and vocabulary are not SmolLM2's
+mkdir -p "$T/cache/HuggingFaceTB--SmolLM2-135M-Instruct"
+ln -s "$ROOT/fixtures/L7.9/llama-gqa" "$T/cache/HuggingFaceTB--SmolLM2-135M-Instruct/main"
+run env TINYLLM_CACHE="$T/cache" "$OL" milestone MS-L7
+expect "the full mode: the reference's reply, the pull; a wrong model's count fails" 1 \
+  "FAIL info HuggingFaceTB/SmolLM2-135M-Instruct     51360 parameters; Hugging Face counts" \
+  "ok   generate --chat (32 tokens)                  32 tokens, the reference's" \
+  "ok   pull HuggingFaceTB/SmolLM2-135M-Instruct from a fake Hub" "FAIL: 2 of 5 checks"
 
 run "$OL" start L7.1
 run "$OL" milestone MS-L7 --smoke
