@@ -349,8 +349,12 @@ int main(int argc, char **argv) {
             c->n_regions = weight_regions(&g[d], c->regions, 1024);
         }
     }
-    for (int rep = -1; rep < REPS; rep++)   /* interleaved: a change of load hits all four */
+    for (int rep = -1; rep < REPS; rep++) {   /* interleaved: a change of load hits all four */
+        printf("  %s (load average %.1f) ...\n", rep < 0 ? "the warm-up run" : "a run",
+               machine_load());
         for (int i = 0; i < 4; i++) run_once(&runs[i], rep);
+    }
+    printf("\n");
     for (int i = 0; i < 4; i++) report_config(&runs[i]);
     for (int d = 0; d < 2; d++) generator_close(&g[d]);
     printf("\n");

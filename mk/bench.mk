@@ -52,8 +52,8 @@ bench-decode: $(BENCH_DECODE) $(SMOLLM2_F32)/config.json $(SMOLLM2_BF16)/config.
 
 # tinyllm generate's own path (tools/tinyllm/generator.c on the reference
 # lessons) on the same checkpoints, each figure against a bound measured in
-# the same run (bench/bench_generate.c). About 3 minutes on a quiet machine;
-# 1 GB of memory.
+# the same run (bench/bench_generate.c). About 6 minutes on a quiet machine
+# (24 runs of 128 + 64 tokens, then 2,000 tokens); 1 GB of memory.
 BENCH_GENERATE := $(BUILD)/bench/bench_generate
 BENCH_GENERATE_OBJS := $(BUILD)/obj/bench/bench_generate.o $(BUILD)/obj/bench/read_bound.o \
   $(BUILD)/obj/tools/tinyllm/generator.o $(BUILD)/obj/tools/tinyllm/machine.o \
