@@ -132,7 +132,8 @@ CHECKPOINTS = [
     ("mistral-window", form_5x(base_config("mistral", head_dim=16, sliding_window=5), 10000.0),
      {"tokenizer": "tiny-sentencepiece", "what": "Mistral, sliding_window 5 < 12 tokens, "
       "explicit head_dim, 5.x config"}),
-    ("qwen2-window-bias", form_4x(base_config("qwen2", num_hidden_layers=3, tie_word_embeddings=True,
+    ("qwen2-window-bias", form_4x(base_config("qwen2", num_hidden_layers=3,
+                                              tie_word_embeddings=True,
                                               use_sliding_window=True, sliding_window=6,
                                               max_window_layers=1, rms_norm_eps=1e-6), 1e6),
      {"what": "Qwen2: q, k, v biases implied by model_type, tied, use_sliding_window with "
@@ -318,7 +319,8 @@ class Cfg:
         t = raw["model_type"]
         self.model_type = t
         g = raw.get
-        self.vocab, self.hidden, self.inter = g("vocab_size"), g("hidden_size"), g("intermediate_size")
+        self.vocab, self.hidden = g("vocab_size"), g("hidden_size")
+        self.inter = g("intermediate_size")
         self.layers, self.heads = g("num_hidden_layers"), g("num_attention_heads")
         self.kv_heads = g("num_key_value_heads") or self.heads
         self.head_dim = g("head_dim") or self.hidden // self.heads
@@ -352,7 +354,8 @@ class Cfg:
         self.mla = t == "deepseek_v3" or g("tl_attention") == "mla"
         if t == "deepseek_v3":
             self.q_lora, self.kv_lora = g("q_lora_rank"), g("kv_lora_rank")
-            self.nope, self.rope_dim, self.v_dim = g("qk_nope_head_dim"), g("qk_rope_head_dim"), g("v_head_dim")
+            self.nope, self.rope_dim = g("qk_nope_head_dim"), g("qk_rope_head_dim")
+            self.v_dim = g("v_head_dim")
             self.interleave = g("rope_interleave", True)
             self.mla_bias = g("attention_bias", False)
         elif self.mla:
@@ -365,7 +368,8 @@ class Cfg:
         self.experts = 0
         if t == "deepseek_v3":
             self.experts, self.top_k = g("n_routed_experts"), g("num_experts_per_tok")
-            self.moe_inter, self.first_dense = g("moe_intermediate_size"), g("first_k_dense_replace")
+            self.moe_inter = g("moe_intermediate_size")
+            self.first_dense = g("first_k_dense_replace")
             self.shared = g("moe_intermediate_size") * g("n_shared_experts")
             self.n_group, self.topk_group = g("n_group"), g("topk_group")
             self.norm_topk, self.scaling = g("norm_topk_prob", True), g("routed_scaling_factor")
@@ -584,7 +588,8 @@ def mla_attention(cfg, p, pre, x, cos, sin, mask, cache, layer):
     q_pass, q_rot = torch.split(q, [cfg.nope, cfg.rope_dim], dim=-1)
     ckv = linear(x, p, pre + ".kv_a_proj_with_mqa", cfg.mla_bias)
     k_pass, k_rot = torch.split(ckv, [cfg.kv_lora, cfg.rope_dim], dim=-1)
-    k_pass = linear(rms_norm(k_pass, p[pre + ".kv_a_layernorm.weight"], 1e-6), p, pre + ".kv_b_proj")
+    k_pass = rms_norm(k_pass, p[pre + ".kv_a_layernorm.weight"], 1e-6)
+    k_pass = linear(k_pass, p, pre + ".kv_b_proj")
     k_pass = k_pass.view(b, t, -1, cfg.nope + cfg.v_dim).transpose(1, 2)
     k_pass, value = torch.split(k_pass, [cfg.nope, cfg.v_dim], dim=-1)
     k_rot = k_rot.view(b, 1, t, cfg.rope_dim)
@@ -732,7 +737,8 @@ def param_shapes(cfg):
                     out.append((a + ".q_a_proj.bias", (cfg.q_lora,), "bias"))
                 out.append((a + ".q_a_layernorm.weight", (cfg.q_lora,), "norm"))
                 out.append((a + ".q_b_proj.weight", (cfg.heads * qk, cfg.q_lora), "matrix"))
-            out.append((a + ".kv_a_proj_with_mqa.weight", (cfg.kv_lora + cfg.rope_dim, d), "matrix"))
+            out.append((a + ".kv_a_proj_with_mqa.weight", (cfg.kv_lora + cfg.rope_dim, d),
+                        "matrix"))
             if cfg.mla_bias:
                 out.append((a + ".kv_a_proj_with_mqa.bias", (cfg.kv_lora + cfg.rope_dim,), "bias"))
             out.append((a + ".kv_a_layernorm.weight", (cfg.kv_lora,), "norm"))

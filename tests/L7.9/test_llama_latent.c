@@ -25,8 +25,8 @@ START_TEST(test_latent_attention_and_experts)
             bool sparse = l >= c->first_k_dense_replace;
             ck_assert_msg(m.decoder[l].sparse == sparse, "%s: layer %lld is %s; with "
                           "first_k_dense_replace %lld it must be %s", name, (long long)l,
-                          m.decoder[l].sparse ? "MoE" : "dense", (long long)c->first_k_dense_replace,
-                          sparse ? "MoE" : "dense");
+                          m.decoder[l].sparse ? "MoE" : "dense",
+                          (long long)c->first_k_dense_replace, sparse ? "MoE" : "dense");
         }
         ck_assert_int_eq(llama_param_count(&m), (int64_t)ll_meta(name, "hf_param_count"));
 
@@ -76,7 +76,8 @@ START_TEST(test_aux_loss_reaches_the_routers)
     tl_assert_ok(aux);
     ck_assert_int_eq(tl_backward(aux), 0);
     for (int64_t l = c.first_k_dense_replace; l < c.num_hidden_layers; l++)
-        ck_assert_msg(m.decoder[l].moe.gate && tl_module_param(m.decoder[l].moe.gate, "weight")->grad,
+        ck_assert_msg(m.decoder[l].moe.gate &&
+                          tl_module_param(m.decoder[l].moe.gate, "weight")->grad,
                       "layer %lld's router got no gradient from the aux loss", (long long)l);
     llama_free(&m);
     tl_scope_pop();

@@ -99,7 +99,8 @@ static int read_eos(const cJSON *root, int64_t def, LlamaConfig *c) {
         return 0;
     }
     if (cJSON_IsNull(v)) return 0;
-    if (cJSON_IsNumber(v)) return whole(root, "eos_token_id", 0, 0, false, &c->eos_token_id[c->n_eos++]);
+    if (cJSON_IsNumber(v))
+        return whole(root, "eos_token_id", 0, 0, false, &c->eos_token_id[c->n_eos++]);
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > LLAMA_MAX_EOS)
         return tl_fail_status(FN ": 'eos_token_id' must be a token id or a list of at most %d",
                               LLAMA_MAX_EOS);
@@ -119,7 +120,8 @@ static int read_eos(const cJSON *root, int64_t def, LlamaConfig *c) {
  * it is a non-empty object, else rope_parameters. */
 static int read_rope(const cJSON *root, int64_t rope_width, LlamaConfig *c) {
     const cJSON *scaling = get(root, "rope_scaling"), *params = get(root, "rope_parameters");
-    if ((!absent(scaling) && !cJSON_IsObject(scaling)) || (!absent(params) && !cJSON_IsObject(params)))
+    if ((!absent(scaling) && !cJSON_IsObject(scaling)) ||
+        (!absent(params) && !cJSON_IsObject(params)))
         return tl_fail_status(FN ": 'rope_scaling' and 'rope_parameters' must be objects or null");
     const cJSON *dict = cJSON_IsObject(scaling) && scaling->child ? scaling : NULL;
     if (!dict && cJSON_IsObject(params)) dict = params;
@@ -227,7 +229,8 @@ static int read_mla(const cJSON *root, LlamaConfig *c) {
     const char *kind = text(root, "tl_attention", "gqa");
     if (!kind) return -1;
     if (strcmp(kind, "gqa") != 0 && strcmp(kind, "mla") != 0)
-        return tl_fail_status(FN ": tl_attention is \"%.40s\"; it must be \"gqa\" or \"mla\"", kind);
+        return tl_fail_status(FN ": tl_attention is \"%.40s\"; it must be \"gqa\" or \"mla\"",
+                              kind);
     c->mla = strcmp(kind, "mla") == 0;
     if (!c->mla) return 0;
     if (!get(root, "tl_mla_rank"))
@@ -358,7 +361,8 @@ static int read_rest(const cJSON *root, LlamaConfig *c) {
         c->attention_bias = false;            /* fixed by the family, whatever the key says */
     const class_defaults *d = &DEFAULTS[c->model_type];
     if (whole(root, "bos_token_id", d->bos, 0, true, &c->bos_token_id) != 0 ||
-        whole(root, "pad_token_id", -1, 0, true, &c->pad_token_id) != 0 || read_eos(root, d->eos, c))
+        whole(root, "pad_token_id", -1, 0, true, &c->pad_token_id) != 0 ||
+        read_eos(root, d->eos, c) != 0)
         return -1;
     if (cJSON_IsNull(get(root, "bos_token_id"))) c->bos_token_id = -1;
     if (cJSON_IsNull(get(root, "pad_token_id"))) c->pad_token_id = -1;
