@@ -137,6 +137,9 @@ static void check_all(bool bf16, bool transposed) {
                      threads[t]);
             for (int i = 0; i < N_SHAPES; i++)
                 for (int m = 0; m < N_MS; m++) {
+                    /* The two large shapes (there to be split among threads)
+                     * with a few M only: the reference is slow under ASan. */
+                    if (SHAPES[i][0] * SHAPES[i][1] > 10000 && MS[m] % 4 != 1) continue;
                     int64_t pad = (i + m) % 3 == 0 ? 0 : 5;   /* dense and strided */
                     problem p = make_problem(&rng, bf16, transposed, MS[m], SHAPES[i][0],
                                              SHAPES[i][1], pad);

@@ -326,13 +326,14 @@ START_TEST(test_linear_hand_with_bias)
 {
     tl_scope_push();
     tl_tensor *x = tl_from_f32((const float[]){1, 2, 3, 4, 5, 6}, TL_SHAPE(2, 3));
-    tl_tensor *w = tl_from_f32((const float[]){1, 0, -1, 2, 1, 0}, TL_SHAPE(2, 3));  /* [out=2, in=3] */
+    /* [out=2, in=3] */
+    tl_tensor *w = tl_from_f32((const float[]){1, 0, -1, 2, 1, 0}, TL_SHAPE(2, 3));
     tl_tensor *bias = tl_from_f32((const float[]){10, -10}, TL_SHAPE(2));
     /* Row 1: [1-3, 2+2] + b = [8, -6]; row 2: [4-6, 8+5] + b = [8, 3]. */
-    tl_assert_close(tl_linear(x, w, bias), tl_from_f32((const float[]){8, -6, 8, 3}, TL_SHAPE(2, 2)),
-                    0, 0);
-    tl_assert_close(tl_linear(x, w, NULL), tl_from_f32((const float[]){-2, 4, -2, 13}, TL_SHAPE(2, 2)),
-                    0, 0);
+    tl_assert_close(tl_linear(x, w, bias),
+                    tl_from_f32((const float[]){8, -6, 8, 3}, TL_SHAPE(2, 2)), 0, 0);
+    tl_assert_close(tl_linear(x, w, NULL),
+                    tl_from_f32((const float[]){-2, 4, -2, 13}, TL_SHAPE(2, 2)), 0, 0);
     tl_scope_pop();
 }
 END_TEST
@@ -407,7 +408,8 @@ START_TEST(test_linear_shape_errors_name_the_shapes)
     tl_tensor *w = tl_zeros(TL_F32, TL_SHAPE(4, 5));
     tl_assert_error(tl_linear(x, w, NULL), "input [2, 3] must end with in=5");
     tl_tensor *w2 = tl_zeros(TL_F32, TL_SHAPE(4, 3));
-    tl_assert_error(tl_linear(x, w2, tl_zeros(TL_F32, TL_SHAPE(3))), "bias [3] must be [out] = [4]");
+    tl_assert_error(tl_linear(x, w2, tl_zeros(TL_F32, TL_SHAPE(3))),
+                    "bias [3] must be [out] = [4]");
     tl_assert_error(tl_linear(x, tl_zeros(TL_F32, TL_SHAPE(3)), NULL), "[out, in]");
     tl_assert_error(tl_linear(x, tl_zeros(TL_I64, TL_SHAPE(4, 3)), NULL), "I64");
     tl_assert_error(tl_linear(NULL, w2, NULL), "linear");
@@ -603,10 +605,34 @@ END_TEST
 static const int64_t FEW_ROWS[] = {2, 3, 5, 8, 9, 17, 32, 33};
 #define N_FEW_ROWS (int)(sizeof FEW_ROWS / sizeof FEW_ROWS[0])
 
+/* a [B, H, M, K] @ b [B, H, K, N] in double, from contiguous F32 copies of
+ * any view (so independent of the layouts matmul reads): naive_matmul's
+ * answer, quick enough for long caches under ASan. Its tolerance. */
+static void assert_matches_bmm(tl_tensor *got, tl_tensor *a, tl_tensor *b, const char *what) {
+    tl_tensor *ac = tl_cast(a, TL_F32), *bc = tl_cast(b, TL_F32);
+    int64_t B = a->shape[0], H = a->shape[1], M = a->shape[2], K = a->shape[3];
+    int64_t N = b->shape[3];
+    tl_tensor *want = tl_zeros(TL_F32, TL_SHAPE(B, H, M, N));
+    const float *x = tl_data(ac), *y = tl_data(bc);
+    float *out = tl_data(want);
+    for (int64_t bh = 0; bh < B * H; bh++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double sum = 0;
+                for (int64_t k = 0; k < K; k++)
+                    sum += (double)x[(bh * M + i) * K + k] * y[(bh * K + k) * N + j];
+                out[(bh * M + i) * N + j] = (float)sum;
+            }
+    tl_assert_ok(got);
+    char msg[512];
+    if (!tl_close_report(got, want, 1e-5, 1e-5 * (double)K / 24.0, msg, sizeof msg))
+        ck_abort_msg("%s: %s", what, msg);
+}
+
 START_TEST(linear_few_rows_match_the_reference_for_both_dtypes_and_thread_counts)
 {
     tl_pcg32 rng = tl_test_rng(81);
-    const int64_t sizes[][2] = {{37, 29}, {263, 577}};   /* [out, in], odd */
+    const int64_t sizes[][2] = {{37, 29}, {263, 577}};   /* [out, in], odd; 577 is split */
     tl_no_grad_push();
     for (int d = 0; d < 2; d++)
         for (int s = 0; s < 2; s++) {
@@ -623,13 +649,14 @@ START_TEST(linear_few_rows_match_the_reference_for_both_dtypes_and_thread_counts
                 snprintf(what, sizeof what, "%s linear, %lld rows, [%lld, %lld]",
                          d ? "BF16" : "F32", (long long)FEW_ROWS[i], (long long)sizes[s][0],
                          (long long)sizes[s][1]);
-                tl_tensor *x2 = tl_reshape(x, TL_SHAPE(FEW_ROWS[i], sizes[s][1]));
-                assert_matches_naive(tl_reshape(one, TL_SHAPE(FEW_ROWS[i], sizes[s][0])), x2,
-                                     tl_transpose(w, 0, 1), what);
-                assert_matches_naive(tl_reshape(two, TL_SHAPE(FEW_ROWS[i], sizes[s][0])), x2,
-                                     tl_transpose(w, 0, 1), what);
-                bool multi = FEW_ROWS[i] <= (d ? 32 : 8);
-                if (multi && !tl_close_report(two, one, 0, 0, msg, sizeof msg))
+                int64_t M = FEW_ROWS[i], in = sizes[s][1], out = sizes[s][0];
+                assert_matches_bmm(tl_reshape(one, TL_SHAPE(1, 1, M, out)),
+                                   tl_reshape(x, TL_SHAPE(1, 1, M, in)),
+                                   tl_reshape(tl_transpose(w, 0, 1), TL_SHAPE(1, 1, in, out)),
+                                   what);
+                bool multi = M <= (d ? 32 : 8);
+                double tol = multi ? 0 : 1e-5 * (double)in / 24;
+                if (!tl_close_report(two, one, multi ? 0 : 1e-5, tol, msg, sizeof msg))
                     ck_abort_msg("%s: 2 threads differ from 1: %s", what, msg);
             }
         }
@@ -643,60 +670,67 @@ static tl_tensor *hf_layout_view(tl_tensor *cache, int64_t S) {
     return tl_transpose(tl_narrow(cache, 1, 0, S), 1, 2);
 }
 
-/* q @ K^T and p @ V for the query rows of one key head (a GQA group of 3,
- * times T = 1, 2 or 3 new tokens) over cache views: narrowed, transposed, in
- * the lesson's [B, Hkv, S_max, D] layout and in HF's strided one; F32 and
- * BF16; odd lengths; one and two threads. */
+/* q @ K^T and p @ V for G * T query rows per key head over the cache view
+ * k [1, KV, S, D], on one and two threads: the reference's values, the same
+ * bits on both up to the crossover (within tolerance beyond), and no copy of
+ * the cache in the arena (one would show once it is 1 MiB or more; the arena
+ * grows by blocks, hence the slack). */
+static void check_group_rows(tl_pcg32 *rng, tl_tensor *k, int64_t G, int64_t T,
+                             const char *what) {
+    int64_t KV = k->shape[1], S = k->shape[2], D = k->shape[3];
+    tl_tensor *kt = tl_transpose(k, -1, -2);
+    tl_tensor *q = tl_randn(rng, TL_SHAPE(1, KV, G * T, D));
+    tl_tensor *p = tl_randn(rng, TL_SHAPE(1, KV, G * T, S));
+    const char *threads[] = {"1", "2"};
+    tl_tensor *scores[2], *mixed[2];
+    for (int t = 0; t < 2; t++) {
+        setenv("TINYLLM_THREADS", threads[t], 1);
+        size_t before = tl_scope_bytes();
+        scores[t] = tl_matmul(q, kt);
+        mixed[t] = tl_matmul(p, k);
+        size_t grown = tl_scope_bytes() - before;
+        size_t results = (size_t)(KV * G * T * (S + D)) * 4, copy = (size_t)(KV * S * D) * 4;
+        if (copy >= 1 << 20 && grown > results + (512 << 10))
+            ck_abort_msg("%s: matmul took %zu bytes of arena for %zu of results (a copy of "
+                         "the cache?)", what, grown, results);
+    }
+    unsetenv("TINYLLM_THREADS");
+    assert_matches_bmm(scores[0], q, kt, what);
+    assert_matches_bmm(mixed[0], p, k, what);
+    bool multi = G * T <= (k->dtype == TL_BF16 ? 32 : 8);
+    double rtol = multi ? 0 : 1e-5, atol = multi ? 0 : 1e-5 * (double)S / 24;
+    char msg[512];
+    if (!tl_close_report(scores[1], scores[0], rtol, atol, msg, sizeof msg) ||
+        !tl_close_report(mixed[1], mixed[0], rtol, atol, msg, sizeof msg))
+        ck_abort_msg("%s: 2 threads differ from 1: %s", what, msg);
+}
+
+/* The query rows of one key head (a GQA group of 3, times T = 1 or 3 new
+ * tokens: 3 rows, or 9, beyond F32's crossover) over cache views: narrowed,
+ * transposed, in the lesson's [B, Hkv, S_max, D] layout and in HF's strided
+ * one; F32 and BF16; odd lengths and head sizes. */
 START_TEST(matmul_grouped_query_rows_read_cache_views_in_place)
 {
     tl_pcg32 rng = tl_test_rng(82);
-    const int64_t B = 2, KV = 3, G = 3, Smax = 1040;
-    const int64_t lens[] = {1, 7, 100, 1030}, dims[] = {64, 17};
+    const int64_t KV = 3, G = 3, Smax = 1400;
+    const int64_t cases[][2] = {{1, 17}, {7, 64}, {100, 17}, {1371, 64}};   /* S, D */
     const tl_dtype dts[] = {TL_F32, TL_BF16};
     tl_no_grad_push();
     for (int di = 0; di < 2; di++)
-        for (int dd = 0; dd < 2; dd++) {
-            int64_t D = dims[dd];
-            tl_tensor *lesson = random_cache(&rng, dts[di], B, KV, Smax, D);
-            tl_tensor *hf = tl_randn(&rng, TL_SHAPE(B, Smax, KV, D));
+        for (int ci = 0; ci < 4; ci++) {
+            int64_t S = cases[ci][0], D = cases[ci][1];
+            tl_tensor *lesson = random_cache(&rng, dts[di], 1, KV, Smax, D);
+            tl_tensor *hf = tl_randn(&rng, TL_SHAPE(1, Smax, KV, D));
             if (dts[di] == TL_BF16) hf = tl_cast(hf, TL_BF16);
-            for (int li = 0; li < 4; li++)
-                for (int layout = 0; layout < 2; layout++)
-                    for (int64_t T = 1; T <= 3; T++) {
-                        int64_t S = lens[li];
-                        tl_tensor *k = layout ? hf_layout_view(hf, S) : tl_narrow(lesson, 2, 0, S);
-                        tl_tensor *kt = tl_transpose(k, -1, -2);
-                        tl_tensor *q = tl_randn(&rng, TL_SHAPE(B, KV, G * T, D));
-                        tl_tensor *p = tl_randn(&rng, TL_SHAPE(B, KV, G * T, S));
-                        char what[128];
-                        snprintf(what, sizeof what, "%s cache (%s layout), S=%lld, D=%lld, "
-                                 "%lld rows", di ? "BF16" : "F32", layout ? "HF" : "lesson",
-                                 (long long)S, (long long)D, (long long)(G * T));
-                        const char *threads[] = {"1", "2"};
-                        tl_tensor *scores[2], *mixed[2];
-                        for (int t = 0; t < 2; t++) {
-                            setenv("TINYLLM_THREADS", threads[t], 1);
-                            size_t before = tl_scope_bytes();
-                            scores[t] = tl_matmul(q, kt);
-                            mixed[t] = tl_matmul(p, k);
-                            /* A copy of K or V (F32) would show in the arena; the
-                             * arena grows by blocks, hence the slack. */
-                            size_t grown = tl_scope_bytes() - before;
-                            size_t results = (size_t)(B * KV * G * T * (S + D)) * 4;
-                            size_t copy = (size_t)(B * KV * S * D) * 4;
-                            if (copy >= 1 << 20 && grown > results + (512 << 10))
-                                ck_abort_msg("%s: matmul took %zu bytes of arena for %zu of "
-                                             "results (a copy of the cache?)", what, grown,
-                                             results);
-                        }
-                        unsetenv("TINYLLM_THREADS");
-                        assert_matches_naive(scores[0], q, kt, what);
-                        assert_matches_naive(mixed[0], p, k, what);
-                        char msg[512];
-                        if (!tl_close_report(scores[1], scores[0], 0, 0, msg, sizeof msg) ||
-                            !tl_close_report(mixed[1], mixed[0], 0, 0, msg, sizeof msg))
-                            ck_abort_msg("%s: 2 threads differ from 1: %s", what, msg);
-                    }
+            for (int layout = 0; layout < 2; layout++)
+                for (int64_t T = 1; T <= 3; T += 2) {
+                    tl_tensor *k = layout ? hf_layout_view(hf, S) : tl_narrow(lesson, 2, 0, S);
+                    char what[128];
+                    snprintf(what, sizeof what, "%s cache (%s layout), S=%lld, D=%lld, %lld rows",
+                             di ? "BF16" : "F32", layout ? "HF" : "lesson", (long long)S,
+                             (long long)D, (long long)(G * T));
+                    check_group_rows(&rng, k, G, T, what);
+                }
         }
     tl_no_grad_pop();
 }
