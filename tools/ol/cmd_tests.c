@@ -145,7 +145,8 @@ int cmd_tests(int argc, char **argv) {
         for (int i = 0; test && i < s.tests.n && !file; i++)
             if (!strcmp(s.tests.v[i], test)) file = path_base(s.test_file.v[i]);
         debug_spec spec = {.bin = prog.bin, .readable = readable, .tool = tool, .test = test, .tcase = file,
-                           .filter = test ? NULL : filter, .timeout = l.test_timeout};
+                           .filter = test ? NULL : filter, .timeout = l.test_timeout,
+                           .sources = &l.sources};
         rc = debug_run(&ctx, &spec);
         free(readable);
     } else if (rc == OL_PASS) {
