@@ -15,7 +15,9 @@
  *     (narrowed, transposed), over LAYERS caches; beside the old paths (three
  *     GEMVs per head, or sgemm on the view, per what ops_linalg.c chose) and
  *     the bound: a read loop over the same cache bytes, same threads.
- * Medians of REPS passes, 1 and 2 threads. Speed is reported, never asserted.
+ * The paths of one figure run in turn, REPS times; times and ratios (taken
+ * pass by pass) are medians. 1 and 2 threads. Speed is reported, never
+ * asserted.
  * The last lines are `name: value`.
  */
 #include <cblas.h>
@@ -32,7 +34,7 @@
 #include "tinyllm/ops.h"
 #include "tinyllm/tensor.h"
 
-enum { LAYERS = 8, HIDDEN = 576, KV_DIM = 192, FFN = 1536, REPS = 5, KV_HEADS = 3, GROUP = 3,
+enum { LAYERS = 8, HIDDEN = 576, KV_DIM = 192, FFN = 1536, REPS = 7, KV_HEADS = 3, GROUP = 3,
        HEAD_DIM = 64, CACHE_LAYERS = 30, MAX_M = 64 };
 
 static double now(void) {
@@ -114,37 +116,47 @@ static double prefill_pass(const weights *w, bool bf16, path how, const float *x
     return now() - t0;
 }
 
-/* Median seconds of REPS passes (after one warm-up). */
-static double time_prefill(const weights *w, bool bf16, path how, const float *x, float *y,
-                           int64_t M) {
-    double t[REPS];
-    prefill_pass(w, bf16, how, x, y, M);
-    for (int r = 0; r < REPS; r++) t[r] = prefill_pass(w, bf16, how, x, y, M);
-    return median(t, REPS);
+/* The three passes of one M in turn, REPS times (after a warm-up), each
+ * ratio taken pass by pair: the machine is shared and its load changes from
+ * second to second. Medians of the times and of the ratios. */
+typedef struct { double one, multi, gemm, gemm_over_multi, multi_over_one; } prefill_figures;
+
+static prefill_figures time_prefill(const weights *w, bool bf16, const float *x, float *y,
+                                    int64_t M) {
+    double one[REPS], multi[REPS], gemm[REPS], ratio[REPS], passes[REPS];
+    prefill_pass(w, bf16, PATH_MULTI, x, y, M);
+    prefill_pass(w, bf16, PATH_GEMM, x, y, M);
+    for (int r = 0; r < REPS; r++) {
+        one[r] = prefill_pass(w, bf16, PATH_MULTI, x, y, 1);
+        multi[r] = prefill_pass(w, bf16, PATH_MULTI, x, y, M);
+        gemm[r] = prefill_pass(w, bf16, PATH_GEMM, x, y, M);
+        ratio[r] = gemm[r] / multi[r];
+        passes[r] = multi[r] / one[r];
+    }
+    return (prefill_figures){median(one, REPS), median(multi, REPS), median(gemm, REPS),
+                             median(ratio, REPS), median(passes, REPS)};
 }
 
 static void bench_prefill(const weights *w, int threads) {
-    static const int64_t MS[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+    static const int64_t MS[] = {2, 3, 4, 8, 12, 16, 32, 48, 64};
     float *x = xmalloc(MAX_M * FFN * sizeof *x), *y = xmalloc(MAX_M * FFN * sizeof *y);
     uint64_t s = 7;
     for (int i = 0; i < MAX_M * FFN; i++) x[i] = noise(&s);
     for (int d = 0; d < 2; d++) {
         bool bf16 = d == 1;
         const char *dt = bf16 ? "bf16" : "f32";
-        double one = time_prefill(w, bf16, PATH_MULTI, x, y, 1);
-        printf("  %s, %d thread(s): one GEMV pass (M=1) %.2f ms over %.1f MB\n", dt, threads,
-               one * 1e3, (double)(w->per_layer * LAYERS) * (bf16 ? 2 : 4) / 1e6);
+        printf("  %s, %d thread(s), %.1f MB of weights:\n", dt, threads,
+               (double)(w->per_layer * LAYERS) * (bf16 ? 2 : 4) / 1e6);
         for (size_t i = 0; i < sizeof MS / sizeof MS[0]; i++) {
             int64_t M = MS[i];
-            double multi = time_prefill(w, bf16, PATH_MULTI, x, y, M);
-            double gemm = time_prefill(w, bf16, PATH_GEMM, x, y, M);
-            printf("    M=%2lld  multi %7.2f ms (%.2f GEMV passes)  gemm %7.2f ms  "
-                   "gemm/multi %.2f\n", (long long)M, multi * 1e3, multi / one, gemm * 1e3,
-                   gemm / multi);
+            prefill_figures f = time_prefill(w, bf16, x, y, M);
+            printf("    M=%2lld  one GEMV pass %6.2f ms  multi %7.2f ms (%.2f GEMV passes)  "
+                   "gemm %7.2f ms  gemm/multi %.2f\n", (long long)M, f.one * 1e3,
+                   f.multi * 1e3, f.multi_over_one, f.gemm * 1e3, f.gemm_over_multi);
             printf("@ prefill_%s_M%lld_gemm_over_multi_%dt: %.3f\n", dt, (long long)M, threads,
-                   gemm / multi);
+                   f.gemm_over_multi);
             printf("@ prefill_%s_M%lld_multi_in_gemv_passes_%dt: %.3f\n", dt, (long long)M,
-                   threads, multi / one);
+                   threads, f.multi_over_one);
         }
     }
     free(x);
@@ -295,7 +307,7 @@ static void bench_attention(int threads) {
             /* The bound: K and V of every layer at S positions, read once. A
              * BF16 cache is half the bytes: read as floats, half the count. */
             int64_t floats = KV_HEADS * S * HEAD_DIM / (d ? 2 : 1);
-            double tn[REPS], to[REPS], tb[REPS];
+            double tn[REPS], to[REPS], tb[REPS], speedup[REPS], over_bound[REPS];
             attention_pass(kc, vc, q, p, S, ATT_MATMUL, scratch);
             for (int r = 0; r < REPS; r++) {
                 tn[r] = attention_pass(kc, vc, q, p, S, ATT_MATMUL, scratch);
@@ -306,15 +318,18 @@ static void bench_attention(int threads) {
                     b += read_pass(tl_data(vc[l]), floats, threads);
                 }
                 tb[r] = b;
+                speedup[r] = to[r] / tn[r];
+                over_bound[r] = tn[r] / b;
             }
             double new_t = median(tn, REPS), old_t = median(to, REPS), bound = median(tb, REPS);
+            double old_over_new = median(speedup, REPS), new_over_bound = median(over_bound, REPS);
             printf("    %s S=%4lld: matmul %7.3f ms  old %7.3f ms  read bound %7.3f ms  "
                    "old/new %.2f  new/bound %.2f\n", dn, (long long)S, new_t * 1e3,
-                   old_t * 1e3, bound * 1e3, old_t / new_t, new_t / bound);
+                   old_t * 1e3, bound * 1e3, old_over_new, new_over_bound);
             printf("@ attention_%s_S%lld_old_over_new_%dt: %.3f\n", dn, (long long)S, threads,
-                   old_t / new_t);
+                   old_over_new);
             printf("@ attention_%s_S%lld_new_over_bound_%dt: %.3f\n", dn, (long long)S, threads,
-                   new_t / bound);
+                   new_over_bound);
             tl_scope_pop();
         }
         for (int l = 0; l < CACHE_LAYERS; l++) {

@@ -1,6 +1,7 @@
 # A few rows against one matrix (bench/bench_multi.c): the multi-row GEMVs
 # beside the GEMM path at prefill's M, and attention's products over a cache
-# beside the old paths and the read bound. About 1 minute; 400 MB at most.
+# beside the old paths and the read bound. About 2 minutes on a loaded machine;
+# 400 MB at most.
 
 BENCH_MULTI := $(BUILD)/bench/bench_multi
 
