@@ -15,5 +15,6 @@ int cmd_dist(int argc, char **argv);
 int cmd_grade(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_tinyllm(int argc, char **argv);
+int cmd_milestone(int argc, char **argv);
 
 #endif
