@@ -18,7 +18,8 @@
 #   5. the student's loop works in the release as in the course: ol tests
 #      --mine, ol check --tests-only (on the stub), a misconception hint for
 #      an invalid test, and ol tinyllm (the command line, linked with the
-#      student's code and the prebuilt reference of the other lessons).
+#      student's code and the prebuilt reference of the other lessons), and
+#      each milestone the release carries (ol milestone ID --smoke).
 # The grades run in the background, four at a time: most of a grade is
 # waiting for test programs.
 #   tests/ol/release.sh OL_BINARY
@@ -221,6 +222,14 @@ elif [ "$lessons" != "$(cd "$ROOT/course" && ls -d L* | sort -V | xargs)" ]; the
 else
   fail "ol tinyllm in the release links the prebuilt command line with the student's code"
 fi
+# every milestone the release carries (course/*/milestone.json), on its smoke checkpoints
+for ms in "$REL"/course/*/milestone.json; do
+  [ -f "$ms" ] || continue
+  id=$(basename "$(dirname "$ms")")
+  run "$ROL" milestone "$id" --smoke --ref-deps
+  [ "$rc" = 0 ] && ok "ol milestone $id --smoke in the release: ${out##*$'\n'}" ||
+    fail "ol milestone $id --smoke in the release"
+done
 grades=$(( $(wc -w <<<"$lessons") * 2 + 4 ))
 echo "     (the student flow and $grades grades: $((SECONDS - started)) s)"
 summary

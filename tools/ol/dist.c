@@ -595,11 +595,20 @@ static int put_command_line(dist_run *d, const strlist *ids) {
     free(dir);
     if (files.n == 0) return 0;
     say(d, "%s: the command line `ol tinyllm` links, compiled", "tools/tinyllm");
+    /* a unit's key hashes only its deps' text beside its own: every header
+     * it may include is one, so a changed header (verbs.h) is recompiled */
+    strlist headers = {0};
+    list_headers(d->ctx->root, "tools/tinyllm", &headers);
+    list_headers(d->ctx->root, "contracts", &headers);
+    sl_sort(&headers);
     unit *units = xcalloc((size_t)files.n, sizeof *units);
     for (int i = 0; i < files.n; i++) {
         units[i].src = xasprintf("tools/tinyllm/%s", path_base(files.v[i]));
         units[i].cwd = xstrdup(d->ctx->root);
+        for (int h = 0; h < headers.n; h++)
+            sl_push_owned(&units[i].deps, path_join(d->ctx->root, headers.v[h]));
     }
+    sl_free(&headers);
     int rc = build_units(&d->build, units, files.n) == 0 ? 0 : -1;
     for (int i = 0; i < files.n; i++) {
         if (rc != 0 && units[i].log && *units[i].log) fputs(units[i].log, stderr);
@@ -614,6 +623,43 @@ static int put_command_line(dist_run *d, const strlist *ids) {
     for (int i = 0; i < files.n; i++) unit_free(&units[i]);
     free(units);
     sl_free(&files);
+    return rc;
+}
+
+/* Each milestone (course/<ID>/milestone.json) whose "needs" the release
+ * holds: its chapter and milestone.json; what they name (fixtures, the
+ * command line) comes with the lessons. */
+static int put_milestones(dist_run *d, const strlist *ids) {
+    char *course = path_join(d->ctx->root, "course");
+    DIR *dir = opendir(course);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && dir && (e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *rel = xasprintf("course/%s/milestone.json", e->d_name);
+        char *full = path_join(d->ctx->root, rel);
+        char *text = read_file(full, NULL);
+        cJSON *o = text ? cJSON_Parse(text) : NULL;
+        bool all = o != NULL;
+        const cJSON *need;
+        cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(o, "needs"))
+            all = all && cJSON_IsString(need) && sl_contains(ids, need->valuestring);
+        if (all) {
+            say(d, "%s: the milestone's chapter and milestone.json", e->d_name);
+            char *readme = xasprintf("course/%s/README.md", e->d_name);
+            char *readme_full = path_join(d->ctx->root, readme);
+            rc = copy_rel(d, rel);
+            if (rc == 0 && is_file(readme_full)) rc = copy_rel(d, readme);
+            free(readme_full);
+            free(readme);
+        }
+        cJSON_Delete(o);
+        free(text);
+        free(full);
+        free(rel);
+    }
+    if (dir) closedir(dir);
+    free(course);
     return rc;
 }
 
@@ -740,6 +786,7 @@ int dist_write(ol_ctx *ctx, const dist_options *opt, const char *out) {
         lesson_free(&l);
     }
     if (rc == 0) rc = put_command_line(&d, &ids);
+    if (rc == 0) rc = put_milestones(&d, &ids);
     if (rc == 0) rc = put_readme(&d, &ids);
     if (rc == 0) rc = put_marker(&d, &ids);
     if (rc == 0 && rename(d.out, out) != 0) {
