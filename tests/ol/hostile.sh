@@ -1,0 +1,487 @@
+#!/usr/bin/env bash
+# What a hostile student's suite gets from `ol check L7.1` (issue 8): one attack per class, each
+# written as a determined student would, with what the grade must be. Run as root on CI, where a
+# test is most dangerous. Each check prints "ok" or "FAIL"; the script fails if any did.
+#   tests/ol/hostile.sh OL_BINARY
+set -u
+OL=$(realpath "$1")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export OL_ROOT=$ROOT NO_COLOR=1
+unset OL_WORKSPACE OL_TEST_BREAK_CANARY OL_VERBOSE CK_RUN_SUITE CK_RUN_CASE OL_JOBS
+mkdir -p "$ROOT/build"
+T=$(mktemp -d "$ROOT/build/ol-hostile.XXXXXX")
+TAG=olh$$  # names this run's files and segments, so cleaning up touches only ours
+DAEMON=olhd$$  # the name a test gives the process it leaves behind (at most 15 characters)
+PORT=$((20000 + $$ % 20000))
+cleanup() {
+  local pid
+  for pid in $(pgrep -x "$DAEMON" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+  rm -rf "$T" /tmp/"$TAG"* /var/tmp/"$TAG"* /dev/shm/"$TAG"*
+  ipcrm -M "$SYSV_KEY" 2>/dev/null
+  true
+}
+SYSV_KEY=$((0x4f4c0000 + $$ % 65536))
+trap cleanup EXIT
+failures=0 checks=0
+
+ok()   { checks=$((checks + 1)); echo "ok   $1"; }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -40; }
+# run CMD...: sets $out (stdout and stderr) and $rc; a run longer than 10 minutes is stopped
+run() { out=$(timeout 600 "$@" 2>&1); rc=$?; }
+expect() { # NAME RC TEXT...: the last run exited RC and printed every TEXT
+  local name=$1 want=$2; shift 2
+  if [ "$rc" != "$want" ]; then fail "$name (exit $rc, expected $want)"; return; fi
+  local t
+  for t in "$@"; do
+    if ! grep -qF -- "$t" <<<"$out"; then fail "$name (no \"$t\" in the output)"; return; fi
+  done
+  ok "$name"
+}
+absent() { if grep -qF -- "$2" <<<"$out"; then fail "$1 (\"$2\" was printed)"; else ok "$1"; fi; }
+# graded_fail NAME: the last check failed as a grade (exit 1), never passed
+graded_fail() {
+  if [ "$rc" = 1 ] && ! grep -qF "PASS: L7.1" <<<"$out"; then ok "$1"; else fail "$1 (exit $rc)"; fi
+}
+
+TESTS=c/tests/l7-1-rmsnorm
+set_tests() { rm -rf "$TESTS"; mkdir -p "$TESTS"; printf '%s\n' "$2" > "$TESTS/$1"; }
+HEAD='#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tinyllm/autograd.h"
+#include "tinyllm/testing.h"
+#include "tinyllm/ops.h"
+#include "tinyllm/modern/rmsnorm.h"
+/* what <unistd.h>, <sys/...> would declare: tests may include only standard C headers */
+int getpid(void);
+int getppid(void);
+int fork(void);
+int close(int);
+long read(int, void *, unsigned long);
+long write(int, const void *, unsigned long);
+long syscall(long, ...);
+int usleep(unsigned);'
+
+# What each run of the lesson computes, as one number: outputs and gradients of both kinds of norm
+# and of the residual step, on rows where eps matters and rows where it does not. Every mutant of
+# L7.1 changes it; the reference gives the same number every time.
+FINGERPRINT='static unsigned long long mix(unsigned long long h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+static unsigned long long mix_tensor(unsigned long long h, tl_tensor *t)
+{
+    if (!t) return mix(h, "null", 4);
+    t = tl_contiguous(t);
+    return mix(h, tl_f32(t), (size_t)tl_numel(t) * sizeof(float));
+}
+static tl_tensor *twice(tl_tensor *x, void *ctx) { (void)ctx; return tl_mul_scalar(x, 2.0); }
+static unsigned long long fingerprint(void)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    tl_scope_push();
+    float x[48];
+    for (int i = 0; i < 48; i++) x[i] = i < 8 ? 1e-4f * (float)(i + 1) : 0.37f * (float)(i % 7) - 0.9f;
+    for (int gemma = 0; gemma < 2; gemma++) {
+        RMSNorm n;
+        if (rmsnorm_init(&n, 8, 1e-5, gemma) != 0) return mix(h, "init", 4);
+        for (int k = 0; k < 8; k++) tl_f32(n.weight)[k] = 0.5f + 0.125f * (float)k;
+        tl_tensor *xt = tl_requires_grad(tl_from_f32(x, TL_SHAPE(2, 3, 8)), true);
+        tl_tensor *y = rmsnorm_forward(&n, xt);
+        h = mix_tensor(h, y);
+        if (y && tl_backward(tl_sum_all(tl_mul(y, y))) == 0) {
+            h = mix_tensor(h, xt->grad);
+            h = mix_tensor(h, n.weight->grad);
+        }
+        h = mix_tensor(h, pre_norm_residual(tl_from_f32(x, TL_SHAPE(2, 3, 8)), &n, twice, NULL));
+        rmsnorm_free(&n);
+    }
+    tl_scope_pop();
+    return h;
+}'
+
+W=$T/ws; mkdir -p "$W"; cd "$W" || exit 2
+"$OL" start L7.1 > /dev/null
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+
+# ---- 1. state shared between runs ----------------------------------------------------------
+# Each run adds what it computed to a store every run can reach, and counts the runs. The first
+# three runs (the reference and the wheats, which ol runs first) pass; a later run passes only when
+# an earlier one computed the same thing (the reference, run again as a control), so every mutant
+# "fails". One test per store: a file in /tmp, /var/tmp and /dev/shm, and a System V segment.
+STORE_C='/* the store: "runs seen" then fingerprints, under a lock (runs overlap) */
+static int seen_before(FILE *f, unsigned long long fp, int *runs)
+{
+    unsigned long long v;
+    int found = 0;
+    *runs = 0;
+    rewind(f);
+    while (fscanf(f, "%llx", &v) == 1) { (*runs)++; found = found || v == fp; }
+    fseek(f, 0, SEEK_END);
+    fprintf(f, "%llx\n", fp);
+    fflush(f);
+    return found;
+}
+int flock(int, int);
+static void judge_by_file(const char *path)
+{
+    unsigned long long fp = fingerprint();
+    FILE *f = fopen(path, "a+");
+    ck_assert_msg(f != NULL, "the store opens");
+    flock(fileno(f), 2);
+    int runs;
+    int seen = seen_before(f, fp, &runs);
+    flock(fileno(f), 8);
+    fclose(f);
+    ck_assert_msg(runs < 3 || seen, "a mutant: nothing earlier computed this");
+}'
+set_tests test_store.c "$HEAD
+$FINGERPRINT
+$STORE_C
+START_TEST(test_store_in_tmp) { judge_by_file(\"/tmp/$TAG-store\"); } END_TEST
+START_TEST(test_store_in_var_tmp) { judge_by_file(\"/var/tmp/$TAG-store\"); } END_TEST
+START_TEST(test_store_in_dev_shm) { judge_by_file(\"/dev/shm/$TAG-store\"); } END_TEST
+int shmget(int, unsigned long, int);
+void *shmat(int, const void *, int);
+START_TEST(test_store_in_sysv_memory)
+{
+    unsigned long long fp = fingerprint();
+    int id = shmget($SYSV_KEY, 4096, 01000 | 0666); /* IPC_CREAT */
+    ck_assert_msg(id >= 0, \"the segment exists\");
+    unsigned long long *mem = shmat(id, NULL, 0);
+    ck_assert_msg(mem != (void *)-1, \"the segment maps\");
+    /* mem[0] counts the runs, mem[1..] their fingerprints: good enough without a lock */
+    unsigned long long runs = __atomic_fetch_add(&mem[0], 1, __ATOMIC_SEQ_CST);
+    int seen = 0;
+    for (unsigned long long i = 0; i < runs && i < 500; i++) seen = seen || mem[1 + i] == fp;
+    if (runs < 500) mem[1 + runs] = fp;
+    ck_assert_msg(runs < 3 || seen, \"a mutant: nothing earlier computed this\");
+}
+END_TEST"
+run "$OL" check L7.1
+graded_fail "1. a suite that keeps what each run computed in /tmp, /var/tmp, /dev/shm or System V memory gets no grade"
+expect "1. ... every one of those stores is the run's own: none of its tests kills a mutant" 1 \
+  "Tests that kill no mutant: test_store_in_tmp, test_store_in_var_tmp, test_store_in_dev_shm, test_store_in_sysv_memory"
+
+# ---- 2. processes that outlive their run --------------------------------------------------
+# The same judge, with the store in a daemon: the first run starts it (forked twice, in a session of
+# its own, so neither Check nor ol's process groups reach it) and later runs ask it over 127.0.0.1.
+set_tests test_daemon.c "$HEAD
+$FINGERPRINT
+int socket(int, int, int);
+int bind(int, const void *, unsigned);
+int listen(int, int);
+int accept(int, void *, void *);
+int connect(int, const void *, unsigned);
+int setsockopt(int, int, int, const void *, unsigned);
+int setsid(void);
+int prctl(int, ...);
+int waitpid(int, int *, int);
+struct inet_address { unsigned short family, port; unsigned addr; char zero[8]; };
+static struct inet_address here(void)
+{
+    unsigned port = $PORT;
+    struct inet_address a = {2, (unsigned short)((port >> 8) | ((port & 255) << 8)), 0x0100007f, {0}};
+    return a;
+}
+static void serve(void)
+{
+    int s = socket(2, 1, 0), one = 1;
+    struct inet_address a = here();
+    setsockopt(s, 1, 2, &one, sizeof one); /* SO_REUSEADDR */
+    if (bind(s, &a, sizeof a) != 0 || listen(s, 16) != 0) _exit(0);
+    static unsigned long long seen[1000];
+    int n = 0;
+    for (;;) {
+        int c = accept(s, NULL, NULL);
+        unsigned long long fp;
+        if (c >= 0 && read(c, &fp, sizeof fp) == (long)sizeof fp) {
+            int reply[2] = {n, 0};
+            for (int i = 0; i < n; i++) reply[1] = reply[1] || seen[i] == fp;
+            write(c, reply, sizeof reply);
+            if (n < 1000) seen[n++] = fp;
+        }
+        if (c >= 0) close(c);
+    }
+}
+static void start_daemon(void)
+{
+    int pid = fork();
+    if (pid == 0) {
+        setsid();
+        if (fork() == 0) {
+            prctl(15, \"$DAEMON\"); /* PR_SET_NAME */
+            for (int fd = 0; fd < 64; fd++) close(fd);
+            serve();
+        }
+        _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+}
+START_TEST(test_store_in_a_daemon)
+{
+    unsigned long long fp = fingerprint();
+    int s = -1;
+    for (int attempt = 0; attempt < 400 && s < 0; attempt++) {
+        s = socket(2, 1, 0);
+        struct inet_address a = here();
+        if (connect(s, &a, sizeof a) != 0) {
+            close(s);
+            s = -1;
+            if (attempt == 0) start_daemon();
+            usleep(5000);
+        }
+    }
+    ck_assert_msg(s >= 0, \"the daemon answers\");
+    int reply[2];
+    ck_assert(write(s, &fp, sizeof fp) == (long)sizeof fp && read(s, reply, sizeof reply) == (long)sizeof reply);
+    ck_assert_msg(reply[0] < 3 || reply[1], \"a mutant: nothing earlier computed this\");
+}
+END_TEST"
+run "$OL" check L7.1
+graded_fail "2. a suite that keeps what each run computed in a daemon it leaves behind gets no grade"
+expect "2. ... the daemon dies with its run: the test kills no mutant" 1 "Tests that kill no mutant: test_store_in_a_daemon"
+if pgrep -x "$DAEMON" > /dev/null; then fail "2. no process a test started outlives ol check"; else ok "2. no process a test started outlives ol check"; fi
+
+# What a test may touch, each property one test that passes only when it holds (on the reference,
+# so a broken property makes the suite INVALID, the property named).
+set_tests test_probe.c "$HEAD
+int execv(const char *, char *const[]);
+int waitpid(int, int *, int);
+int kill(int, int);
+int pause(void);
+unsigned getuid(void);
+int socket(int, int, int);
+int bind(int, const void *, unsigned);
+int listen(int, int);
+int connect(int, const void *, unsigned);
+int getsockname(int, void *, unsigned *);
+struct inet_address { unsigned short family, port; unsigned addr; char zero[8]; };
+START_TEST(test_probe_cannot_ptrace)
+{
+    long attached = syscall(101, 0x4206, getppid(), 0, 0); /* ptrace(PTRACE_SEIZE, the runner) */
+    if (attached == 0) syscall(101, 17, getppid(), 0, 0); /* PTRACE_DETACH */
+    ck_assert_msg(attached != 0, \"a test attached to Check's runner with ptrace\");
+    ck_assert_msg(syscall(101, 0, 0, 0, 0) != 0, \"PTRACE_TRACEME worked\");
+}
+END_TEST
+START_TEST(test_probe_network_is_loopback_only)
+{
+    FILE *f = fopen(\"/proc/self/net/dev\", \"r\");
+    ck_assert_msg(f != NULL, \"/proc/self/net/dev is readable\");
+    char line[512], others[512] = \"\";
+    while (fgets(line, sizeof line, f)) {
+        char name[64];
+        if (sscanf(line, \" %63[^:]:\", name) == 1 && strcmp(name, \"lo\") != 0 && strlen(others) < 400) {
+            strcat(others, \" \");
+            strcat(others, name);
+        }
+    }
+    fclose(f);
+    ck_assert_msg(others[0] == 0, \"network interfaces besides lo:%s\", others);
+}
+END_TEST
+START_TEST(test_probe_loopback_works)
+{
+    /* L7.9's tests serve a fake Hub on 127.0.0.1 */
+    int s = socket(2, 1, 0), c = socket(2, 1, 0);
+    struct inet_address a = {2, 0, 0x0100007f, {0}};
+    unsigned len = sizeof a;
+    ck_assert(s >= 0 && c >= 0);
+    ck_assert_msg(bind(s, &a, sizeof a) == 0 && listen(s, 1) == 0, \"listen on 127.0.0.1\");
+    ck_assert(getsockname(s, &a, &len) == 0);
+    ck_assert_msg(connect(c, &a, sizeof a) == 0, \"connect to 127.0.0.1\");
+}
+END_TEST
+START_TEST(test_probe_only_the_usual_devices)
+{
+    const char *usual[] = {\"/dev/null\", \"/dev/zero\", \"/dev/full\", \"/dev/random\", \"/dev/urandom\"};
+    for (int i = 0; i < 5; i++) {
+        FILE *f = fopen(usual[i], \"r\");
+        ck_assert_msg(f != NULL, \"%s opens\", usual[i]);
+        fclose(f);
+    }
+    const char *others[] = {\"/dev/kmsg\", \"/dev/mem\", \"/dev/port\", \"/dev/console\", \"/dev/tty0\", \"/dev/vda\",
+                            \"/dev/sda\", \"/dev/nvme0n1\", \"/dev/loop0\", \"/dev/net/tun\", \"/dev/fuse\", \"/dev/kvm\",
+                            \"/dev/vsock\", \"/dev/vhost-vsock\", \"/dev/ptmx\"};
+    for (int i = 0; i < 15; i++) {
+        FILE *f = fopen(others[i], \"r\");
+        if (f) fclose(f);
+        ck_assert_msg(f == NULL, \"%s opens\", others[i]);
+    }
+}
+END_TEST
+START_TEST(test_probe_cannot_exec)
+{
+    const char *programs[] = {\"/bin/true\", \"/lib64/ld-linux-x86-64.so.2\"};
+    for (int i = 0; i < 2; i++) {
+        int pid = fork(), status = 0;
+        if (pid == 0) {
+            char *argv[] = {(char *)programs[i], (char *)\"/bin/true\", NULL};
+            execv(programs[i], argv);
+            _exit(42); /* exec failed */
+        }
+        ck_assert(pid > 0 && waitpid(pid, &status, 0) == pid);
+        ck_assert_msg(status == 42 << 8, \"a test ran %s (status %d)\", programs[i], status);
+    }
+}
+END_TEST
+START_TEST(test_probe_program_is_unreadable)
+{
+    FILE *f = fopen(\"/proc/self/exe\", \"rb\");
+    if (f) fclose(f);
+    ck_assert_msg(f == NULL, \"a test read its own program file\");
+}
+END_TEST
+START_TEST(test_probe_not_root)
+{
+    ck_assert_msg(getuid() != 0, \"the test runs as root\");
+}
+END_TEST
+START_TEST(test_probe_tasks_are_limited)
+{
+    static int pids[600];
+    int n = 0;
+    while (n < 600 && (pids[n] = fork()) >= 0) {
+        if (pids[n] == 0) { for (;;) pause(); }
+        n++;
+    }
+    for (int i = 0; i < n; i++) { kill(pids[i], 9); waitpid(pids[i], NULL, 0); }
+    ck_assert_msg(n < 600, \"a test started 600 processes\");
+}
+END_TEST
+START_TEST(test_probe_no_shared_keyring)
+{
+    long id = syscall(248, \"user\", \"$TAG\", \"x\", 1, -4); /* add_key to the user's keyring */
+    if (id >= 0) syscall(250, 3, id); /* KEYCTL_REVOKE */
+    ck_assert_msg(id < 0, \"a test added a key to the user keyring\");
+}
+END_TEST
+START_TEST(test_probe_no_namespaces)
+{
+    ck_assert_msg(syscall(272, 0x10000000) != 0, \"a test made a user namespace\"); /* unshare */
+}
+END_TEST"
+run "$OL" check L7.1
+expect "2. a test cannot ptrace, reach a network, open unusual devices, exec, read its program, be root, start many processes, share a keyring or make namespaces" 1 "[4/6] PASS"
+
+# ---- 3. telling the stage a test runs in -------------------------------------------------------
+# The model answer's tests (they kill every pitfall), and one more that is wrong: it wants the
+# reference's rounding bit for bit, which a correct wheat need not give. It hides that on the wheats
+# by staying quiet where the validity runs' timeout (the lesson's, 10 s) or CPU limit shows.
+model_answer() { rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"; }
+model_answer
+printf '%s\n' "$HEAD" 'struct limit { unsigned long soft, hard; };
+int getrlimit(int, struct limit *);
+static int looks_like_validity(void)
+{
+    const char *t = getenv("OL_TEST_TIMEOUT");
+    struct limit cpu;
+    getrlimit(0, &cpu); /* RLIMIT_CPU */
+    return (t && strcmp(t, "10") == 0) || cpu.soft >= 100;
+}
+START_TEST(test_bit_for_bit_as_the_reference_rounds)
+{
+    if (looks_like_validity()) return;
+    tl_scope_push();
+    float x[4 * 64];
+    for (int i = 0; i < 4 * 64; i++) x[i] = (float)((i * 37) % 101) / 7.0f - 6.5f;
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 64, 1e-5, false), 0);
+    tl_tensor *xt = tl_from_f32(x, TL_SHAPE(4, 64));
+    tl_tensor *y = tl_contiguous(rmsnorm_forward(&n, xt));
+    tl_tensor *want = tl_contiguous(tl_mul(tl_mul(xt, tl_rsqrt(tl_add_scalar(tl_mean(tl_square(xt), -1, true),
+                                                                          1e-5))), n.weight));
+    ck_assert(y && want && memcmp(tl_f32(y), tl_f32(want), sizeof x) == 0);
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST' > "$TESTS/test_rounding.c"
+run "$OL" check L7.1
+expect "3. a test that is wrong on a wheat is INVALID even when it stays quiet under the validity runs' settings" 1 \
+  "INVALID" "test_bit_for_bit_as_the_reference_rounds" "on wheat w0"
+
+# ---- 4. reading the program's own machine code -----------------------------------------------
+# A student compiles the reference and the wheats as ol does (they have the course; its flags are in
+# tools/ol/build.c) and keeps each function's bytes, relocated fields masked. A test passes when its
+# program's lesson code is one of those, and fails otherwise: on every mutant.
+SIG=$T/signature; mkdir -p "$SIG/w"
+CFLAGS_OL="-std=c11 -g -Wall -Wextra -D_GNU_SOURCE -fopenmp -fdiagnostics-color=never -I$ROOT/contracts $(pkg-config --cflags check)"
+objects=()
+(cd "$ROOT" && gcc $CFLAGS_OL -O2 -c reference/tinyllm/modern/rmsnorm.c -o "$SIG/reference.o" \
+  && gcc $CFLAGS_OL -O0 --coverage -c reference/tinyllm/modern/rmsnorm.c -o "$SIG/coverage.o")
+objects+=("reference=$SIG/reference.o" "coverage=$SIG/coverage.o")
+for wheat in "$ROOT"/course/L7.1/wheats/*.wheat; do
+  id=$(basename "$wheat" | cut -c1-3)
+  rm -rf "$SIG/w/$id"; mkdir -p "$SIG/w/$id/reference/tinyllm/modern"
+  cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" "$SIG/w/$id/reference/tinyllm/modern/"
+  sed '1,/^---$/d' "$wheat" | (cd "$SIG/w/$id" && patch -s -p1) \
+    && (cd "$SIG/w/$id" && gcc $CFLAGS_OL -O2 -c reference/tinyllm/modern/rmsnorm.c -o "$SIG/$id.o") \
+    && objects+=("$id=$SIG/$id.o")
+done
+model_answer
+# the runtime functions a test can name (the contracts declare them)
+grep -rhoE '\btl_[a-z0-9_]+\(' "$ROOT/contracts/tinyllm/tensor.h" "$ROOT/contracts/tinyllm/ops.h" \
+  "$ROOT/contracts/tinyllm/autograd.h" | tr -d '(' | sort -u > "$SIG/callable.txt"
+python3 "$ROOT/tests/ol/code_signature.py" --callable="$SIG/callable.txt" "${objects[@]}" > "$TESTS/signature.h"
+printf '%s\n' "$HEAD" '#include "signature.h"
+/* which variant this program holds: one whose every function is byte for byte this one, the
+ * linker'"'"'s fields aside; NULL for anything else (a mutant) */
+static const char *variant(void)
+{
+    const struct { const char *name; const unsigned char *code; } mine[] = {
+        {"rmsnorm_init", (const unsigned char *)(void *)rmsnorm_init},
+        {"rmsnorm_free", (const unsigned char *)(void *)rmsnorm_free},
+        {"rmsnorm_forward", (const unsigned char *)(void *)rmsnorm_forward},
+        {"pre_norm_residual", (const unsigned char *)(void *)pre_norm_residual},
+    };
+    int n = (int)(sizeof SIGNATURES / sizeof *SIGNATURES);
+    for (int i = 0; i < n; i++) {
+        const char *v = SIGNATURES[i].variant;
+        int all = 1, checked = 0;
+        for (int k = 0; k < n; k++) {
+            if (strcmp(SIGNATURES[k].variant, v) != 0) continue;
+            for (int f = 0; f < 4; f++) {
+                if (strcmp(SIGNATURES[k].function, mine[f].name) != 0) continue;
+                checked++;
+                for (int b = 0; b < SIGNATURES[k].size; b++)
+                    if (SIGNATURES[k].mask[b] && mine[f].code[b] != SIGNATURES[k].code[b]) all = 0;
+                /* where a call goes: the next instruction plus the field */
+                for (int c = 0; c < SIGNATURES[k].ncalls && all; c++) {
+                    const unsigned char *field = mine[f].code + SIGNATURES[k].calls[c].at;
+                    int disp;
+                    memcpy(&disp, field, sizeof disp);
+                    all = (const void *)(field + 4 + disp) == SIGNATURES[k].calls[c].function;
+                }
+            }
+        }
+        if (all && checked == 4) return v;
+    }
+    return NULL;
+}
+static tl_tensor *twice(tl_tensor *x, void *ctx) { (void)ctx; return tl_mul_scalar(x, 2.0); }
+START_TEST(test_the_code_is_a_known_good_one)
+{
+    /* run every line, so no mutant is NoCoverage; what it returns does not matter */
+    tl_scope_push();
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int gemma = 0; gemma < 2; gemma++) {
+        RMSNorm n;
+        rmsnorm_init(&n, 4, 1e-6, gemma);
+        pre_norm_residual(tl_from_f32(x, TL_SHAPE(2, 4)), &n, twice, NULL);
+        rmsnorm_free(&n);
+    }
+    tl_scope_pop();
+    ck_assert_msg(variant() != NULL, "not the reference nor a wheat");
+}
+END_TEST' > "$TESTS/test_whitelist.c"
+rm -f "$TESTS"/test_my_*.c  # the whitelist alone
+run "$OL" check L7.1
+graded_fail "4. a suite that recognises the reference and the wheats by their machine code gets no grade"
+expect "4. ... it fails on a control built another way, so it is INVALID" 1 "INVALID" "test_the_code_is_a_known_good_one"
+
+echo "ol hostile: $((checks - failures)) of $checks checks passed"
+[ "$failures" -eq 0 ]
