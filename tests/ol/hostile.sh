@@ -44,6 +44,10 @@ graded_fail() {
 }
 
 TESTS=c/tests/l7-1-rmsnorm
+STUB=$ROOT/stubs/tinyllm/modern/rmsnorm.c
+REFSRC=$ROOT/reference/tinyllm/modern/rmsnorm.c
+SECRET="eps inside the root"  # a comment of the reference, in no other file a student sees
+model_answer() { rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"; }
 set_tests() { rm -rf "$TESTS"; mkdir -p "$TESTS"; printf '%s\n' "$2" > "$TESTS/$1"; }
 HEAD='#include <check.h>
 #include <stdio.h>
@@ -372,7 +376,6 @@ expect "2. a test cannot ptrace, reach a network, open unusual devices, exec, re
 # The model answer's tests (they kill every pitfall), and one more that is wrong: it wants the
 # reference's rounding bit for bit, which a correct wheat need not give. It hides that on the wheats
 # by staying quiet where the validity runs' timeout (the lesson's, 10 s) or CPU limit shows.
-model_answer() { rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"; }
 model_answer
 printf '%s\n' "$HEAD" 'struct limit { unsigned long soft, hard; };
 int getrlimit(int, struct limit *);
@@ -482,6 +485,188 @@ rm -f "$TESTS"/test_my_*.c  # the whitelist alone
 run "$OL" check L7.1
 graded_fail "4. a suite that recognises the reference and the wheats by their machine code gets no grade"
 expect "4. ... it fails on a control built another way, so it is INVALID" 1 "INVALID" "test_the_code_is_a_known_good_one"
+
+# ---- 5. the compiler reads what the test cannot ----------------------------------------------
+model_answer
+# the student's code is the reference, included by a relative path
+REL=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$REFSRC" "$W/c/tinyllm/modern")
+printf '#include "%s"\n' "$REL" > c/tinyllm/modern/rmsnorm.c
+run "$OL" check L7.1
+graded_fail "5. code that #includes the reference by a relative path gets no grade"
+expect "5. ... the include is refused, named with file:line" 1 "c/tinyllm/modern/rmsnorm.c:1: error:"
+# ... or is a symbolic link to it
+rm -f c/tinyllm/modern/rmsnorm.c; ln -s "$REFSRC" c/tinyllm/modern/rmsnorm.c
+run "$OL" check L7.1
+graded_fail "5. code that is a symbolic link to the reference gets no grade"
+expect "5. ... the link is refused by name" 1 "c/tinyllm/modern/rmsnorm.c is a symbolic link"
+rm -f c/tinyllm/modern/rmsnorm.c; cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
+# a test embeds the reference with an .incbin the assembler builds (.irp), and shows it when it fails
+set_tests test_embed.c "$HEAD
+__asm__(\".section .rodata\\n.globl embedded\\nembedded:\\n.irp x,inc\\n.\\\\x\\\\()bin \\\"$REFSRC\\\"\\n.endr\\n.byte 0\\n.text\");
+extern const char embedded[];
+START_TEST(test_shows_what_it_embedded)
+{
+    const char *at = strstr(embedded, \"inside\");
+    ck_abort_msg(\"%.60s\", at ? at - 4 : \"(nothing)\");
+}
+END_TEST"
+run "$OL" check L7.1
+graded_fail "5. a test that embeds a file with an assembler directive built by .irp gets no grade"
+expect "5. ... asm in a test is refused, named with file:line" 1 "test_embed.c:19: error:" "asm"
+absent "5. ... and the reference's text is never shown" "$SECRET"
+# a header that is a named pipe (the compiler would wait for it forever)
+set_tests test_fifo.c "$HEAD
+#include \"helpers.h\"
+START_TEST(test_x) { ck_assert(1); } END_TEST"
+mkfifo "$TESTS/helpers.h"
+run timeout 60 "$OL" check L7.1
+expect "5. a named pipe in the test folder is refused by name" 1 "c/tests/l7-1-rmsnorm/helpers.h is a named pipe"
+# a header that includes itself twice, 40 deep: 2^40 includes, in little memory
+set_tests test_slow.c "$HEAD
+#include \"twice.h\"
+START_TEST(test_x) { ck_assert(1); } END_TEST"
+printf '%s\n' '#if __INCLUDE_LEVEL__ < 40' '#include "twice.h"' '#include "twice.h"' '#endif' > "$TESTS/twice.h"
+OL_COMPILE_TIMEOUT=5 run timeout 120 "$OL" check L7.1
+expect "5. a compile that never ends is stopped at its time limit" 1 "test_slow.c" "ran past its time limit of 5 s"
+
+# ---- 6. redefining the grading machinery -----------------------------------------------------
+# The stub, and an _exit() that always says "passed": a course test that fails leaves its process
+# with _exit(1), which now exits 0, and Check reads that as a pass.
+model_answer
+{ cat "$STUB"; printf '%s\n' 'long syscall(long, ...);' \
+  '__attribute__((noreturn)) void _exit(int status) { (void)status; for (;;) syscall(231, 0); }'; } \
+  > c/tinyllm/modern/rmsnorm.c
+run "$OL" check L7.1
+graded_fail "6. the stub with an _exit() that reports success gets no grade"
+expect "6. ... the symbol is refused by name" 1 "c/tinyllm/modern/rmsnorm.c defines _exit"
+cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
+set_tests test_harness.c "$HEAD
+int srunner_ntests_failed(SRunner *runner) { (void)runner; return 0; }
+START_TEST(test_x) { ck_assert(1); } END_TEST"
+run "$OL" check L7.1
+expect "6. a test defining Check's symbols is refused by name" 1 "defines srunner_ntests_failed"
+
+# ---- 7. grading data written by tests, and what INVALID shows --------------------------------------
+# an INVALID test spells what the reference computed in letters, and names a line of the reference
+# as the place it failed
+set_tests test_leak.c "$HEAD
+$FINGERPRINT
+START_TEST(test_spells_the_answer)
+{
+    unsigned long long fp = fingerprint();
+    char word[17];
+    for (int i = 0; i < 16; i++) word[i] = (char)('g' + ((fp >> (4 * i)) & 15)); /* no digits */
+    word[16] = 0;
+    ck_abort_msg(\"LE\" \"AK[%s]\", word);
+}
+END_TEST
+START_TEST(test_points_at_the_reference)
+{
+    _ck_assert_failed(\"$REFSRC\", $(grep -n "$SECRET" "$REFSRC" | cut -d: -f1), \"x\", NULL);
+}
+END_TEST"
+run "$OL" check L7.1
+expect "7. INVALID tests are named" 1 "INVALID" "test_spells_the_answer" "test_points_at_the_reference"
+absent "7. ... never with their message (values however spelled)" "LEAK["
+absent "7. ... never with a line of a file that is not theirs" "$SECRET"
+
+# A test finds the baseline's coverage notes through its own program and spoils them.
+set_tests test_spoil.c "$HEAD
+static tl_tensor *twice(tl_tensor *x, void *ctx) { (void)ctx; return tl_mul_scalar(x, 2.0); }
+START_TEST(test_spoils_the_coverage_notes)
+{
+    tl_scope_push();
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    RMSNorm n;
+    rmsnorm_init(&n, 4, 1e-6, false);
+    pre_norm_residual(tl_from_f32(x, TL_SHAPE(2, 4)), &n, twice, NULL);
+    tl_scope_pop();
+    FILE *f = fopen(\"/proc/self/exe\", \"rb\");
+    if (!f) return;
+    static char exe[64 << 20];
+    size_t len = fread(exe, 1, sizeof exe - 1, f);
+    fclose(f);
+    for (size_t i = 5; i < len; i++) {
+        if (memcmp(exe + i - 5, \".gcda\", 5) != 0 || exe[i] != 0) continue;
+        size_t start = i - 5;
+        while (start > 0 && exe[start - 1]) start--;
+        char path[4096];
+        snprintf(path, sizeof path, \"%.*sgcno\", (int)(i - 4 - start), exe + start);
+        FILE *g = fopen(path, \"w\");
+        if (g) { fputs(\"spoiled\", g); fclose(g); }
+    }
+}
+END_TEST"
+run "$OL" check L7.1
+model_answer
+echo "/* a suite ol has not graded yet, so its coverage is read again */" >> "$TESTS/test_my_golden.c"
+run "$OL" check L7.1
+expect "7. after a test tried to spoil the coverage notes, the next check grades as before" 0 "PASS: L7.1 reaches R3"
+# whatever spoils ol's cache (a disk, an older ol), a bad entry is made again, never fatal
+for f in build/ol/cov/*/*.gcno; do echo spoiled > "$f"; done
+for f in build/ol/bin/*; do : > "$f"; done
+for f in build/ol/run/*.json; do echo '{"tests": 3' > "$f"; done
+run "$OL" check L7.1
+expect "7. spoiled coverage notes, programs and results in the cache are made again" 0 "PASS: L7.1 reaches R3"
+# ---- 8. bounded cost: a scratch course whose L7.1 allows 0.5 s per test and 256 MiB -------------
+R=$T/root; mkdir -p "$R/reference"
+for d in oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
+for d in course contracts stubs tests; do cp -r "$ROOT/$d" "$R/$d"; done
+cp -r "$ROOT/reference/tinyllm" "$ROOT/reference/tests" "$R/reference/"
+python3 - "$R/course/L7.1/lesson.json" <<'PY'
+import json, sys
+p = sys.argv[1]; l = json.load(open(p))
+l["test_timeout_seconds"] = 0.5
+l["test_memory_mb"] = 256
+open(p, "w").write(json.dumps(l, indent=2) + "\n")
+PY
+export OL_ROOT=$R
+TOUCH='static tl_tensor *twice(tl_tensor *x, void *ctx) { (void)ctx; return tl_mul_scalar(x, 2.0); }
+static void touch_lesson(void)
+{
+    tl_scope_push();
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    RMSNorm n;
+    rmsnorm_init(&n, 4, 1e-6, false);
+    pre_norm_residual(tl_from_f32(x, TL_SHAPE(2, 4)), &n, twice, NULL);
+    tl_scope_pop();
+}'
+set_tests test_spin.c "$HEAD
+$TOUCH
+__attribute__((constructor)) static void spin(void) { for (volatile int on = 1; on;) {} }
+START_TEST(test_a) { touch_lesson(); } END_TEST
+START_TEST(test_b) { touch_lesson(); } END_TEST"
+run "$OL" check L7.1
+expect "8. a constructor that loops is stopped soon after the per-test timeout, and is no result" 1 "INVALID" \
+  "finished no test for"
+set_tests test_big.c "$HEAD
+$TOUCH
+START_TEST(test_uses_512_mib)
+{
+    touch_lesson();
+    size_t size = (size_t)512 << 20;
+    char *p = malloc(size);
+    ck_assert_msg(p != NULL, \"malloc\");
+    memset(p, 1, size);
+    ck_assert(p[size - 1] == 1);
+}
+END_TEST"
+run "$OL" check L7.1
+expect "8. a test using more memory than the lesson allows is INVALID" 1 "INVALID" "test_uses_512_mib"
+slow=""; for i in $(seq 50); do slow="$slow
+START_TEST(test_slow_$i) { touch_lesson(); usleep(100000); } END_TEST"; done
+set_tests test_slow.c "$HEAD
+$TOUCH
+$slow"
+run "$OL" check L7.1
+expect "8. a check whose tests run too long stops at its overall limit, and says so" 1 "overall time limit of 30 s"
+set_tests test_loop.c "$HEAD
+$TOUCH
+START_TEST(test_loops) { touch_lesson(); for (volatile int on = 1; on;) {} } END_TEST"
+run "$OL" check L7.1
+expect "8. a test that loops is INVALID after one run (it timed out on the reference)" 1 "INVALID" "test_loops: timed out"
+absent "8. ... and runs no more" "it fails the same way on"
+export OL_ROOT=$ROOT
 
 echo "ol hostile: $((checks - failures)) of $checks checks passed"
 [ "$failures" -eq 0 ]
