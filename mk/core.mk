@@ -23,6 +23,7 @@ TEST_TARGETS += test-core
 .PHONY: test-core valgrind-core
 test-core: $(BUILD)/tests/core/run
 	@echo "== runtime tests (tests/core) =="
+	@bash tests/core/layers.sh $(BUILD)/obj/reference/tinyllm/core
 	@CK_FORK=yes $(BUILD)/tests/core/run
 
 # valgrind needs no fork to follow each test; leaks fail the run.

@@ -36,10 +36,14 @@ ALL_TARGETS  += $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK)
 TEST_TARGETS += test-ol test-lessons
 
 .PHONY: test-ol test-lessons
-# The parsers and formats (Check), then ol itself on L7.1 (start, tests,
-# check and its failure modes, the reports, the instructor verbs).
+# The layers of tools/ol (no circle of includes or calls) and its README's
+# file table; the parsers and formats (Check); then ol itself on L7.1
+# (start, tests, check and its failure modes, the reports, the instructor
+# verbs).
 test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
 	@echo "== ol (tests/ol) =="
+	@python3 tests/ol/layers.py tools/ol $(BUILD)/obj/tools/ol
+	@bash tests/ol/file_table.sh
 	@CK_FORK=yes $(OL_UNIT)
 	@bash tests/ol/e2e.sh $(OL_BIN) $(OL_REPORT_CHECK)
 

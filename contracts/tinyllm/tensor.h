@@ -10,10 +10,22 @@
  * Long-lived tensors (parameters, caches) are made with tl_tensor_new_owned()
  * and freed with tl_tensor_free(); a view of one must not outlive it.
  *
- * Errors. A call that fails returns NULL (or a negative status) and sets a
- * thread-local message, readable with tl_error(). An op given a NULL input
- * returns NULL and keeps the first message, so a chain of ops can be checked
- * once, at the end. Shape errors name the op, the shapes and the axis.
+ * Errors. A call that fails returns NULL (an int function -1, a double one
+ * NaN) and sets a thread-local message, readable with tl_error(). Two rules
+ * decide which message tl_error() holds after a failure:
+ *   1. A call whose own inputs are valid and that fails sets its own message,
+ *      replacing any earlier one. So tl_error() after a failure describes
+ *      that failure, even when an earlier failure was handled and never
+ *      cleared.
+ *   2. A call given a NULL input (a tensor, module, checkpoint: what an
+ *      earlier call returns) keeps the message already set, because that
+ *      NULL is the result of the call that failed, whose message is the
+ *      cause. When no message is set it sets one naming the argument
+ *      ("mul: input 2 is NULL").
+ * So a chain of ops can be checked once, at the end: the message names the
+ * op that failed first. Shape errors name the op, the shapes and the axis.
+ * A successful call leaves the message alone: read tl_error() only after a
+ * call has failed, as errno.
  */
 #ifndef TINYLLM_TENSOR_H
 #define TINYLLM_TENSOR_H
@@ -45,13 +57,31 @@ typedef struct tl_tensor {
 
 /* ---- errors ---------------------------------------------------------- */
 
-/* The first error message since the last tl_clear_error(), or NULL. */
+/* The message of the last failure on this thread (rules above), or NULL when
+ * none happened since tl_clear_error(). Valid until the next failure. */
 const char *tl_error(void);
+/* Forgets the message. Not needed between failures (rule 1); a caller that
+ * recovers from one may clear it so that a NULL it later passes by mistake
+ * (not made by a failing call) gets a message of its own (rule 2). */
 void tl_clear_error(void);
-/* Sets the message (printf-style) unless one is already set. Returns NULL so
- * an op can `return tl_fail("...")`. */
+
+/* The one idiom per return type, for a failure of the call itself (rule 1):
+ *     return tl_fail("rmsnorm_forward: x has shape %s but ...", ...);   NULL
+ *     return tl_fail_status("rmsnorm_init: dim is %lld; ...", dim);     -1
+ * Both set the message (printf-style, at most 1023 bytes, cut beyond), always,
+ * replacing an earlier one. An argument may be tl_error() itself, to add
+ * context to a lower failure: tl_fail("load: copying %s: %s", name, tl_error()). */
 void *tl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Overwrites any message: for callers that add context to a lower error. */
+int tl_fail_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* For a NULL input (rule 2): keep the message already set, else set this one.
+ *     if (!x) return tl_propagate("rmsnorm_forward: x is NULL");          NULL
+ *     if (!m) return tl_propagate_status("tl_module_load: module is NULL"); -1 */
+void *tl_propagate(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tl_propagate_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The same as tl_fail without a result (sets the message); kept so that code
+ * written before tl_fail_status builds. New code uses the idioms above. */
 void tl_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- scopes ---------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* INVALID reports hide numbers: the reference's values must not leak. */
 #include <check.h>
 #include <stdlib.h>
-#include "ol/cli.h"
+#include "ol/results.h"
 
 static void expect(const char *in, const char *out) {
     char *got = mask_numbers(in);

@@ -572,3 +572,50 @@ int defined_functions(ol_ctx *ctx, const char *obj, strlist *out) {
     proc_job_free(&job);
     return rc;
 }
+
+/* The compiler names testgen's wrapper as the includer of every test file
+ * ("In file included from build/ol/gen/KEY/wrap_0.c:3:"): news to no one,
+ * so those lines go (and the line before ends with ':' again). */
+static char *without_wrappers(ol_ctx *ctx, const char *log) {
+    char *gen = xasprintf("%s/gen/", ctx->cache);
+    strbuf b = {0};
+    for (const char *line = log; *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        const char *from = NULL;
+        if (strncmp(line, "In file included from ", 22) == 0) from = line + 22;
+        else if (len > 22 && strspn(line, " ") >= 10 && strncmp(line + strspn(line, " "), "from ", 5) == 0)
+            from = line + strspn(line, " ") + 5;
+        bool wrapper = from && strncmp(from, gen, strlen(gen)) == 0 && memmem(from, len - (size_t)(from - line), "/wrap_", 6);
+        if (wrapper) {
+            if (from != line + 22 && b.len >= 2 && b.s[b.len - 2] == ',') b.s[b.len - 2] = ':';
+        } else {
+            sb_addn(&b, line, len);
+            if (eol) sb_add(&b, "\n");
+        }
+        line += len + (eol ? 1 : 0);
+    }
+    free(gen);
+    return sb_take(&b);
+}
+
+void print_compiler_log(ol_ctx *ctx, const char *raw) {
+    if (!raw || !*raw) return;
+    char *log = without_wrappers(ctx, raw);
+    /* absolute paths are long: show them from the workspace or the root */
+    char *ws = xasprintf("%s/", ctx->ws), *root = xasprintf("%s/", ctx->root);
+    for (const char *p = log; *p;) {
+        const char *w = strstr(p, ws), *r = strstr(p, root);
+        const char *hit = w && (!r || w <= r) ? w : r;
+        size_t skip = hit == w ? strlen(ws) : strlen(root);
+        if (!hit) {
+            fputs(p, stderr);
+            break;
+        }
+        fwrite(p, 1, (size_t)(hit - p), stderr);
+        p = hit + skip;
+    }
+    free(ws);
+    free(root);
+    free(log);
+}

@@ -74,6 +74,10 @@ int build_links(ol_ctx *ctx, link_spec *l, int n);
 void link_free(link_spec *l);
 void link_input_free(link_input *in);
 
+/* Prints what the compiler said on stderr: paths relative to the workspace
+ * or the root, without the lines naming testgen's generated wrappers. */
+void print_compiler_log(ol_ctx *ctx, const char *log);
+
 /* Global functions an object defines (nm), for the canary. */
 int defined_functions(ol_ctx *ctx, const char *obj, strlist *out);
 

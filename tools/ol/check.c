@@ -6,7 +6,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "harness.h"
 #include "lessonlib.h"
 #include "proc.h"
 #include "sandbox.h"
@@ -48,14 +48,34 @@ typedef struct {
     char data_key[HASH_HEX];
     strlist before;            /* without a sealed sandbox: the files tests must not change */
     bool watching;
+    const check_options *opt;  /* whom to tell as stages end */
 } work;
 
-/* Records a stage's outcome and prints it at once. */
-static void set_stage(ol_ctx *ctx, check_report *r, int i, stage_state s, char *summary) {
+static void tell(const work *w, const check_report *r, int stage) {
+    if (w->opt->on_stage) w->opt->on_stage(r, stage, w->opt->data);
+}
+
+/* Records a stage's outcome and tells the caller at once. */
+static void set_stage(const work *w, check_report *r, int i, stage_state s, char *summary) {
     free(r->stages[i].summary);
     r->stages[i].state = s;
     r->stages[i].summary = summary;
-    report_stage(ctx, r, i);
+    tell(w, r, i);
+}
+
+static void copy_result(test_result *dst, const test_result *src) {
+    *dst = *src;
+    dst->name = xstrdup(src->name);
+    dst->tcase = xstrdup(src->tcase ? src->tcase : "");
+    dst->file = xstrdup(src->file ? src->file : "");
+    dst->message = xstrdup(src->message ? src->message : "");
+}
+
+static void free_result(test_result *t) {
+    free(t->name);
+    free(t->tcase);
+    free(t->file);
+    free(t->message);
 }
 
 static int harness(check_report *r, char *message) {
@@ -85,11 +105,11 @@ static int stage_build(ol_ctx *ctx, check_report *r, work *w, const check_option
     int rc = build_student_code(ctx, r->l, opt->ref_deps, &w->mine, &w->my_deps);
     if (rc == OL_USAGE) return harness(r, xstrdup("the build could not start (see the message above)"));
     if (rc == OL_FAIL) {
-        set_stage(ctx, r, ST_BUILD, STAGE_FAIL, xstrdup("your code does not compile (the compiler's messages are above)"));
+        set_stage(w, r, ST_BUILD, STAGE_FAIL, xstrdup("your code does not compile (the compiler's messages are above)"));
         return OL_FAIL;
     }
     int warnings = count_warnings(&w->mine);
-    set_stage(ctx, r, ST_BUILD, STAGE_PASS,
+    set_stage(w, r, ST_BUILD, STAGE_PASS,
               warnings ? xasprintf("compiles, with %d warning%s (above): worth reading", warnings, warnings == 1 ? "" : "s")
                        : xstrdup("compiles with -Wall -Wextra, no warnings"));
     return OL_PASS;
@@ -103,7 +123,7 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
     if (failed < 0) return 130;
     if (failed > 0) {
         print_compiler_log(ctx, w->course_prog.log);
-        set_stage(ctx, r, ST_COURSE, STAGE_FAIL,
+        set_stage(w, r, ST_COURSE, STAGE_FAIL,
                   xstrdup("your code does not link with the course tests (the linker's messages are above)"));
         return OL_FAIL;
     }
@@ -112,32 +132,23 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
     if (run_suite_by_file(ctx, &w->course, &spec, &w->course_run) != 0) return not_run(r);
     int bad = run_failures(&w->course_run);
     if (bad) {
+        r->course_failed = xcalloc((size_t)bad, sizeof *r->course_failed);
         for (int i = 0; i < w->course_run.n; i++)
-            if (w->course_run.t[i].status != TEST_PASS) print_test_failure(ctx, stdout, &w->course_run.t[i], false);
-        set_stage(ctx, r, ST_COURSE, STAGE_FAIL,
+            if (w->course_run.t[i].status != TEST_PASS) copy_result(&r->course_failed[r->ncourse_failed++], &w->course_run.t[i]);
+        set_stage(w, r, ST_COURSE, STAGE_FAIL,
                   xasprintf("%d of %d course tests fail on your code (above)", bad, w->course_run.n));
         return OL_FAIL;
     }
-    set_stage(ctx, r, ST_COURSE, STAGE_PASS,
+    set_stage(w, r, ST_COURSE, STAGE_PASS,
               w->course_run.n == 1 ? xstrdup("the 1 course test passes") : xasprintf("all %d pass", w->course_run.n));
     return OL_PASS;
 }
 
 /* ---- stage 3: the student's tests ---- */
 
-static void no_tests(ol_ctx *ctx, check_report *r, const char *why) {
+static void no_tests(const work *w, check_report *r, const char *why) {
     r->score = 0;
-    set_stage(ctx, r, ST_TESTS, STAGE_FAIL, xasprintf("no tests: %s, so the mutation score is 0", why));
-}
-
-/* "file:line: message" -> "file:line: error: message", as a compiler says it. */
-static void print_problems(const strlist *problems) {
-    for (int i = 0; i < problems->n; i++) {
-        const char *msg = strstr(problems->v[i], ": ");
-        int head = msg ? (int)(msg - problems->v[i]) : 0;
-        printf("%.*s: %serror:%s %s\n", head, problems->v[i], color(stdout, C_RED), color(stdout, C_RESET),
-               msg ? msg + 2 : problems->v[i]);
-    }
+    set_stage(w, r, ST_TESTS, STAGE_FAIL, xasprintf("no tests: %s, so the mutation score is 0", why));
 }
 
 static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
@@ -145,31 +156,30 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
     char *dir = path_join(ctx->student, l->student_tests);
     char *err = NULL, *why = NULL;
     int rc = OL_FAIL;
-    strlist problems = {0};
+    strlist *problems = &r->problems;
     if (!is_dir(dir)) {
         why = xasprintf("c/%s/ does not exist (`ol start %s` makes it)", l->student_tests, l->id);
-        no_tests(ctx, r, why);
+        no_tests(w, r, why);
     } else if (suite_scan(&w->tests, l->slug, dir, &err) != 0) {
-        set_stage(ctx, r, ST_TESTS, STAGE_FAIL, err);
+        set_stage(w, r, ST_TESTS, STAGE_FAIL, err);
         err = NULL;
     } else if (w->tests.files.n == 0) {
         why = xasprintf("c/%s/ holds no .c file", l->student_tests);
-        no_tests(ctx, r, why);
+        no_tests(w, r, why);
     } else if (suite_generate(ctx, &w->tests, &err) != 0) {
         rc = harness(r, err);
         err = NULL;
-    } else if (suite_check_includes(ctx, &w->tests, &problems) < 0) {
+    } else if (suite_check_includes(ctx, &w->tests, problems) < 0) {
         rc = 130;
-    } else if (problems.n) {
+    } else if (problems->n) {
         /* what the compiler sees first: a test hidden by #if 0 or named in UTF-8 is not "no tests" */
-        print_problems(&problems);
-        set_stage(ctx, r, ST_TESTS, STAGE_FAIL,
+        set_stage(w, r, ST_TESTS, STAGE_FAIL,
                   xasprintf("%d problem%s in your test files (above): tests may include only contract headers, "
                             "<check.h>, standard C headers and their own folder's files, and every START_TEST "
-                            "must be compiled", problems.n, problems.n == 1 ? "" : "s"));
+                            "must be compiled", problems->n, problems->n == 1 ? "" : "s"));
     } else if (w->tests.tests.n == 0) {
         why = xasprintf("c/%s/ holds no START_TEST(name) ... END_TEST block", l->student_tests);
-        no_tests(ctx, r, why);
+        no_tests(w, r, why);
     } else {
         for (int i = 0; i < w->tests.tests.n; i++) {
             sl_push(&r->student_tests, w->tests.tests.v[i]);
@@ -178,15 +188,14 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
         int failed = suite_compile(ctx, &w->tests, "your tests");
         if (failed < 0) rc = 130;
         else if (failed > 0)
-            set_stage(ctx, r, ST_TESTS, STAGE_FAIL, xstrdup("your tests do not compile (the compiler's messages are above)"));
+            set_stage(w, r, ST_TESTS, STAGE_FAIL, xstrdup("your tests do not compile (the compiler's messages are above)"));
         else {
-            set_stage(ctx, r, ST_TESTS, STAGE_PASS,
+            set_stage(w, r, ST_TESTS, STAGE_PASS,
                       xasprintf("%d test%s in %d file%s", w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s",
                                 w->tests.files.n, w->tests.files.n == 1 ? "" : "s"));
             rc = OL_PASS;
         }
     }
-    sl_free(&problems);
     free(why);
     free(err);
     free(dir);
@@ -413,7 +422,7 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     free(origin);
     if (!w->baseline.ok) {
         print_compiler_log(ctx, w->baseline.log);
-        set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+        set_stage(w, r, ST_VALID, STAGE_FAIL,
                   xstrdup("your tests do not link with the reference (above): call only the contracts' functions"));
         return OL_FAIL;
     }
@@ -524,7 +533,7 @@ static int judge_changes(ol_ctx *ctx, check_report *r, work *w) {
         free(changed);
         return OL_PASS;
     }
-    set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+    set_stage(w, r, ST_VALID, STAGE_FAIL,
               xasprintf("INVALID: files changed while your tests ran (%s): a test may write only its working "
                         "folder and /tmp, so the mutation score is unknown; put those files back (git diff shows "
                         "what changed)", changed));
@@ -538,11 +547,7 @@ static void add_invalid(check_report *r, const char *where, const test_result *t
     r->invalid = xrealloc(r->invalid, (size_t)(r->ninvalid + 1) * sizeof *r->invalid);
     invalid_test *v = &r->invalid[r->ninvalid++];
     v->where = xstrdup(where);
-    v->t = *t;
-    v->t.name = xstrdup(t->name);
-    v->t.tcase = xstrdup(t->tcase ? t->tcase : "");
-    v->t.file = xstrdup(t->file ? t->file : "");
-    v->t.message = xstrdup(t->message ? t->message : "");
+    copy_result(&v->t, t);
 }
 
 static run_spec grading_spec(const link_spec *prog, const strlist *tests, double timeout, const char *data_key) {
@@ -638,7 +643,7 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
         for (int i = 0; i < r->ninvalid; i++)
             if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
         char *list = sl_join(&names, ", ");
-        set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+        set_stage(w, r, ST_VALID, STAGE_FAIL,
                   xasprintf("INVALID: %d test%s fail%s on a correct implementation (%s), so the mutation score is unknown",
                             names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
         free(list);
@@ -749,7 +754,7 @@ static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *con
         }
     free(where);
     if (r->ninvalid == before) {
-        report_stage(ctx, r, ST_VALID);
+        tell(w, r, ST_VALID);
         return OL_PASS;
     }
     r->invalid_on_rerun = true;
@@ -757,7 +762,7 @@ static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *con
     for (int i = before; i < r->ninvalid; i++)
         if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
     char *list = sl_join(&names, ", ");
-    set_stage(ctx, r, ST_VALID, STAGE_FAIL,
+    set_stage(w, r, ST_VALID, STAGE_FAIL,
               xasprintf("INVALID: %d test%s passed on the reference once but not when it ran again among the "
                         "mutants (%s): a test must give the same answer every time, whatever ran before it, "
                         "so the mutation score is unknown",
@@ -773,7 +778,7 @@ static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *con
 static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result *run) {
     int killers = run_failures(run);
     if (killers > 0) {
-        set_stage(ctx, r, ST_CANARY, STAGE_PASS,
+        set_stage(w, r, ST_CANARY, STAGE_PASS,
                   xasprintf("caught by %d of your %d test%s", killers, w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s"));
         return OL_PASS;
     }
@@ -797,13 +802,13 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
     if (course_killers == 0)
         return harness(r, xstrdup("the canary, which aborts in every function of the lesson, survived even the course "
                                   "tests: the mutants are not reaching the test programs"));
-    set_stage(ctx, r, ST_CANARY, STAGE_FAIL,
+    set_stage(w, r, ST_CANARY, STAGE_FAIL,
               xasprintf("none of your tests calls a function of %s (a variant that aborts in every one of them "
                         "passed them all), so no mutant can be caught", r->l->id));
     return OL_FAIL;
 }
 
-static int score_mutants(ol_ctx *ctx, check_report *r, work *w) {
+static int score_mutants(check_report *r, work *w) {
     strlist killers = {0};
     for (int i = 0; i < r->nmutants; i++) {
         const mutant_outcome *o = &r->outcomes[i];
@@ -834,7 +839,7 @@ static int score_mutants(ol_ctx *ctx, check_report *r, work *w) {
                               r->killed, r->timed_out, r->valid, r->valid == 1 ? "" : "s", r->score + 1e-12 >= r->l->threshold ? ">=" : "<",
                               r->l->threshold, r->l->rung,
                               r->required_missed.n ? "; a required pitfall survived" : "");
-    set_stage(ctx, r, ST_MUTATION, ok ? STAGE_PASS : STAGE_FAIL, summary);
+    set_stage(w, r, ST_MUTATION, ok ? STAGE_PASS : STAGE_FAIL, summary);
     return ok ? OL_PASS : OL_FAIL;
 }
 
@@ -890,9 +895,9 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     if (rc == OL_PASS) rc = judge_canary(ctx, r, w, canary);
     if (rc == OL_PASS) {
         if (r->nmutants == 0) /* an R1 or R2 lesson may have none: nothing to score */
-            set_stage(ctx, r, ST_MUTATION, STAGE_SKIPPED,
+            set_stage(w, r, ST_MUTATION, STAGE_SKIPPED,
                       xasprintf("the lesson has no mutants (%s does not ask for a score)", r->l->rung));
-        else rc = score_mutants(ctx, r, w);
+        else rc = score_mutants(r, w);
     }
     for (int k = 0; k < n; k++) run_result_free(&runs[k]);
     free(runs);
@@ -953,9 +958,8 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     double started = now_seconds();
     work w;
     memset(&w, 0, sizeof w);
+    w.opt = opt;
     fixtures_key(ctx, l, w.data_key);
-    printf("%sol check %s%s: %s (rung %s)\n", color(stdout, C_BOLD), l->id, color(stdout, C_RESET), l->title, l->rung);
-    fflush(stdout);
     int rc = stage_build(ctx, r, &w, opt);
     if (rc == OL_PASS) rc = stage_course(ctx, r, &w);
     if (rc == OL_PASS) rc = stage_tests(ctx, r, &w);
@@ -982,12 +986,12 @@ void check_report_free(check_report *r) {
     for (int i = 0; i < N_STAGES; i++) free(r->stages[i].summary);
     sl_free(&r->student_tests);
     sl_free(&r->student_files);
+    for (int i = 0; i < r->ncourse_failed; i++) free_result(&r->course_failed[i]);
+    free(r->course_failed);
+    sl_free(&r->problems);
     for (int i = 0; i < r->ninvalid; i++) {
         free(r->invalid[i].where);
-        free(r->invalid[i].t.name);
-        free(r->invalid[i].t.tcase);
-        free(r->invalid[i].t.file);
-        free(r->invalid[i].t.message);
+        free_result(&r->invalid[i].t);
     }
     free(r->invalid);
     sl_free(&r->hints);

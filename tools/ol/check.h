@@ -53,6 +53,9 @@ typedef struct {
 typedef struct check_report {
     const lesson *l;
     stage stages[N_STAGES];
+    test_result *course_failed; /* stage 2: the course tests that fail on the student's code */
+    int ncourse_failed;
+    strlist problems;        /* stage 3: "file:line: message", what the test files may not do */
     strlist student_tests;   /* names */
     strlist student_files;   /* the file of each, relative to the workspace */
     invalid_test *invalid;
@@ -74,20 +77,21 @@ typedef struct check_report {
     double seconds;
 } check_report;
 
+/* Progress: called as each stage ends (r->stages[stage] is set), with the
+ * caller's data. The pipeline prints nothing of its own but the compiler's
+ * messages. */
+typedef void (*check_progress)(const check_report *r, int stage, void *data);
+
 typedef struct {
     bool ref_deps;
+    check_progress on_stage; /* NULL: not told */
+    void *data;
 } check_options;
 
-/* Runs the pipeline, printing each stage as it ends. Returns the exit
- * status: OL_PASS, OL_FAIL, OL_USAGE (broken harness), 130 if interrupted. */
+/* Runs the pipeline, telling opt->on_stage as each stage ends. Returns the
+ * exit status: OL_PASS, OL_FAIL, OL_USAGE (broken harness), 130 if
+ * interrupted. */
 int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_report *r);
 void check_report_free(check_report *r);
-
-/* report.c: the terminal */
-void report_stage(ol_ctx *ctx, const check_report *r, int stage);
-void report_summary(ol_ctx *ctx, const check_report *r);
-/* report_json.c */
-int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path);
-int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path);
 
 #endif

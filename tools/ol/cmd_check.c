@@ -1,12 +1,13 @@
 /* ol check L7.x: the full grade (check.c), then the reports. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "cache.h"
+#include "check.h"
 #include "cli.h"
-#include "util.h"
+#include "commands.h"
+#include "opts.h"
+#include "report.h"
 
 static const char HELP[] =
     "usage: ol check L7.x [--ref-deps] [--json FILE] [--gradescope FILE] [--workspace DIR]\n"
@@ -32,28 +33,21 @@ static const char HELP[] =
     "Exit status: 0 pass, 1 fail, 2 usage error or a broken grading harness.\n";
 
 int cmd_check(int argc, char **argv) {
-    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
-                                         {"ref-deps", no_argument, 0, 'r'},
-                                         {"json", required_argument, 0, 'j'},
-                                         {"gradescope", required_argument, 0, 'g'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *workspace = NULL, *json = NULL, *gradescope = NULL;
-    check_options opt = {0};
-    int c;
-    optind = 0;
-    opterr = 0;   /* option_error says it once, with the way out */
-    while ((c = getopt_long(argc, argv, "hw:", opts, NULL)) != -1) {
-        if (c == 'h') return print_help(HELP);
-        else if (c == 'w') workspace = optarg;
-        else if (c == 'r') opt.ref_deps = true;
-        else if (c == 'j') json = optarg;
-        else if (c == 'g') gradescope = optarg;
-        else return option_error("check", c, argv);
-    }
-    if (argc - optind != 1) return usage_error("check", "give one lesson, e.g. `ol check L7.1`");
+    check_options opt = {.on_stage = report_stage};
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL},
+                              {"ref-deps", 0, NULL, NULL, &opt.ref_deps},
+                              {"json", 0, "FILE", &json, NULL},
+                              {"gradescope", 0, "FILE", &gradescope, NULL},
+                              {0}};
+    char *id;
+    int status;
+    if (!opts_one_lesson("check", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
     ol_ctx ctx;
     lesson l;
-    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    int opened = open_lesson(&ctx, &l, workspace, id);
+    free(id);
+    if (opened != 0) return OL_USAGE;
     /* Not started is the student's next step, not a broken harness. */
     for (int i = 0; i < l.sources.n; i++) {
         char *rel = xasprintf("c/%s", l.sources.v[i]);
@@ -71,6 +65,8 @@ int cmd_check(int argc, char **argv) {
         }
     }
     check_report r;
+    opt.data = &ctx;
+    report_header(&l);
     int rc = check_run(&ctx, &l, &opt, &r);
     if (rc != 130) {
         report_summary(&ctx, &r);

@@ -1,11 +1,12 @@
 /* ol diff L7.x: the student's code beside the reference, after a pass. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "commands.h"
+#include "opts.h"
 #include "proc.h"
 #include "status.h"
 
@@ -25,24 +26,17 @@ static int terminal_width(void) {
 }
 
 int cmd_diff(int argc, char **argv) {
-    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
-                                         {"unified", no_argument, 0, 'u'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *workspace = NULL;
     bool unified = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hw:u", opts, NULL)) != -1) {
-        if (c == 'h') return print_help(HELP);
-        else if (c == 'w') workspace = optarg;
-        else if (c == 'u') unified = true;
-        else return option_error("diff", c, argv);
-    }
-    if (argc - optind != 1) return usage_error("diff", "give one lesson, e.g. `ol diff L7.1`");
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"unified", 'u', NULL, NULL, &unified}, {0}};
+    char *id;
+    int status;
+    if (!opts_one_lesson("diff", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
     ol_ctx ctx;
     lesson l;
-    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    int opened = open_lesson(&ctx, &l, workspace, id);
+    free(id);
+    if (opened != 0) return OL_USAGE;
     check_status st;
     int rc = OL_PASS;
     bool checked = status_load(&ctx, l.id, &st) == 0;

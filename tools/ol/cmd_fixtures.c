@@ -4,7 +4,6 @@
  * tensor. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +11,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "commands.h"
+#include "opts.h"
 #include "proc.h"
 
 static const char HELP[] =
@@ -266,24 +267,17 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 int cmd_fixtures(int argc, char **argv) {
-    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
-                                         {"check", no_argument, 0, 'c'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *workspace = NULL;
     bool check = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hw:", opts, NULL)) != -1) {
-        if (c == 'h') return print_help(HELP);
-        else if (c == 'w') workspace = optarg;
-        else if (c == 'c') check = true;
-        else return option_error("fixtures", c, argv);
-    }
-    if (argc - optind != 1) return usage_error("fixtures", "give one lesson, e.g. `ol fixtures L7.1 --check`");
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"check", 0, NULL, NULL, &check}, {0}};
+    char *id;
+    int status;
+    if (!opts_one_lesson("fixtures", argc, argv, opts, HELP, "L7.1 --check", &id, &status)) return status;
     ol_ctx ctx;
     lesson l;
-    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    int opened = open_lesson(&ctx, &l, workspace, id);
+    free(id);
+    if (opened != 0) return OL_USAGE;
     int rc = OL_PASS;
     char *script = l.oracle ? xasprintf("%s/%s/make_fixtures.py", ctx.root, l.oracle) : NULL;
     char *committed = l.fixtures ? path_join(ctx.root, l.fixtures) : NULL;

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
 #include "hub/hub.h"
+#include "opts.h"
 
 static const char HELP[] =
     "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES]\n"
@@ -17,7 +19,18 @@ int cmd_hub(int argc, char **argv) {
         fputs(HELP, stderr);
         return OL_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) return print_help(HELP);
-    if (strcmp(argv[1], "serve") != 0) return usage_error("hub", "\"%s\" is not a hub command (only: serve)", argv[1]);
-    return hub_serve_command(argc - 1, argv + 1);
+    /* ol's part is the verb; what follows `serve` is the Hub's to parse */
+    const ol_option none[] = {{0}};
+    strlist args = {0};
+    opts_result parsed = opts_parse("hub", argc, argv, none, 1, &args);
+    int rc = -1;
+    if (parsed == OPTS_HELP) rc = print_help(HELP);
+    else if (parsed == OPTS_ERROR) rc = OL_USAGE;
+    else if (strcmp(args.v[0], "serve") != 0)
+        rc = usage_error("hub", "\"%s\" is not a hub command (only: serve)", args.v[0]);
+    sl_free(&args);
+    if (rc >= 0) return rc;
+    int at = 1;
+    while (strcmp(argv[at], "serve") != 0) at++; /* after a leading "--" */
+    return hub_serve_command(argc - at, argv + at);
 }

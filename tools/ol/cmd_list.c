@@ -1,11 +1,13 @@
 /* ol list: the lessons, their titles and rungs, and the student's progress. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
+#include "harness.h"
+#include "opts.h"
 #include "status.h"
 
 static const char HELP[] =
@@ -77,18 +79,17 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
 }
 
 int cmd_list(int argc, char **argv) {
-    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *workspace = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hw:", opts, NULL)) != -1) {
-        if (c == 'h') return print_help(HELP);
-        if (c == 'w') workspace = optarg;
-        else return option_error("list", c, argv);
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
+    strlist args = {0};
+    opts_result parsed = opts_parse("list", argc, argv, opts, 0, &args);
+    if (parsed == OPTS_RUN && args.n > 0) {
+        usage_error("list", "takes no lesson: \"%s\"", args.v[0]);
+        parsed = OPTS_ERROR;
     }
-    if (optind < argc) return usage_error("list", "takes no lesson: \"%s\"", argv[optind]);
+    sl_free(&args);
+    if (parsed == OPTS_HELP) return print_help(HELP);
+    if (parsed == OPTS_ERROR) return OL_USAGE;
     ol_ctx ctx;
     if (open_workspace(&ctx, workspace) != 0) return OL_USAGE;
     lesson *ls;

@@ -4,15 +4,18 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "commands.h"
+#include "harness.h"
 #include "mutant.h"
+#include "opts.h"
 #include "proc.h"
+#include "results.h"
 
 static const char HELP[] =
     "usage: ol mutants [list] L7.x                list the mutants and wheats\n"
@@ -397,36 +400,16 @@ static char *slug(const char *title) {
 
 static bool one_line(const char *s) { return s && !strchr(s, '\n') && !strchr(s, '\r'); }
 
-static int author(ol_ctx *ctx, const lesson *l, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"from", required_argument, 0, 'f'},   {"id", required_argument, 0, 'i'},
-        {"title", required_argument, 0, 't'},  {"caught-by", required_argument, 0, 'c'},
-        {"pitfall", required_argument, 0, 'p'}, {"symptom", required_argument, 0, 's'},
-        {"hint", required_argument, 0, 'H'},   {"source", required_argument, 0, 'S'},
-        {"wheat", no_argument, 0, 'W'},        {"workspace", required_argument, 0, 'w'},
-        {0, 0, 0, 0}};
-    const char *from = NULL, *id = NULL, *title = NULL, *caught = NULL, *pitfall = NULL, *symptom = NULL,
-               *hint = NULL, *source = NULL;
-    bool wheat = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f': from = optarg; break;
-        case 'i': id = optarg; break;
-        case 't': title = optarg; break;
-        case 'c': caught = optarg; break;
-        case 'p': pitfall = optarg; break;
-        case 's': symptom = optarg; break;
-        case 'H': hint = optarg; break;
-        case 'S': source = optarg; break;
-        case 'W': wheat = true; break;
-        case 'w': break;
-        default: return option_error("mutants new", c, argv);
-        }
-    }
-    if (optind < argc) return usage_error("mutants new", "unexpected \"%s\" (one lesson, then options)", argv[optind]);
+/* What `ol mutants new` is given. */
+typedef struct {
+    const char *from, *id, *title, *caught, *pitfall, *symptom, *hint, *source;
+    bool wheat;
+} new_args;
+
+static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
+    const char *from = a->from, *id = a->id, *title = a->title, *caught = a->caught, *pitfall = a->pitfall,
+               *symptom = a->symptom, *hint = a->hint, *source = a->source;
+    bool wheat = a->wheat;
     if (!from || !id || !title || (!wheat && !caught))
         return usage_error("mutants new", "--from, --id and --title are required, and --caught-by for a mutant");
     if (wheat && (caught || pitfall || hint))
@@ -553,36 +536,54 @@ static int author(ol_ctx *ctx, const lesson *l, int argc, char **argv) {
 }
 
 int cmd_mutants(int argc, char **argv) {
-    /* ol mutants [list|verify|new] L7.x ...: --workspace anywhere */
-    const char *workspace = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return print_help(HELP);
-        if (!strcmp(argv[i], "--workspace") && i + 1 < argc) workspace = argv[i + 1];
-        else if (!strncmp(argv[i], "--workspace=", 12)) workspace = argv[i] + 12;
-    }
+    /* ol mutants [list|verify|new] L7.x ..., options anywhere after the verb */
     const char *sub = "list";
-    int first = 1;
     if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") || !strcmp(argv[1], "new"))) {
         sub = argv[1];
-        first = 2;
+        argc--;
+        argv++;
     }
-    if (argc <= first || argv[first][0] == '-')
-        return usage_error("mutants", "give a lesson, e.g. `ol mutants %s%s`", first == 2 ? sub : "",
-                           first == 2 ? " L7.1" : "L7.1");
-    /* the lesson, then ids (verify) or options: anything else is a mistake */
+    bool is_new = !strcmp(sub, "new");
+    const char *workspace = NULL;
+    new_args na = {0};
+    const ol_option list_opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
+    const ol_option new_opts[] = {{"from", 0, "EDITED.c", &na.from, NULL},
+                                  {"id", 0, "ID", &na.id, NULL},
+                                  {"title", 0, "TEXT", &na.title, NULL},
+                                  {"caught-by", 0, "TEST", &na.caught, NULL},
+                                  {"pitfall", 0, "N", &na.pitfall, NULL},
+                                  {"symptom", 0, "TEXT", &na.symptom, NULL},
+                                  {"hint", 0, "TEXT", &na.hint, NULL},
+                                  {"source", 0, "FILE", &na.source, NULL},
+                                  {"wheat", 0, NULL, NULL, &na.wheat},
+                                  {"workspace", 'w', "DIR", &workspace, NULL},
+                                  {0}};
+    const char *cmd = is_new ? "mutants new" : "mutants";
+    strlist args = {0};
+    opts_result parsed = opts_parse(cmd, argc, argv, is_new ? new_opts : list_opts, 0, &args);
+    if (parsed != OPTS_RUN) {
+        sl_free(&args);
+        return parsed == OPTS_HELP ? print_help(HELP) : OL_USAGE;
+    }
+    if (args.n == 0) {
+        sl_free(&args);
+        return usage_error("mutants", "give a lesson, e.g. `ol mutants %s L7.1`", sub);
+    }
+    /* the lesson, then ids (verify): anything else is a mistake */
+    if (args.n > 1 && strcmp(sub, "verify") != 0) {
+        int rc = is_new ? usage_error(cmd, "unexpected \"%s\" (one lesson, then options)", args.v[1])
+                        : usage_error(cmd, "unexpected \"%s\" (to verify some mutants: `ol mutants verify L7.x "
+                                           "ID...`)", args.v[1]);
+        sl_free(&args);
+        return rc;
+    }
     strlist ids = {0};
-    for (int i = first + 1; strcmp(sub, "new") != 0 && i < argc; i++) {
-        if (!strcmp(argv[i], "--workspace")) i++;
-        else if (!strncmp(argv[i], "--workspace=", 12)) continue;
-        else if (argv[i][0] == '-' || strcmp(sub, "verify") != 0) {
-            sl_free(&ids);
-            return usage_error("mutants", "unexpected \"%s\"%s", argv[i],
-                               argv[i][0] == '-' ? "" : " (to verify some mutants: `ol mutants verify L7.x ID...`)");
-        } else sl_push(&ids, argv[i]);
-    }
+    for (int i = 1; i < args.n; i++) sl_push(&ids, args.v[i]);
     ol_ctx ctx;
     lesson l;
-    if (open_lesson(&ctx, &l, workspace, argv[first]) != 0) {
+    int opened = open_lesson(&ctx, &l, workspace, args.v[0]);
+    sl_free(&args);
+    if (opened != 0) {
         sl_free(&ids);
         return OL_USAGE;
     }
@@ -603,7 +604,7 @@ int cmd_mutants(int argc, char **argv) {
         if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL);
         set_free(&set);
     } else {
-        rc = author(&ctx, &l, argc - first, argv + first);
+        rc = author(&ctx, &l, &na);
     }
     sl_free(&ids);
     lesson_free(&l);

@@ -1,11 +1,13 @@
 /* ol start L7.x: the starting code into c/, the student's test folder with
  * one example test. Never overwrites: a file that exists is kept. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
+#include "harness.h"
+#include "opts.h"
 
 static const char HELP[] =
     "usage: ol start L7.x [--workspace DIR]\n"
@@ -70,21 +72,16 @@ static int create_once(ol_ctx *ctx, const char *dst, const char *data, size_t le
 }
 
 int cmd_start(int argc, char **argv) {
-    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *workspace = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hw:", opts, NULL)) != -1) {
-        if (c == 'h') return print_help(HELP);
-        if (c == 'w') workspace = optarg;
-        else return option_error("start", c, argv);
-    }
-    if (argc - optind != 1) return usage_error("start", "give one lesson, e.g. `ol start L7.1`");
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
+    char *id;
+    int status;
+    if (!opts_one_lesson("start", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
     ol_ctx ctx;
     lesson l;
-    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    int opened = open_lesson(&ctx, &l, workspace, id);
+    free(id);
+    if (opened != 0) return OL_USAGE;
     /* c/ in the course repository would mix a student's work with the course
      * (its build/ is scratch space: `make demo` works in build/demo) */
     const char *inside = path_rel(ctx.ws, ctx.root);

@@ -1,10 +1,13 @@
 /* ol tests L7.x: builds the student's code and runs the course tests on it. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache.h"
 #include "cli.h"
+#include "commands.h"
+#include "harness.h"
+#include "opts.h"
+#include "results.h"
 
 static const char HELP[] =
     "usage: ol tests L7.x [--ref-deps] [-k NAME] [--workspace DIR]\n"
@@ -19,100 +22,21 @@ static const char HELP[] =
     "Exit status: 0 every test passed, 1 a test failed or your code does not compile,\n"
     "2 usage error or a broken course.\n";
 
-int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d) {
-    char *err = NULL;
-    memset(mine, 0, sizeof *mine);
-    memset(d, 0, sizeof *d);
-    if (build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0) return OL_USAGE;
-    if (lesson_lib_prepare(ctx, mine, l, LIB_STUDENT, NULL, "your code", &err) != 0 ||
-        deps_prepare(ctx, l, false, ref_deps, d, &err) != 0) {
-        ol_error("%s", err);
-        free(err);
-        return OL_USAGE;
-    }
-    lesson_lib **libs = xcalloc((size_t)d->n + 1, sizeof *libs);
-    libs[0] = mine;
-    for (int i = 0; i < d->n; i++) libs[i + 1] = &d->libs[i];
-    int failed = lesson_libs_build(ctx, libs, d->n + 1);
-    for (int i = 0; i <= d->n && failed >= 0; i++) lesson_lib_print_log(ctx, libs[i]);
-    int rc = OL_PASS;
-    if (failed < 0) rc = OL_USAGE;
-    else if (failed > 0) {
-        for (int i = 0; i <= d->n; i++)
-            if (!libs[i]->ok) ol_error("%s does not compile (the compiler's messages are above)", libs[i]->label);
-        rc = OL_FAIL;
-        /* the reference not compiling is the course's fault, not the student's */
-        for (int i = 1; i <= d->n; i++)
-            if (!libs[i]->ok && libs[i]->kind != LIB_STUDENT) rc = OL_USAGE;
-    }
-    free(libs);
-    return rc;
-}
-
-int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
-    char *err = NULL;
-    char *dir = path_join(ctx->root, l->course_tests);
-    char *name = xasprintf("%s course tests", l->id);
-    int rc = OL_PASS;
-    if (suite_scan(s, name, dir, &err) != 0 || suite_generate(ctx, s, &err) != 0) {
-        ol_error("%s (lesson.json \"course_tests\"): tell your instructor", err);
-        rc = OL_USAGE;
-    } else if (s->tests.n == 0) {
-        ol_error("%s holds no START_TEST: the course tests are missing", shown_path(ctx, dir));
-        rc = OL_USAGE;
-    } else {
-        int failed = suite_compile(ctx, s, "the course tests");
-        if (failed > 0)
-            ol_error("the course tests of %s do not compile against the contracts: tell your instructor", l->id);
-        if (failed != 0) rc = OL_USAGE; /* < 0: interrupted, and ol says so */
-    }
-    free(err);
-    free(dir);
-    free(name);
-    return rc;
-}
-
-int print_results(ol_ctx *ctx, const run_result *r, const char *what, bool hide_values, bool list_passes) {
-    int failed = 0;
-    for (int i = 0; i < r->n; i++) {
-        const test_result *t = &r->t[i];
-        if (t->status == TEST_PASS) {
-            if (list_passes) printf("  %spass%s %s\n", color(stdout, C_GREEN), color(stdout, C_RESET), t->name);
-        } else {
-            fflush(stdout);
-            print_test_failure(ctx, stdout, t, hide_values);
-            failed++;
-        }
-    }
-    if (r->watchdog)
-        printf("  the test program ran past its time limit (%.0f s) and was stopped\n", r->seconds);
-    else if (r->term_signal)
-        printf("  the test program itself died: signal %d (%s)\n", r->term_signal, strsignal(r->term_signal));
-    printf("%s: %d test%s, %d passed, %d failed%s\n", what, r->n, r->n == 1 ? "" : "s", r->n - failed, failed,
-           r->cached ? " (unchanged since the last run)" : "");
-    return failed;
-}
-
 int cmd_tests(int argc, char **argv) {
-    static const struct option opts[] = {{"workspace", required_argument, 0, 'w'},
-                                         {"ref-deps", no_argument, 0, 'r'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *workspace = NULL, *filter = NULL;
     bool ref_deps = false;
-    int c;
-    optind = 0;
-    opterr = 0;   /* option_error says it once, with the way out */
-    while ((c = getopt_long(argc, argv, "hw:k:", opts, NULL)) != -1) {
-        if (c == 'h') return print_help(HELP);
-        else if (c == 'w') workspace = optarg;
-        else if (c == 'k') filter = optarg;
-        else if (c == 'r') ref_deps = true;
-        else return option_error("tests", c, argv);
-    }
-    if (argc - optind != 1) return usage_error("tests", "give one lesson, e.g. `ol tests L7.1`");
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL},
+                              {"ref-deps", 0, NULL, NULL, &ref_deps},
+                              {NULL, 'k', "NAME", &filter, NULL},
+                              {0}};
+    char *id;
+    int status;
+    if (!opts_one_lesson("tests", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
     ol_ctx ctx;
     lesson l;
-    if (open_lesson(&ctx, &l, workspace, argv[optind]) != 0) return OL_USAGE;
+    int opened = open_lesson(&ctx, &l, workspace, id);
+    free(id);
+    if (opened != 0) return OL_USAGE;
     lesson_lib mine;
     deps d;
     suite s = {0};

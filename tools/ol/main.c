@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "commands.h"
 #include "proc.h"
+#include "util.h"
 
 static const char USAGE[] =
     "usage: ol COMMAND [ARGS]   (ol COMMAND --help for each)\n"

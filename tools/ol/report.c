@@ -6,12 +6,30 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "cli.h"
+#include "report.h"
+#include "results.h"
 
-void report_stage(ol_ctx *ctx, const check_report *r, int i) {
-    (void)ctx;
+void report_header(const lesson *l) {
+    printf("%sol check %s%s: %s (rung %s)\n", color(stdout, C_BOLD), l->id, color(stdout, C_RESET), l->title, l->rung);
+    fflush(stdout);
+}
+
+/* "file:line: message" -> "file:line: error: message", as a compiler says it. */
+static void print_problems(const strlist *problems) {
+    for (int i = 0; i < problems->n; i++) {
+        const char *msg = strstr(problems->v[i], ": ");
+        int head = msg ? (int)(msg - problems->v[i]) : 0;
+        printf("%.*s: %serror:%s %s\n", head, problems->v[i], color(stdout, C_RED), color(stdout, C_RESET),
+               msg ? msg + 2 : problems->v[i]);
+    }
+}
+
+void report_stage(const check_report *r, int i, void *ctx) {
     const stage *s = &r->stages[i];
+    /* what made the stage fail, then the stage's line */
+    if (i == ST_COURSE && s->state == STAGE_FAIL)
+        for (int k = 0; k < r->ncourse_failed; k++) print_test_failure(ctx, stdout, &r->course_failed[k], false);
+    if (i == ST_TESTS && s->state == STAGE_FAIL) print_problems(&r->problems);
     const char *word = s->state == STAGE_PASS ? "PASS" : s->state == STAGE_FAIL ? "FAIL" : "skip";
     const char *ansi = s->state == STAGE_PASS ? C_GREEN : s->state == STAGE_FAIL ? C_RED : C_DIM;
     printf("[%d/%d] %s%s%s  %s", i + 1, N_STAGES, color(stdout, ansi), word, color(stdout, C_RESET), s->title);

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "cli.h"
+#include "report.h"
 
 static int write_json(cJSON *o, const char *path) {
     char *text = cJSON_Print(o);

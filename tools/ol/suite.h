@@ -37,7 +37,4 @@ int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems);
 /* The link inputs of the suite's objects. */
 void suite_link(const suite *s, link_spec *l);
 
-/* Prints compiler output, paths made relative to the workspace or root. */
-void print_compiler_log(ol_ctx *ctx, const char *log);
-
 #endif

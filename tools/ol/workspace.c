@@ -92,3 +92,10 @@ char *ctx_cache_dir(ol_ctx *ctx, const char *name) {
     }
     return dir;
 }
+
+const char *shown_path(ol_ctx *ctx, const char *path) {
+    if (!path) return "";
+    const char *p = path_rel(path, ctx->ws);
+    if (p == path) p = path_rel(path, ctx->root);
+    return p;
+}

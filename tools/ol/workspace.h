@@ -32,4 +32,8 @@ int ctx_require_runtime(ol_ctx *ctx);
 /* A folder under the cache, created; caller frees. */
 char *ctx_cache_dir(ol_ctx *ctx, const char *name);
 
+/* A path as messages show it: relative to the workspace or the root when
+ * under one of them, else as it is ("" for NULL). */
+const char *shown_path(ol_ctx *ctx, const char *path);
+
 #endif

@@ -198,9 +198,9 @@ static int deliver(graph *gr, tl_node *node, int i, tl_tensor *gi) {
         if (!gi) {
             char a[96], cause[512];
             snprintf(cause, sizeof cause, "%s", tl_error() ? tl_error() : "");
-            tl_set_error("tl_backward: %s produced a gradient of the wrong shape for input %d "
-                         "%s: %s", node->op, i + 1, tl_shape_str(x, a, sizeof a), cause);
-            return -1;
+            return tl_fail_status("tl_backward: %s produced a gradient of the wrong shape for "
+                                  "input %d %s: %s", node->op, i + 1, tl_shape_str(x, a, sizeof a),
+                                  cause);
         }
     }
     if (!x->grad_fn) return accumulate_leaf(x, gi);
@@ -223,7 +223,8 @@ static int run_backward(tl_tensor *out, tl_tensor *grad_out) {
         if (!s->grad) continue;
         tl_tensor *grad_in[TL_NODE_MAX_INPUTS] = { NULL };
         if (s->node->backward(s->node, s->grad, grad_in) != 0) {
-            tl_fail("tl_backward: the backward of %s failed", s->node->op);
+            tl_fail("tl_backward: the backward of %s failed: %s", s->node->op,
+                    tl_error() ? tl_error() : "it set no message");
             rc = -1;
         }
         for (int i = 0; rc == 0 && i < s->node->n_inputs; i++)
@@ -237,15 +238,13 @@ int tl_backward_with(tl_tensor *out, tl_tensor *grad_out) {
     if (!tl_inputs_ok("tl_backward", 2, out, grad_out)) return -1;
     char a[96], b[96];
     if (!out->requires_grad) {
-        tl_fail("tl_backward: tensor %s does not depend on any tensor that requires a gradient "
-                "(mark the inputs with tl_requires_grad, outside tl_no_grad_push)",
-                tl_shape_str(out, a, sizeof a));
-        return -1;
+        return tl_fail_status("tl_backward: tensor %s does not depend on any tensor that requires "
+                              "a gradient (mark the inputs with tl_requires_grad, outside "
+                              "tl_no_grad_push)", tl_shape_str(out, a, sizeof a));
     }
     if (!tl_same_shape(out, grad_out)) {
-        tl_fail("tl_backward: the upstream gradient %s does not match the output %s",
-                tl_shape_str(grad_out, b, sizeof b), tl_shape_str(out, a, sizeof a));
-        return -1;
+        return tl_fail_status("tl_backward: the upstream gradient %s does not match the output %s",
+                              tl_shape_str(grad_out, b, sizeof b), tl_shape_str(out, a, sizeof a));
     }
     tl_no_grad_push();
     tl_tensor *g = tl_float_input("tl_backward", grad_out);
@@ -258,10 +257,9 @@ int tl_backward(tl_tensor *loss) {
     if (!tl_inputs_ok("tl_backward", 1, loss)) return -1;
     if (tl_numel(loss) != 1) {
         char s[96];
-        tl_fail("tl_backward: the loss %s has %lld elements; it needs exactly one (reduce it "
-                "with tl_sum_all or tl_mean_all, or use tl_backward_with)",
-                tl_shape_str(loss, s, sizeof s), (long long)tl_numel(loss));
-        return -1;
+        return tl_fail_status("tl_backward: the loss %s has %lld elements; it needs exactly one "
+                              "(reduce it with tl_sum_all or tl_mean_all, or use tl_backward_with)",
+                              tl_shape_str(loss, s, sizeof s), (long long)tl_numel(loss));
     }
     return tl_backward_with(loss, tl_ones(TL_F32, loss->ndim, loss->shape));
 }

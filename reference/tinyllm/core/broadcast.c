@@ -1,48 +1,10 @@
-/* broadcast.c: what every op checks first (L0.2): NULL inputs, dtypes, and
- * NumPy broadcasting (align trailing axes; a size-1 axis stretches).
+/* broadcast.c: NumPy broadcasting (L0.2): align trailing axes; a size-1 axis
+ * stretches. The shape two operands broadcast to, the strides that read an
+ * operand as that shape, and the sum that undoes it for a gradient.
  */
 #include <string.h>
 
 #include "internal.h"
-
-bool tl_inputs_ok(const char *op, int n, ...) {
-    va_list ap;
-    va_start(ap, n);
-    int missing = 0;
-    for (int k = 1; k <= n; k++) {
-        const tl_tensor *t = va_arg(ap, const tl_tensor *);
-        if (!t && !missing) missing = k;
-    }
-    va_end(ap);
-    if (missing) tl_fail("%s: input %d is NULL", op, missing);   /* keeps an earlier cause */
-    return missing == 0;
-}
-
-/* A contiguous copy in dtype dt, not recorded: the op records its own input. */
-static tl_tensor *dense_copy(tl_tensor *t, tl_dtype dt) {
-    tl_tensor *c = tl_new(dt, t->ndim, t->shape);
-    return c && tl_copy_into(c, t) == 0 ? c : NULL;
-}
-
-tl_tensor *tl_float_input(const char *op, tl_tensor *t) {
-    if (!tl_inputs_ok(op, 1, t)) return NULL;
-    if (!tl_dtype_is_float(t->dtype)) {
-        char s[96];
-        return tl_fail("%s: tensor %s is %s; arithmetic needs F32 or BF16 (convert with tl_cast)",
-                       op, tl_shape_str(t, s, sizeof s), tl_dtype_name(t->dtype));
-    }
-    return t->dtype == TL_F32 && tl_is_contiguous(t) ? t : dense_copy(t, TL_F32);
-}
-
-tl_tensor *tl_index_input(const char *op, tl_tensor *t) {
-    if (!tl_inputs_ok(op, 1, t)) return NULL;
-    if (t->dtype != TL_I32 && t->dtype != TL_I64) {
-        char s[96];
-        return tl_fail("%s: indices %s are %s; they must be I32 or I64", op,
-                       tl_shape_str(t, s, sizeof s), tl_dtype_name(t->dtype));
-    }
-    return t->dtype == TL_I64 && tl_is_contiguous(t) ? t : dense_copy(t, TL_I64);
-}
 
 int tl_broadcast_shape(const char *op, const tl_tensor *a, const tl_tensor *b, int *ndim,
                        int64_t *shape) {
@@ -52,10 +14,10 @@ int tl_broadcast_shape(const char *op, const tl_tensor *a, const tl_tensor *b, i
         int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
             char x[96], y[96];
-            tl_fail("%s: shapes %s and %s do not broadcast at axis %d (%lld vs %lld); sizes "
-                    "must match or be 1", op, tl_shape_str(a, x, sizeof x),
-                    tl_shape_str(b, y, sizeof y), i, (long long)sa, (long long)sb);
-            return -1;
+            return tl_fail_status("%s: shapes %s and %s do not broadcast at axis %d (%lld vs "
+                                  "%lld); sizes must match or be 1", op,
+                                  tl_shape_str(a, x, sizeof x), tl_shape_str(b, y, sizeof y), i,
+                                  (long long)sa, (long long)sb);
         }
         shape[i] = sa == 1 ? sb : sa;
     }

@@ -73,15 +73,13 @@ static int add_meta(tl_checkpoint *c, const char *key, const char *value) {
     char **v = realloc(c->meta_values, ((size_t)c->meta_count + 1) * sizeof *v);
     if (v) c->meta_values = v;
     if (!k || !v) {
-        tl_fail("checkpoint: out of memory");
-        return -1;
+        return tl_fail_status("checkpoint: out of memory");
     }
     k[c->meta_count] = strdup(key);
     v[c->meta_count] = strdup(value);
     c->meta_count++;
     if (!k[c->meta_count - 1] || !v[c->meta_count - 1]) {
-        tl_fail("checkpoint: out of memory");
-        return -1;
+        return tl_fail_status("checkpoint: out of memory");
     }
     return 0;
 }
@@ -92,8 +90,7 @@ static int add_file(tl_checkpoint *c, const char *path) {
     tl_st_file **grown = realloc(c->files, ((size_t)c->file_count + 1) * sizeof *grown);
     if (!grown) {
         tl_st_close(f);
-        tl_fail("checkpoint: out of memory");
-        return -1;
+        return tl_fail_status("checkpoint: out of memory");
     }
     c->files = grown;
     c->files[c->file_count++] = f;
@@ -160,8 +157,7 @@ static bool is_under(const char *real, const char *folder) {
 static int shard_home_init(shard_home *h, const char *dir) {
     *h = (shard_home){realpath(dir, NULL), NULL};
     if (!h->folder) {
-        tl_fail("checkpoint: cannot resolve the folder %s: %s", dir, strerror(errno));
-        return -1;
+        return tl_fail_status("checkpoint: cannot resolve the folder %s: %s", dir, strerror(errno));
     }
     char *snapshots = folder_of(h->folder);
     const char *base = snapshots ? strrchr(snapshots, '/') : NULL;
@@ -258,9 +254,8 @@ static int add_index_meta(tl_checkpoint *c, const char *path, const cJSON *meta)
     if (!meta || cJSON_IsNull(meta)) return 0;
     if (!cJSON_IsObject(meta)) {
         char vb[64];
-        tl_fail("checkpoint: %s: \"metadata\" is %s, not an object", path,
-                tl_json_shown(meta, vb, sizeof vb));
-        return -1;
+        return tl_fail_status("checkpoint: %s: \"metadata\" is %s, not an object", path,
+                              tl_json_shown(meta, vb, sizeof vb));
     }
     const char *dup;
     int d = tl_json_duplicate_key(meta, &dup);
@@ -277,8 +272,8 @@ static int add_index_meta(tl_checkpoint *c, const char *path, const cJSON *meta)
     if (total && (!cJSON_IsNumber(total) || !(total->valuedouble >= 0) ||
                   total->valuedouble > 9007199254740992.0 ||
                   total->valuedouble != floor(total->valuedouble))) {
-        tl_fail("checkpoint: %s: metadata.total_size is not a non-negative integer", path);
-        return -1;
+        return tl_fail_status("checkpoint: %s: metadata.total_size is not a non-negative integer",
+                              path);
     }
     for (const cJSON *m = meta->child; m; m = m->next) {
         char num[32];
@@ -295,8 +290,7 @@ static int add_index_meta(tl_checkpoint *c, const char *path, const cJSON *meta)
         } else {
             value = printed = cJSON_PrintUnformatted(m);
             if (!value) {
-                tl_fail("checkpoint: out of memory");
-                return -1;
+                return tl_fail_status("checkpoint: out of memory");
             }
         }
         int rc = add_meta(c, m->string, value);
@@ -565,7 +559,8 @@ void tl_checkpoint_free(tl_checkpoint *c) {
 }
 
 tl_tensor *tl_checkpoint_get(const tl_checkpoint *c, const char *name) {
-    if (!c || !name) return tl_fail("tl_checkpoint_get: checkpoint or name is NULL");
+    if (!c) return tl_propagate("tl_checkpoint_get: checkpoint is NULL");
+    if (!name) return tl_fail("tl_checkpoint_get: name is NULL");
     for (int i = 0; i < c->dict.count; i++)
         if (strcmp(c->dict.items[i].name, name) == 0) return c->dict.items[i].tensor;
     char nb[128];

@@ -9,6 +9,10 @@
  *       return out;
  *   }
  *
+ * Files call downward only (tests/core/layers.sh checks it): error, bf16 <
+ * shape, elements < scope < tensor < inputs, broadcast < the ops and autograd
+ * (which call each other) < nn, safetensors < nn_layers, nn_load, checkpoint.
+ *
  * A backward receives the output's gradient and writes one gradient per input
  * (NULL where the input needs none). It runs with recording off and may use
  * any op. A gradient may have the broadcast shape; the engine sums it down to
@@ -46,6 +50,8 @@ struct tl_node {
     int64_t i[TL_MAX_DIMS + 2];
 };
 
+/* ---- scope.c: storage and headers ------------------------------------- */
+
 /* Allocation in the current scope (arena). Never fails silently: NULL + error. */
 void *tl_scope_alloc(size_t bytes);
 /* A new contiguous tensor in the current scope; data uninitialised. */
@@ -54,12 +60,19 @@ tl_tensor *tl_new_f32(int ndim, const int64_t *shape);
 /* A view struct sharing t's storage (in the current scope), shape/strides to fill. */
 tl_tensor *tl_view_of(const tl_tensor *t);
 
-/* NULL inputs: keeps the first error, or sets "<op>: input k is NULL". */
+/* ---- error.c --------------------------------------------------------- */
+
+/* NULL inputs (tensor.h, rule 2): keeps the message of the call that made the
+ * NULL, or sets "<op>: input k is NULL" when none is set. */
 bool tl_inputs_ok(const char *op, int n, ...);
+/* ---- inputs.c --------------------------------------------------------- */
+
 /* t as contiguous F32 (t itself when it already is); error unless float. */
 tl_tensor *tl_float_input(const char *op, tl_tensor *t);
 /* t as contiguous I64 (for ids); error unless I32 or I64. */
 tl_tensor *tl_index_input(const char *op, tl_tensor *t);
+
+/* ---- broadcast.c ------------------------------------------------------ */
 
 /* The broadcast shape of a and b, or -1 with "<op>: shapes [..] and [..] do
  * not broadcast at axis k". */
@@ -70,11 +83,15 @@ void tl_broadcast_strides(const tl_tensor *t, int ndim, const int64_t *shape, in
 /* Sums g down to shape (undoing broadcasting). */
 tl_tensor *tl_sum_to_shape(tl_tensor *g, int ndim, const int64_t *shape);
 
+/* ---- autograd.c ------------------------------------------------------- */
+
 /* Records a node when recording is on and some input requires a gradient;
  * marks out as requiring one. Returns the node (to fill saved/f/i) or NULL
  * when nothing was recorded. */
 tl_node *tl_record(tl_tensor *out, const char *op, tl_backward_fn backward, int n,
                    tl_tensor *const *inputs);
+
+/* ---- elements.c ------------------------------------------------------- */
 
 /* Walks every element offset of a strided shape in C order. */
 typedef struct {
@@ -84,7 +101,8 @@ typedef struct {
     int64_t offset;
     const int64_t *strides;
 } tl_iter;
-void tl_iter_init(tl_iter *it, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
+void tl_iter_init(tl_iter *it, int ndim, const int64_t *shape, const int64_t *strides,
+                  int64_t offset);
 void tl_iter_next(tl_iter *it);   /* advance offset to the next element */
 
 /* Reading any dtype as double, writing F32. */
@@ -92,6 +110,8 @@ double tl_load_as_double(const void *base, tl_dtype dt, int64_t offset);
 /* Writing a double into any dtype (BF16 rounded to nearest even, BOOL as
  * value != 0, integers truncated toward zero). */
 void tl_store_double(void *base, tl_dtype dt, int64_t offset, double value);
+
+/* ---- scope.c ---------------------------------------------------------- */
 
 /* A new zero-filled contiguous tensor that lives as long as home: owned when
  * home is owned, else in home's scope (a leaf's gradient lives beside it). */

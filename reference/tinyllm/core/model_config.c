@@ -36,26 +36,22 @@ static int64_t kv_heads(const tl_model_config *c) {
 
 int64_t tl_model_config_head_dim(const tl_model_config *c) {
     if (!c) {
-        tl_fail("model_config: config is NULL");
-        return -1;
+        return tl_fail_status("model_config: config is NULL");
     }
     int64_t heads = c->num_attention_heads;
     if (heads <= 0) {
-        tl_fail("model_config: num_attention_heads must be positive, got %lld",
-                (long long)heads);
-        return -1;
+        return tl_fail_status("model_config: num_attention_heads must be positive, got %lld",
+                              (long long)heads);
     }
     if (c->head_dim < 0) {
-        tl_fail("model_config: head_dim must be positive (or 0 for hidden_size / "
-                "num_attention_heads), got %lld", (long long)c->head_dim);
-        return -1;
+        return tl_fail_status("model_config: head_dim must be positive (or 0 for hidden_size / "
+                              "num_attention_heads), got %lld", (long long)c->head_dim);
     }
     if (c->head_dim > 0) return c->head_dim;
     if (c->hidden_size <= 0 || c->hidden_size % heads != 0) {
-        tl_fail("model_config: num_attention_heads %lld does not divide hidden_size %lld; "
-                "pick a divisor or set head_dim explicitly",
-                (long long)heads, (long long)c->hidden_size);
-        return -1;
+        return tl_fail_status("model_config: num_attention_heads %lld does not divide hidden_size "
+                              "%lld; pick a divisor or set head_dim explicitly", (long long)heads,
+                              (long long)c->hidden_size);
     }
     return c->hidden_size / heads;
 }
@@ -71,21 +67,19 @@ static int validate(const tl_model_config *c) {
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         if (sizes[i].value <= 0) {
-            tl_fail("model_config: %s must be positive, got %lld", sizes[i].name,
-                    (long long)sizes[i].value);
-            return -1;
+            return tl_fail_status("model_config: %s must be positive, got %lld", sizes[i].name,
+                                  (long long)sizes[i].value);
         }
     }
     if (c->num_key_value_heads < 0) {
-        tl_fail("model_config: num_key_value_heads must be positive (or 0 for "
-                "num_attention_heads), got %lld", (long long)c->num_key_value_heads);
-        return -1;
+        return tl_fail_status("model_config: num_key_value_heads must be positive (or 0 for "
+                              "num_attention_heads), got %lld", (long long)c->num_key_value_heads);
     }
     if (c->num_attention_heads % kv_heads(c) != 0) {
-        tl_fail("model_config: num_key_value_heads %lld does not divide num_attention_heads "
-                "%lld; each KV head must serve a whole group of query heads",
-                (long long)kv_heads(c), (long long)c->num_attention_heads);
-        return -1;
+        return tl_fail_status("model_config: num_key_value_heads %lld does not divide "
+                              "num_attention_heads %lld; each KV head must serve a whole group of "
+                              "query heads", (long long)kv_heads(c),
+                              (long long)c->num_attention_heads);
     }
     return tl_model_config_head_dim(c) < 0 ? -1 : 0;
 }
@@ -106,8 +100,7 @@ static int64_t add(int64_t a, int64_t b, bool *overflow) {
 
 int64_t tl_model_config_param_count(const tl_model_config *c) {
     if (!c) {
-        tl_fail("model_config: config is NULL");
-        return -1;
+        return tl_fail_status("model_config: config is NULL");
     }
     if (validate(c) != 0) return -1;
     bool of = false;
@@ -129,11 +122,11 @@ int64_t tl_model_config_param_count(const tl_model_config *c) {
     if (!c->tie_word_embeddings) total = add(total, embedding, &of);   /* lm_head */
     total = add(total, d, &of);                                        /* final norm */
     if (of) {
-        tl_fail("model_config: the parameter count overflows 64 bits (vocab_size %lld, "
-                "hidden_size %lld, intermediate_size %lld, %lld layers, head_dim %lld); "
-                "check the config", (long long)c->vocab_size, (long long)d, (long long)f,
-                (long long)c->num_hidden_layers, (long long)head_dim);
-        return -1;
+        return tl_fail_status("model_config: the parameter count overflows 64 bits (vocab_size "
+                              "%lld, hidden_size %lld, intermediate_size %lld, %lld layers, "
+                              "head_dim %lld); check the config", (long long)c->vocab_size,
+                              (long long)d, (long long)f, (long long)c->num_hidden_layers,
+                              (long long)head_dim);
     }
     return total;
 }

@@ -78,20 +78,17 @@ static tl_module *find_child(const tl_module *m, const char *name) {
 static int check_new_name(const tl_module *m, const char *fn, const char *name) {
     char path[256];
     if (!name || !*name) {
-        tl_fail("%s: the name is %s; give every parameter and child a name", fn,
-                name ? "empty" : "NULL");
-        return -1;
+        return tl_fail_status("%s: the name is %s; give every parameter and child a name", fn,
+                              name ? "empty" : "NULL");
     }
     if (strchr(name, '.')) {
-        tl_fail("%s: the name '%s' contains '.', which separates the parts of a dotted "
-                "path; register a child module instead", fn, name);
-        return -1;
+        return tl_fail_status("%s: the name '%s' contains '.', which separates the parts of a "
+                              "dotted path; register a child module instead", fn, name);
     }
     if (find_param(m, name) || find_child(m, name)) {
-        tl_fail("%s: %s '%s' already has a %s named '%s'; names must be unique", fn,
-                m->type, module_path(m, path, sizeof path),
-                find_param(m, name) ? "parameter" : "child", name);
-        return -1;
+        return tl_fail_status("%s: %s '%s' already has a %s named '%s'; names must be unique", fn,
+                              m->type, module_path(m, path, sizeof path),
+                              find_param(m, name) ? "parameter" : "child", name);
     }
     return 0;
 }
@@ -170,7 +167,7 @@ static bool is_ancestor(const tl_module *a, const tl_module *m) {
  * A child already in a tree (m's own ancestor, or another module's child) is
  * refused and left where it is. */
 tl_module *tl_module_add(tl_module *m, const char *name, tl_module *child) {
-    if (!child) return tl_fail("tl_module_add: child '%s' is NULL", name ? name : "?");
+    if (!child) return tl_propagate("tl_module_add: child '%s' is NULL", name ? name : "?");
     if (child->parent || is_ancestor(child, m)) {
         char path[256];
         return tl_fail("tl_module_add: %s '%s' is already part of a module tree; a module "
@@ -178,7 +175,8 @@ tl_module *tl_module_add(tl_module *m, const char *name, tl_module *child) {
     }
     if (!m) {
         tl_module_free(child);
-        return tl_fail("tl_module_add: parent module is NULL (adding '%s')", name ? name : "?");
+        return tl_propagate("tl_module_add: parent module is NULL (adding '%s')",
+                            name ? name : "?");
     }
     if (check_new_name(m, "tl_module_add", name) != 0) {
         tl_module_free(child);
@@ -217,7 +215,7 @@ static tl_module *walk(const tl_module *m, const char *path, size_t len) {
 }
 
 tl_module *tl_module_child(const tl_module *m, const char *name) {
-    if (!m || !name) return tl_fail("tl_module_child: %s is NULL", m ? "name" : "module");
+    if (!m || !name) return tl_propagate("tl_module_child: %s is NULL", m ? "name" : "module");
     tl_module *c = walk(m, name, strlen(name));
     if (!c || c == m) {
         char path[256];
@@ -233,8 +231,7 @@ static int add_slot(tl_module *m, const char *name, tl_tensor *t, bool owned) {
                              : NULL;
     if (!grown) {
         free(copy);
-        tl_fail("nn: out of memory registering the parameter '%s'", name);
-        return -1;
+        return tl_fail_status("nn: out of memory registering the parameter '%s'", name);
     }
     m->params = grown;
     m->params[m->n_params++] = (param_slot){copy, t, owned};
@@ -242,16 +239,15 @@ static int add_slot(tl_module *m, const char *name, tl_tensor *t, bool owned) {
 }
 
 tl_tensor *tl_module_param_new(tl_module *m, const char *name, int ndim, const int64_t *shape) {
-    if (!m) return tl_fail("tl_module_param_new: module is NULL (parameter '%s')",
+    if (!m) return tl_propagate("tl_module_param_new: module is NULL (parameter '%s')",
                            name ? name : "?");
     if (check_new_name(m, "tl_module_param_new", name) != 0) return NULL;
     tl_tensor *t = tl_tensor_new_owned(TL_F32, ndim, shape);
     if (!t) {
         char lower[512], path[256];
         snprintf(lower, sizeof lower, "%s", tl_error() ? tl_error() : "allocation failed");
-        tl_set_error("tl_module_param_new: parameter '%s' of %s '%s': %s", name, m->type,
-                     module_path(m, path, sizeof path), lower);
-        return NULL;
+        return tl_fail("tl_module_param_new: parameter '%s' of %s '%s': %s", name, m->type,
+                       module_path(m, path, sizeof path), lower);
     }
     int64_t n = tl_numel(t);
     if (n > 0) memset(tl_data(t), 0, (size_t)n * sizeof(float));
@@ -267,14 +263,13 @@ tl_tensor *tl_module_param_new(tl_module *m, const char *name, int ndim, const i
  * the next tl_scope_pop while the module still points at it. */
 int tl_module_param_share(tl_module *m, const char *name, tl_tensor *t) {
     if (!m || !t) {
-        tl_fail("tl_module_param_share: %s is NULL (sharing as '%s')", m ? "tensor" : "module",
-                name ? name : "?");
-        return -1;
+        return tl_propagate_status("tl_module_param_share: %s is NULL (sharing as '%s')",
+                              m ? "tensor" : "module", name ? name : "?");
     }
     if (!t->owned) {
-        tl_fail("tl_module_param_share: the tensor shared as '%s' lives in a scope and would "
-                "be freed under the module; share a parameter (tl_module_param_new)", name);
-        return -1;
+        return tl_fail_status("tl_module_param_share: the tensor shared as '%s' lives in a scope "
+                              "and would be freed under the module; share a parameter "
+                              "(tl_module_param_new)", name);
     }
     if (check_new_name(m, "tl_module_param_share", name) != 0) return -1;
     return add_slot(m, name, t, false);
@@ -287,7 +282,7 @@ tl_tensor *tl_module_find_param(const tl_module *m, const char *name) {
 
 /* name is a parameter of m or a dotted path to one ("layers.0.q.weight"). */
 tl_tensor *tl_module_param(const tl_module *m, const char *name) {
-    if (!m || !name) return tl_fail("tl_module_param: %s is NULL", m ? "name" : "module");
+    if (!m || !name) return tl_propagate("tl_module_param: %s is NULL", m ? "name" : "module");
     const char *last = strrchr(name, '.');
     const tl_module *owner = last ? walk(m, name, (size_t)(last - name)) : m;
     param_slot *slot = owner ? find_param(owner, last ? last + 1 : name) : NULL;
@@ -340,8 +335,8 @@ int tl_module_slots(const tl_module *m, tl_state_dict *out) {
     *out = (tl_state_dict){l.items, l.count};
     if (rc != 0) {
         tl_state_dict_free(out);
-        tl_fail("tl_module_state_dict: out of memory listing the parameters of %s", m->type);
-        return -1;
+        return tl_fail_status("tl_module_state_dict: out of memory listing the parameters of %s",
+                              m->type);
     }
     /* A slot is shared when its tensor was listed before (a model has a few
      * hundred slots: the quadratic scan costs nothing). */
@@ -354,7 +349,7 @@ int tl_module_slots(const tl_module *m, tl_state_dict *out) {
 tl_state_dict tl_module_state_dict(const tl_module *m) {
     tl_state_dict sd = {NULL, 0};
     if (!m)
-        tl_fail("tl_module_state_dict: module is NULL");
+        tl_propagate("tl_module_state_dict: module is NULL");
     else
         tl_module_slots(m, &sd);
     return sd;
@@ -371,8 +366,7 @@ void tl_state_dict_free(tl_state_dict *sd) {
 int64_t tl_module_param_count(const tl_module *m) {
     tl_state_dict sd;
     if (!m) {
-        tl_fail("tl_module_param_count: module is NULL");
-        return -1;
+        return tl_propagate_status("tl_module_param_count: module is NULL");
     }
     if (tl_module_slots(m, &sd) != 0) return -1;
     int64_t n = 0;

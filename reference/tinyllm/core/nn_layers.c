@@ -48,7 +48,7 @@ tl_module *tl_linear_new(int64_t in_features, int64_t out_features, bool bias, t
 /* The module's parameter, or NULL with an error naming what was expected. */
 static tl_tensor *layer_param(const tl_module *m, const char *fn, const char *type,
                               const char *name) {
-    if (!m) return tl_fail("%s: module is NULL", fn);
+    if (!m) return tl_propagate("%s: module is NULL", fn);
     if (strcmp(tl_module_type(m), type) != 0)
         return tl_fail("%s: expected a %s module, got %s", fn, type, tl_module_type(m));
     return tl_module_param(m, name);

@@ -95,8 +95,8 @@ static const char *mismatch(const char *name, const tl_tensor *dst, const tl_ten
 
 int tl_module_load_state_dict(tl_module *m, const tl_state_dict *sd, bool strict) {
     if (!m || !sd || (sd->count > 0 && !sd->items)) {
-        tl_fail("load_state_dict: %s is NULL", m ? "the state dict" : "the module");
-        return -1;
+        return tl_propagate_status("load_state_dict: %s is NULL",
+                                   m ? "the state dict" : "the module");
     }
     tl_state_dict mine;
     if (tl_module_slots(m, &mine) != 0) return -1;
@@ -160,7 +160,7 @@ int tl_module_load_state_dict(tl_module *m, const tl_state_dict *sd, bool strict
         if (tl_copy_into(dst, src) != 0) {
             char lower[512];
             snprintf(lower, sizeof lower, "%s", tl_error() ? tl_error() : "copy failed");
-            tl_set_error("load_state_dict: copying %s: %s", mine.items[i].name, lower);
+            tl_fail("load_state_dict: copying %s: %s", mine.items[i].name, lower);
             goto done;
         }
     }

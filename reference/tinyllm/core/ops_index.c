@@ -61,9 +61,10 @@ tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *ids) {
     for (int64_t p = 0; p < n; p++) {
         if (id[p] < 0 || id[p] >= V) {
             char pos[96];
-            return tl_fail("embedding: id %lld at position %s of ids %s is out of range "
-                           "[0, V=%lld) for the table %s (a tokenizer/vocabulary mismatch?)",
-                           (long long)id[p], position_str(p, ids->ndim, ids->shape, pos, sizeof pos),
+            return tl_fail("embedding: id %lld at position %s of ids %s is out of range [0, "
+                           "V=%lld) for the table %s (a tokenizer/vocabulary mismatch?)",
+                           (long long)id[p],
+                           position_str(p, ids->ndim, ids->shape, pos, sizeof pos),
                            tl_shape_str(ids, is, sizeof is), (long long)V,
                            tl_shape_str(weight, ws, sizeof ws));
         }
@@ -148,9 +149,9 @@ tl_tensor *tl_gather(tl_tensor *t, int axis, tl_tensor *index) {
     for (int64_t p = 0; p < n; p++) {
         if (iv[p] < 0 || iv[p] >= size) {
             char pos[96];
-            return tl_fail("gather: index value %lld at position %s is out of range [0, %lld) "
-                           "for axis %d of t %s",
-                           (long long)iv[p], position_str(p, index->ndim, index->shape, pos, sizeof pos),
+            return tl_fail("gather: index value %lld at position %s is out of range [0, %lld) for "
+                           "axis %d of t %s", (long long)iv[p],
+                           position_str(p, index->ndim, index->shape, pos, sizeof pos),
                            (long long)size, ax, tl_shape_str(t, ts, sizeof ts));
         }
         y[p] = x[gather_offset(idx, t->shape, t->ndim, ax, iv[p])];
@@ -222,7 +223,7 @@ static int concat_copy(tl_tensor *out, tl_tensor *const *ts, int n, int ax) {
 tl_tensor *tl_concat(tl_tensor *const *ts, int n, int axis) {
     if (!ts || n < 1) return tl_fail("concat: needs at least one tensor (got %d)", ts ? n : 0);
     for (int k = 0; k < n; k++)
-        if (!ts[k]) return tl_fail("concat: tensor %d of %d is NULL", k, n);
+        if (!ts[k]) return tl_propagate("concat: tensor %d of %d is NULL", k, n);
     char s0[96], sk[96];
     int ax = tl_axis(axis, ts[0]->ndim);
     if (ax < 0)
@@ -237,10 +238,9 @@ tl_tensor *tl_concat(tl_tensor *const *ts, int n, int axis) {
         for (int d = 0; fits && d < ts[0]->ndim; d++)
             fits = d == ax || ts[k]->shape[d] == ts[0]->shape[d];
         if (!fits)
-            return tl_fail("concat: tensor %d %s does not fit tensor 0 %s: shapes may differ "
-                           "only on the concat axis %d",
-                           k, tl_shape_str(ts[k], sk, sizeof sk), tl_shape_str(ts[0], s0, sizeof s0),
-                           ax);
+            return tl_fail("concat: tensor %d %s does not fit tensor 0 %s: shapes may differ only "
+                           "on the concat axis %d", k, tl_shape_str(ts[k], sk, sizeof sk),
+                           tl_shape_str(ts[0], s0, sizeof s0), ax);
         shape[ax] += ts[k]->shape[ax];
         recording = recording || ts[k]->requires_grad;
     }
@@ -284,27 +284,24 @@ int tl_split(tl_tensor *t, int axis, const int64_t *sizes, int n, tl_tensor **ou
     if (!tl_inputs_ok("split", 1, t)) return -1;
     char ts[96];
     if (!sizes || !out || n < 1) {
-        tl_fail("split: needs n >= 1 sizes and an output array (got n=%d)", n);
-        return -1;
+        return tl_fail_status("split: needs n >= 1 sizes and an output array (got n=%d)", n);
     }
     int ax = tl_axis(axis, t->ndim);
     if (ax < 0) {
-        tl_fail("split: axis %d is out of range for %s of rank %d", axis,
-                tl_shape_str(t, ts, sizeof ts), t->ndim);
-        return -1;
+        return tl_fail_status("split: axis %d is out of range for %s of rank %d", axis,
+                              tl_shape_str(t, ts, sizeof ts), t->ndim);
     }
     int64_t total = 0;
     for (int k = 0; k < n; k++) {
         if (sizes[k] < 0) {
-            tl_fail("split: size %d is negative (%lld)", k, (long long)sizes[k]);
-            return -1;
+            return tl_fail_status("split: size %d is negative (%lld)", k, (long long)sizes[k]);
         }
         total += sizes[k];
     }
     if (total != t->shape[ax]) {
-        tl_fail("split: the %d sizes add up to %lld but axis %d of %s has %lld", n,
-                (long long)total, ax, tl_shape_str(t, ts, sizeof ts), (long long)t->shape[ax]);
-        return -1;
+        return tl_fail_status("split: the %d sizes add up to %lld but axis %d of %s has %lld", n,
+                              (long long)total, ax, tl_shape_str(t, ts, sizeof ts),
+                              (long long)t->shape[ax]);
     }
     int64_t start = 0;
     for (int k = 0; k < n; k++) {

@@ -231,9 +231,8 @@ static int linear_bf16(const float *x, const uint16_t *w, float *y, int64_t rows
     int64_t block = min64(out, max64(1, LINEAR_BF16_BLOCK / in));
     float *buf = malloc((size_t)(block * in) * sizeof(float));
     if (!buf) {
-        tl_fail("linear: out of memory for a %lld x %lld block of the BF16 weight",
-                (long long)block, (long long)in);
-        return -1;
+        return tl_fail_status("linear: out of memory for a %lld x %lld block of the BF16 weight",
+                              (long long)block, (long long)in);
     }
     blas_threads();
     for (int64_t r0 = 0; r0 < out; r0 += block) {

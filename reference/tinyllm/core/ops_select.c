@@ -97,18 +97,15 @@ int tl_topk(tl_tensor *t, int k, tl_tensor **values, tl_tensor **indices) {
     if (!tl_inputs_ok("topk", 1, t)) return -1;
     char ts[96];
     if (!indices) {
-        tl_fail("topk: indices must not be NULL (values may be)");
-        return -1;
+        return tl_fail_status("topk: indices must not be NULL (values may be)");
     }
     if (t->ndim == 0) {
-        tl_fail("topk: needs at least one axis; got a scalar");
-        return -1;
+        return tl_fail_status("topk: needs at least one axis; got a scalar");
     }
     int64_t n = t->shape[t->ndim - 1];
     if (k < 1 || k > n) {
-        tl_fail("topk: k=%d is out of range [1, %lld] for the last axis of %s", k, (long long)n,
-                tl_shape_str(t, ts, sizeof ts));
-        return -1;
+        return tl_fail_status("topk: k=%d is out of range [1, %lld] for the last axis of %s", k,
+                              (long long)n, tl_shape_str(t, ts, sizeof ts));
     }
     tl_tensor *tf = tl_float_input("topk", t);
     if (!tf) return -1;

@@ -224,8 +224,7 @@ static int st_error(const tl_st_file *f, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    tl_fail("safetensors: %s: %s", f->path, what);
-    return -1;
+    return tl_fail_status("safetensors: %s: %s", f->path, what);
 }
 
 /* A JSON value as an error shows it: the number, or its kind. */
@@ -601,7 +600,8 @@ void tl_st_close(tl_st_file *f) {
 }
 
 const tl_st_entry *tl_st_find(const tl_st_file *f, const char *name) {
-    if (!f || !name) return tl_fail("tl_st_find: file or name is NULL");
+    if (!f) return tl_propagate("tl_st_find: file is NULL");
+    if (!name) return tl_fail("tl_st_find: name is NULL");
     for (int i = 0; i < f->count; i++)
         if (strcmp(f->entries[i].name, name) == 0) return &f->entries[i];
     char nb[128];
@@ -673,7 +673,7 @@ static void convert(const unsigned char *src, tl_st_dtype from, void *dst, tl_dt
 }
 
 tl_tensor *tl_st_tensor(const tl_st_file *f, const tl_st_entry *e, tl_dtype want) {
-    if (!f || !e) return tl_fail("tl_st_tensor: file or entry is NULL");
+    if (!f || !e) return tl_propagate("tl_st_tensor: file or entry is NULL");
     if ((int)want < TL_F32 || (int)want > TL_BOOL)
         return tl_fail("tl_st_tensor: want is %d, not a tl_dtype", (int)want);
     const unsigned char *bytes = f->map + f->data_start + e->begin;

@@ -137,8 +137,7 @@ static int compare_name_ptrs(const void *a, const void *b) {
 static int check_unique_names(const char *path, const planned *p, int n) {
     const char **names = malloc(((size_t)n + 1) * sizeof *names);
     if (!names) {
-        tl_fail("safetensors: %s: out of memory", path);
-        return -1;
+        return tl_fail_status("safetensors: %s: out of memory", path);
     }
     for (int i = 0; i < n; i++) names[i] = p[i].name;
     qsort(names, (size_t)n, sizeof *names, compare_name_ptrs);
@@ -266,8 +265,7 @@ static int write_atomically(const char *path, const strbuf *header, const planne
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 5);
     if (!tmp) {
-        tl_fail("safetensors: %s: out of memory", path);
-        return -1;
+        return tl_fail_status("safetensors: %s: out of memory", path);
     }
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
@@ -308,29 +306,26 @@ static int write_atomically(const char *path, const strbuf *header, const planne
 int tl_st_save(const char *path, const tl_state_dict *sd, int save_dtype,
                const char *const *meta_keys, const char *const *meta_values, int meta_count) {
     if (!path || !sd || (sd->count > 0 && !sd->items)) {
-        tl_fail("tl_st_save: path or state dict is NULL");
-        return -1;
+        return tl_fail_status("tl_st_save: path or state dict is NULL");
     }
     if (save_dtype != -1 && save_dtype != TL_F32 && save_dtype != TL_BF16) {
-        tl_fail("safetensors: %s: save_dtype is %d; use TL_F32, TL_BF16, or -1 for each tensor's "
-                "own dtype", path, save_dtype);
-        return -1;
+        return tl_fail_status("safetensors: %s: save_dtype is %d; use TL_F32, TL_BF16, or -1 for "
+                              "each tensor's own dtype", path, save_dtype);
     }
     if (meta_count < 0 || (meta_count > 0 && (!meta_keys || !meta_values))) {
-        tl_fail("safetensors: %s: %d metadata pairs but no keys or values", path, meta_count);
-        return -1;
+        return tl_fail_status("safetensors: %s: %d metadata pairs but no keys or values", path,
+                              meta_count);
     }
     for (int i = 0; i < meta_count; i++) {
         if (!meta_keys[i] || !meta_values[i]) {
-            tl_fail("safetensors: %s: metadata pair %d has a NULL key or value", path, i);
-            return -1;
+            return tl_fail_status("safetensors: %s: metadata pair %d has a NULL key or value",
+                                  path, i);
         }
         for (int j = 0; j < i; j++)
             if (strcmp(meta_keys[i], meta_keys[j]) == 0) {
                 char kb[128];
-                tl_fail("safetensors: %s: metadata key \"%s\" given twice", path,
-                        tl_st_shown(meta_keys[i], kb, sizeof kb));
-                return -1;
+                return tl_fail_status("safetensors: %s: metadata key \"%s\" given twice", path,
+                                      tl_st_shown(meta_keys[i], kb, sizeof kb));
             }
     }
 
@@ -428,16 +423,14 @@ static void remove_stale(const char *dir, const char *name) {
 int tl_st_save_sharded(const char *dir, const tl_state_dict *sd, int save_dtype,
                        size_t max_shard_bytes) {
     if (!dir || !sd || (sd->count > 0 && !sd->items)) {
-        tl_fail("tl_st_save_sharded: folder or state dict is NULL");
-        return -1;
+        return tl_fail_status("tl_st_save_sharded: folder or state dict is NULL");
     }
     if (max_shard_bytes == 0) {
-        tl_fail("safetensors: %s: max_shard_bytes is 0; give the largest shard size in bytes", dir);
-        return -1;
+        return tl_fail_status("safetensors: %s: max_shard_bytes is 0; give the largest shard size "
+                              "in bytes", dir);
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        tl_fail("safetensors: cannot create the folder %s: %s", dir, strerror(errno));
-        return -1;
+        return tl_fail_status("safetensors: cannot create the folder %s: %s", dir, strerror(errno));
     }
 
     /* Shards follow the state dict's order, as huggingface_hub splits them:

@@ -221,7 +221,7 @@ tl_tensor *tl_new_beside(const tl_tensor *home, tl_dtype dt, int ndim, const int
 }
 
 tl_tensor *tl_view_of(const tl_tensor *t) {
-    if (!t) return tl_fail("view: input is NULL");
+    if (!t) return tl_propagate("view: input is NULL");
     tl_tensor *v = new_header(current());
     if (!v) return NULL;
     v->dtype = t->dtype;
@@ -275,8 +275,7 @@ int tl_scope_push(void) {
     scope *parent = current();
     scope *s = calloc(1, sizeof *s);
     if (!s) {
-        tl_fail("out of memory: cannot open a scope");
-        return -1;
+        return tl_fail_status("out of memory: cannot open a scope");
     }
     s->parent = parent;
     s->depth = parent->depth + 1;
@@ -287,8 +286,8 @@ int tl_scope_push(void) {
 int tl_scope_pop(void) {
     scope *s = current();
     if (!s->parent) {
-        tl_fail("tl_scope_pop: no scope is open (each tl_scope_pop needs a tl_scope_push)");
-        return -1;
+        return tl_fail_status("tl_scope_pop: no scope is open (each tl_scope_pop needs a "
+                              "tl_scope_push)");
     }
     free_contents(s);
     top = s->parent;
@@ -363,7 +362,7 @@ static bool move_graph(tl_tensor *t, scope *from, scope *to) {
 }
 
 tl_tensor *tl_scope_keep(tl_tensor *t) {
-    if (!t) return tl_fail("tl_scope_keep: tensor is NULL");
+    if (!t) return tl_propagate("tl_scope_keep: tensor is NULL");
     scope *s = current();
     if (!s->parent)
         return tl_fail("tl_scope_keep: no enclosing scope to keep the tensor in "

@@ -1,119 +1,16 @@
-/* tensor.c: dtypes, shapes, creation and element access (L0.1).
+/* tensor.c: creation and element access (L0.1).
  *
  * A tensor reads element (i0, i1, ...) at storage offset
  * offset + i0*strides[0] + i1*strides[1] + ...; every function here is that
  * formula, a loop around it, or a check that the indices are in range.
+ * Storage comes from scope.c; dtypes and shapes are shape.c's; reading and
+ * writing one element in any dtype is elements.c's.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
-
-/* ---- dtypes and shapes ----------------------------------------------- */
-
-size_t tl_dtype_size(tl_dtype dt) {
-    switch (dt) {
-    case TL_F32: return 4;
-    case TL_BF16: return 2;
-    case TL_I32: return 4;
-    case TL_I64: return 8;
-    case TL_BOOL: return 1;
-    }
-    return 0;
-}
-
-const char *tl_dtype_name(tl_dtype dt) {
-    switch (dt) {
-    case TL_F32: return "F32";
-    case TL_BF16: return "BF16";
-    case TL_I32: return "I32";
-    case TL_I64: return "I64";
-    case TL_BOOL: return "BOOL";
-    }
-    return "unknown dtype";
-}
-
-bool tl_dtype_is_float(tl_dtype dt) { return dt == TL_F32 || dt == TL_BF16; }
-
-int64_t tl_numel(const tl_tensor *t) {
-    if (!t) return 0;
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
-int tl_axis(int axis, int ndim) {
-    if (axis < 0) axis += ndim;
-    return axis >= 0 && axis < ndim ? axis : -1;
-}
-
-int64_t tl_dim(const tl_tensor *t, int axis) {
-    if (!t) return tl_fail("tl_dim: tensor is NULL"), -1;
-    int a = tl_axis(axis, t->ndim);
-    if (a < 0) {
-        char s[96];
-        tl_fail("tl_dim: axis %d is out of range for shape %s (rank %d)", axis,
-                tl_shape_str(t, s, sizeof s), t->ndim);
-        return -1;
-    }
-    return t->shape[a];
-}
-
-/* Size-1 axes may have any stride; an empty tensor is contiguous. */
-bool tl_is_contiguous(const tl_tensor *t) {
-    if (!t) return false;
-    int64_t expect = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
-        if (t->shape[i] != 1 && t->strides[i] != expect) return false;
-        expect *= t->shape[i];
-    }
-    return true;
-}
-
-bool tl_same_shape(const tl_tensor *a, const tl_tensor *b) {
-    if (!a || !b || a->ndim != b->ndim) return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
-}
-
-char *tl_shape_str(const tl_tensor *t, char *buf, size_t size) {
-    if (!buf || size == 0) return buf;
-    if (!t) {
-        snprintf(buf, size, "(null)");
-        return buf;
-    }
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < t->ndim && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
-                                 (long long)t->shape[i]);
-    if (used < size) snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
-/* ---- the strided walk ---------------------------------------------------- */
-
-void tl_iter_init(tl_iter *it, int ndim, const int64_t *shape, const int64_t *strides,
-                  int64_t offset) {
-    it->ndim = ndim;
-    for (int i = 0; i < ndim; i++) {
-        it->shape[i] = shape[i];
-        it->index[i] = 0;
-    }
-    it->offset = offset;
-    it->strides = strides;
-}
-
-void tl_iter_next(tl_iter *it) {
-    for (int d = it->ndim - 1; d >= 0; d--) {
-        it->offset += it->strides[d];
-        if (++it->index[d] < it->shape[d]) return;
-        it->offset -= it->strides[d] * it->shape[d];
-        it->index[d] = 0;
-    }
-}
 
 /* ---- creation --------------------------------------------------------- */
 
@@ -195,12 +92,12 @@ tl_tensor *tl_tensor_copy_owned(const tl_tensor *t) {
 /* ---- element access ---------------------------------------------------- */
 
 void *tl_data(const tl_tensor *t) {
-    if (!t) return tl_fail("tl_data: tensor is NULL");
+    if (!t) return tl_propagate("tl_data: tensor is NULL");
     return (char *)t->storage->data + (size_t)t->offset * tl_dtype_size(t->dtype);
 }
 
 float *tl_f32(const tl_tensor *t) {
-    if (!t) return tl_fail("tl_f32: tensor is NULL");
+    if (!t) return tl_propagate("tl_f32: tensor is NULL");
     char s[96];
     if (t->dtype != TL_F32)
         return tl_fail("tl_f32: tensor %s is %s, not F32 (convert it with tl_cast(t, TL_F32))",
@@ -214,15 +111,14 @@ float *tl_f32(const tl_tensor *t) {
 /* The storage offset of idx, or -1 (with an error naming op) when an index is
  * out of range. */
 static int64_t offset_of(const char *op, const tl_tensor *t, const int64_t *idx) {
-    if (!t) return tl_fail("%s: tensor is NULL", op), -1;
-    if (t->ndim > 0 && !idx) return tl_fail("%s: index array is NULL", op), -1;
+    if (!t) return tl_propagate_status("%s: tensor is NULL", op);
+    if (t->ndim > 0 && !idx) return tl_fail_status("%s: index array is NULL", op);
     int64_t off = t->offset;
     for (int i = 0; i < t->ndim; i++) {
         if (idx[i] < 0 || idx[i] >= t->shape[i]) {
             char s[96];
-            tl_fail("%s: index %lld is out of range at axis %d of shape %s", op,
-                    (long long)idx[i], i, tl_shape_str(t, s, sizeof s));
-            return -1;
+            return tl_fail_status("%s: index %lld is out of range at axis %d of shape %s", op,
+                                  (long long)idx[i], i, tl_shape_str(t, s, sizeof s));
         }
         off += idx[i] * t->strides[i];
     }
@@ -235,7 +131,7 @@ double tl_get(const tl_tensor *t, const int64_t *idx) {
 }
 
 double tl_item_at(const tl_tensor *t, int64_t i) {
-    if (!t) return tl_fail("tl_item_at: tensor is NULL"), NAN;
+    if (!t) return tl_propagate("tl_item_at: tensor is NULL"), NAN;
     int64_t n = tl_numel(t);
     if (i < 0 || i >= n) {
         char s[96];
@@ -252,7 +148,7 @@ double tl_item_at(const tl_tensor *t, int64_t i) {
 }
 
 double tl_item(const tl_tensor *t) {
-    if (!t) return tl_fail("tl_item: tensor is NULL"), NAN;
+    if (!t) return tl_propagate("tl_item: tensor is NULL"), NAN;
     if (tl_numel(t) != 1) {
         char s[96];
         tl_fail("tl_item: tensor %s has %lld elements, not one (use tl_item_at or tl_get)",
@@ -277,13 +173,13 @@ int tl_set(tl_tensor *t, const int64_t *idx, double value) {
 }
 
 int tl_to_f32_buffer(const tl_tensor *t, float *out, int64_t n) {
-    if (!t) return tl_fail("tl_to_f32_buffer: tensor is NULL"), -1;
-    if (!out) return tl_fail("tl_to_f32_buffer: output buffer is NULL"), -1;
+    if (!t) return tl_propagate_status("tl_to_f32_buffer: tensor is NULL");
+    if (!out) return tl_fail_status("tl_to_f32_buffer: output buffer is NULL");
     if (n != tl_numel(t)) {
         char s[96];
-        tl_fail("tl_to_f32_buffer: buffer holds %lld floats but tensor %s has %lld elements",
-                (long long)n, tl_shape_str(t, s, sizeof s), (long long)tl_numel(t));
-        return -1;
+        return tl_fail_status("tl_to_f32_buffer: buffer holds %lld floats but tensor %s has %lld "
+                              "elements", (long long)n, tl_shape_str(t, s, sizeof s),
+                              (long long)tl_numel(t));
     }
     tl_iter it;
     tl_iter_init(&it, t->ndim, t->shape, t->strides, t->offset);
@@ -296,9 +192,8 @@ int tl_copy_into(tl_tensor *dst, const tl_tensor *src) {
     if (!tl_inputs_ok("tl_copy_into", 2, dst, src)) return -1;
     if (!tl_same_shape(dst, src)) {
         char a[96], b[96];
-        tl_fail("tl_copy_into: destination %s and source %s differ in shape",
-                tl_shape_str(dst, a, sizeof a), tl_shape_str(src, b, sizeof b));
-        return -1;
+        return tl_fail_status("tl_copy_into: destination %s and source %s differ in shape",
+                              tl_shape_str(dst, a, sizeof a), tl_shape_str(src, b, sizeof b));
     }
     if (!writable("tl_copy_into", dst)) return -1;
     int64_t n = tl_numel(src);

@@ -61,7 +61,7 @@ static bool valid_repo_part(const char *s, size_t len, size_t max_len) {
 }
 
 int hf_validate_repo_id(const char *repo_id) {
-    if (!repo_id || !*repo_id) return tl_fail("hf_download: the repo id is empty"), -1;
+    if (!repo_id || !*repo_id) return tl_fail_status("hf_download: the repo id is empty");
     const char *slash = strchr(repo_id, '/');
     size_t len = strlen(repo_id);
     bool ok = !has_control_char(repo_id) && !strstr(repo_id, "--") && !strstr(repo_id, "..") &&
@@ -72,9 +72,9 @@ int hf_validate_repo_id(const char *repo_id) {
     else if (ok)
         ok = valid_repo_part(repo_id, len, 96);
     if (!ok)
-        return tl_fail("hf_download: invalid repo id '%s': expected 'org/name' of letters, digits "
-                       "and '._-' (no '--' or '..', no '.git' suffix, names up to 96 characters)",
-                       repo_id), -1;
+        return tl_fail_status("hf_download: invalid repo id '%s': expected 'org/name' of letters, "
+                              "digits and '._-' (no '--' or '..', no '.git' suffix, names up to "
+                              "96 characters)", repo_id);
     return 0;
 }
 
@@ -106,9 +106,9 @@ int hf_validate_filename(const char *filename) {
     char buf[96];
     const char *why = path_problem(filename, buf, sizeof buf);
     if (why)
-        return tl_fail("hf_download: invalid filename '%.300s': %s; use a relative path inside "
-                       "the repository, like 'model.safetensors' or 'onnx/model.onnx'",
-                       filename ? filename : "(null)", why), -1;
+        return tl_fail_status("hf_download: invalid filename '%.300s': %s; use a relative path "
+                              "inside the repository, like 'model.safetensors' or "
+                              "'onnx/model.onnx'", filename ? filename : "(null)", why);
     return 0;
 }
 
@@ -117,8 +117,9 @@ int hf_validate_revision(const char *revision) {
     char buf[96];
     const char *why = path_problem(revision, buf, sizeof buf);
     if (why)
-        return tl_fail("hf_download: invalid revision '%.300s': %s; use a branch, a tag, "
-                       "'refs/pr/N' or a 40-hex commit", revision ? revision : "(null)", why), -1;
+        return tl_fail_status("hf_download: invalid revision '%.300s': %s; use a branch, a tag, "
+                              "'refs/pr/N' or a 40-hex commit", revision ? revision : "(null)",
+                              why);
     return 0;
 }
 
@@ -439,9 +440,8 @@ static int fail_status(const char *file, const char *url, const response *r, int
                        : "the server refused the request";
     char tries[32] = "";
     if (attempts > 1) snprintf(tries, sizeof tries, " (%d attempts)", attempts);
-    tl_fail("hf_download: %s: HTTP %ld%s%s from %.*s%s: %s", file, r->status,
-            *r->error_code ? " " : "", r->error_code, SHOWN(url), tries, what);
-    return -1;
+    return tl_fail_status("hf_download: %s: HTTP %ld%s%s from %.*s%s: %s", file, r->status,
+                          *r->error_code ? " " : "", r->error_code, SHOWN(url), tries, what);
 }
 
 /* ---- what the server says a file is ------------------------------------- */
@@ -461,14 +461,15 @@ static int head(const char *file, const char *url, const char *token, double tim
         CURLcode cc = exchange(url, token, 0, timeout, r, NULL, errbuf);
         if (cc == CURLE_OK && !retryable(r->status)) return 0;
         if (cc != CURLE_OK && !transient(cc))
-            return tl_fail("hf_download: %s: no valid HTTP answer from %.*s: %s; check that "
-                           "HF_ENDPOINT is a Hub", file, SHOWN(url),
-                           wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
+            return tl_fail_status("hf_download: %s: no valid HTTP answer from %.*s: %s; check that "
+                                  "HF_ENDPOINT is a Hub", file, SHOWN(url),
+                                  wire_error(cc, errbuf, timeout, why, sizeof why));
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, url, r, attempt);
-            return tl_fail("hf_download: %s: cannot reach %.*s after %d attempts: %s; check the "
-                           "network and HF_ENDPOINT, then run again", file, SHOWN(url), attempt,
-                           wire_error(cc, errbuf, timeout, why, sizeof why)), -1;
+            return tl_fail_status("hf_download: %s: cannot reach %.*s after %d attempts: %s; "
+                                  "check the network and HF_ENDPOINT, then run again", file,
+                                  SHOWN(url), attempt,
+                                  wire_error(cc, errbuf, timeout, why, sizeof why));
         }
         if (cc != CURLE_OPERATION_TIMEDOUT)  /* a timeout has waited long enough */
             wait_before_retry(attempt, cc == CURLE_OK ? r->retry_after : -1);
@@ -496,27 +497,27 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
         response r;
         if (head(file, current, token, timeout, &r) != 0) return -1;
         if (r.malformed)
-            return tl_fail("hf_download: %s: the answer from %.*s has a malformed %s, or two "
-                           "that differ: refusing it (the server or a proxy is broken)", file,
-                           SHOWN(current), r.malformed), -1;
+            return tl_fail_status("hf_download: %s: the answer from %.*s has a malformed %s, or "
+                                  "two that differ: refusing it (the server or a proxy is broken)",
+                                  file, SHOWN(current), r.malformed);
         if (*r.commit && !is_hex(r.commit, 40))
-            return tl_fail("hf_download: %s: %.*s sent X-Repo-Commit '%.60s', not a 40-hex "
-                           "commit: refusing it (check HF_ENDPOINT)", file, SHOWN(current),
-                           r.commit), -1;
+            return tl_fail_status("hf_download: %s: %.*s sent X-Repo-Commit '%.60s', not a 40-hex "
+                                  "commit: refusing it (check HF_ENDPOINT)", file, SHOWN(current),
+                                  r.commit);
         if (r.status >= 300 && r.status < 400) {
             if (!*r.location)
-                return tl_fail("hf_download: %s: HTTP %ld redirect without a Location from %.*s: "
-                               "the server or a proxy is broken; try again later", file,
-                               r.status, SHOWN(current)), -1;
+                return tl_fail_status("hf_download: %s: HTTP %ld redirect without a Location from "
+                                      "%.*s: the server or a proxy is broken; try again later",
+                                      file, r.status, SHOWN(current));
             const char *why = bad_target(r.location, sizeof r.location);
             if (why)
-                return tl_fail("hf_download: %s: refusing the redirect from %.*s to a %.*s URL: "
-                               "%s (check HF_ENDPOINT)", file, SHOWN(current),
-                               (int)strcspn(r.location, ":/"), r.location, why), -1;
+                return tl_fail_status("hf_download: %s: refusing the redirect from %.*s to a %.*s "
+                                      "URL: %s (check HF_ENDPOINT)", file, SHOWN(current),
+                                      (int)strcspn(r.location, ":/"), r.location, why);
             if (hops == MAX_REDIRECTS)
-                return tl_fail("hf_download: %s: more than %d redirects from %.*s (a loop?): the "
-                               "server or a proxy is misconfigured", file, MAX_REDIRECTS,
-                               SHOWN(url)), -1;
+                return tl_fail_status("hf_download: %s: more than %d redirects from %.*s (a "
+                                      "loop?): the server or a proxy is misconfigured", file,
+                                      MAX_REDIRECTS, SHOWN(url));
             origin_of(r.location, next_origin, sizeof next_origin);
             if (*r.linked_etag || r.linked_size >= 0 || strcmp(next_origin, origin) != 0) {
                 /* an LFS file: the redirect itself describes the content */
@@ -537,16 +538,17 @@ static int fetch_meta(const char *file, const char *url, const char *token, doub
         break;
     }
     if (*m->sha256 && !is_hex(m->sha256, 64))
-        return tl_fail("hf_download: %s: the X-Linked-Etag '%.80s' from %.*s is not a sha256: "
-                       "refusing it (check HF_ENDPOINT)", file, m->sha256, SHOWN(url)), -1;
+        return tl_fail_status("hf_download: %s: the X-Linked-Etag '%.80s' from %.*s is not a "
+                              "sha256: refusing it (check HF_ENDPOINT)", file, m->sha256,
+                              SHOWN(url));
     if (!*m->sha256 && !*m->sha1 && !want_sha256)
-        return tl_fail("hf_download: %s: the server sent no sha256 (X-Linked-Etag) or git sha1 "
-                       "(ETag) at %.*s, so the bytes cannot be verified: pass the expected sha256",
-                       file, SHOWN(url)), -1;
+        return tl_fail_status("hf_download: %s: the server sent no sha256 (X-Linked-Etag) or git "
+                              "sha1 (ETag) at %.*s, so the bytes cannot be verified: pass the "
+                              "expected sha256", file, SHOWN(url));
     if (m->size < 0)
-        return tl_fail("hf_download: %s: the server did not say the file's size (no "
-                       "X-Linked-Size or Content-Length) at %.*s: try again later", file,
-                       SHOWN(url)), -1;
+        return tl_fail_status("hf_download: %s: the server did not say the file's size (no "
+                              "X-Linked-Size or Content-Length) at %.*s: try again later", file,
+                              SHOWN(url));
     return 0;
 }
 
@@ -598,21 +600,21 @@ static int verify(const char *file, const file_meta *m, const char *want_sha256,
     digest_hex(s->sha256, sha256);
     digest_hex(s->sha1, sha1);
     if (s->written != m->size)
-        return tl_fail("hf_download: %s: got %lld bytes from %.*s, which announced %lld: run "
-                       "again", file, s->written, SHOWN(m->url), m->size), -1;
+        return tl_fail_status("hf_download: %s: got %lld bytes from %.*s, which announced %lld: "
+                              "run again", file, s->written, SHOWN(m->url), m->size);
     if (*m->sha256 && strcmp(sha256, m->sha256) != 0)
-        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), found %s "
-                       "in the bytes from %.*s; they were deleted: run again, and if it repeats, "
-                       "the server or a proxy is corrupting the file", file, m->sha256, sha256,
-                       SHOWN(m->url)), -1;
+        return tl_fail_status("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), "
+                              "found %s in the bytes from %.*s; they were deleted: run again, and "
+                              "if it repeats, the server or a proxy is corrupting the file", file,
+                              m->sha256, sha256, SHOWN(m->url));
     if (want_sha256 && strcmp(sha256, want_sha256) != 0)
-        return tl_fail("hf_download: %s: sha256 mismatch: expected %s (given by the caller), "
-                       "found %s in the bytes from %.*s; they were deleted: check the expected "
-                       "hash", file, want_sha256, sha256, SHOWN(m->url)), -1;
+        return tl_fail_status("hf_download: %s: sha256 mismatch: expected %s (given by the "
+                              "caller), found %s in the bytes from %.*s; they were deleted: check "
+                              "the expected hash", file, want_sha256, sha256, SHOWN(m->url));
     if (*m->sha1 && strcmp(sha1, m->sha1) != 0)
-        return tl_fail("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found %s "
-                       "in the bytes from %.*s; they were deleted: run again", file, m->sha1,
-                       sha1, SHOWN(m->url)), -1;
+        return tl_fail_status("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found "
+                              "%s in the bytes from %.*s; they were deleted: run again", file,
+                              m->sha1, sha1, SHOWN(m->url));
     return 0;
 }
 
@@ -648,34 +650,35 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
         long long from = s->written;
         CURLcode cc = exchange(m->url, token, from, timeout, &r, s, errbuf);
         if (r.malformed)
-            return tl_fail("hf_download: %s: the answer from %.*s has a malformed %s, or two "
-                           "that differ: refusing it (the %lld bytes in %s are kept; run again "
-                           "to resume)", file, SHOWN(m->url), r.malformed, from, part), -1;
+            return tl_fail_status("hf_download: %s: the answer from %.*s has a malformed %s, or "
+                                  "two that differ: refusing it (the %lld bytes in %s are kept; "
+                                  "run again to resume)", file, SHOWN(m->url), r.malformed, from,
+                                  part);
         if (s->bad_range)
-            return tl_fail("hf_download: %s: asked %.*s for bytes from %lld, its 206 has a "
-                           "Content-Range starting at %lld: refusing to append it (the %lld "
-                           "bytes in %s are kept; run again to resume)", file, SHOWN(m->url),
-                           from, r.range_start, from, part), -1;
+            return tl_fail_status("hf_download: %s: asked %.*s for bytes from %lld, its 206 has a "
+                                  "Content-Range starting at %lld: refusing to append it (the %lld "
+                                  "bytes in %s are kept; run again to resume)", file, SHOWN(m->url),
+                                  from, r.range_start, from, part);
         if (s->bad_size)
-            return tl_fail("hf_download: %s: the server announced %lld bytes (X-Linked-Size or "
-                           "Content-Length) but %.*s sends a file of %lld: run again later",
-                           file, m->size, SHOWN(m->url),
-                           r.status == 206 ? r.range_total : r.content_length), -1;
+            return tl_fail_status("hf_download: %s: the server announced %lld bytes "
+                                  "(X-Linked-Size or Content-Length) but %.*s sends a file of "
+                                  "%lld: run again later", file, m->size, SHOWN(m->url),
+                                  r.status == 206 ? r.range_total : r.content_length);
         if (s->too_long)
-            return tl_fail("hf_download: %s: %.*s sent more than the %lld bytes announced: run "
-                           "again later", file, SHOWN(m->url), m->size), -1;
+            return tl_fail_status("hf_download: %s: %.*s sent more than the %lld bytes announced: "
+                                  "run again later", file, SHOWN(m->url), m->size);
         if (s->write_errno)
-            return tl_fail("hf_download: %s: cannot write %s: %s; free some space or choose "
-                           "another cache folder", file, part, strerror(s->write_errno)), -1;
+            return tl_fail_status("hf_download: %s: cannot write %s: %s; free some space or choose "
+                                  "another cache folder", file, part, strerror(s->write_errno));
         if (cc != CURLE_OK && !transient(cc))
-            return tl_fail("hf_download: %s: no valid HTTP answer from %.*s: %s (%lld of %lld "
-                           "bytes kept in %s)", file, SHOWN(m->url),
-                           wire_error(cc, errbuf, timeout, why, sizeof why), s->written, m->size,
-                           part), -1;
+            return tl_fail_status("hf_download: %s: no valid HTTP answer from %.*s: %s (%lld of "
+                                  "%lld bytes kept in %s)", file, SHOWN(m->url),
+                                  wire_error(cc, errbuf, timeout, why, sizeof why), s->written,
+                                  m->size, part);
         if (cc == CURLE_OK && r.status == 416) {      /* our offset is past the end: start over */
             if (restart_part(s) != 0)
-                return tl_fail("hf_download: %s: cannot empty %s: %s", file, part,
-                               strerror(errno)), -1;
+                return tl_fail_status("hf_download: %s: cannot empty %s: %s", file, part,
+                                      strerror(errno));
         } else if (cc == CURLE_OK && (r.status == 200 || r.status == 206)) {
             if (s->written == m->size) break;
             cc = CURLE_PARTIAL_FILE;                  /* a clean close before the end */
@@ -684,10 +687,11 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
         }
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, m->url, &r, attempt);
-            return tl_fail("hf_download: %s: transfer from %.*s failed %d times: %s (%lld of %lld "
-                           "bytes kept in %s; run again to resume)", file, SHOWN(m->url), attempt,
-                           wire_error(cc, errbuf, timeout, why, sizeof why), s->written, m->size,
-                           part), -1;
+            return tl_fail_status("hf_download: %s: transfer from %.*s failed %d times: %s (%lld "
+                                  "of %lld bytes kept in %s; run again to resume)", file,
+                                  SHOWN(m->url), attempt,
+                                  wire_error(cc, errbuf, timeout, why, sizeof why), s->written,
+                                  m->size, part);
         }
         bool progressed = s->written > from;
         if (!progressed && cc != CURLE_OPERATION_TIMEDOUT)
@@ -768,8 +772,8 @@ static int transfer(const char *file, const char *part, const char *path, const 
 static int make_folders(const char *what, const char *path, size_t len) {
     char buf[PATH_BYTES];
     if (len >= sizeof buf)
-        return tl_fail("hf_download: %s: the path %.100s... is longer than %d bytes: use a "
-                       "shorter cache folder", what, path, PATH_BYTES - 1), -1;
+        return tl_fail_status("hf_download: %s: the path %.100s... is longer than %d bytes: use a "
+                              "shorter cache folder", what, path, PATH_BYTES - 1);
     memcpy(buf, path, len);
     buf[len] = 0;
     for (size_t i = 1; i <= len; i++) {
@@ -777,11 +781,11 @@ static int make_folders(const char *what, const char *path, size_t len) {
         buf[i] = 0;
         struct stat st;
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return tl_fail("hf_download: %s: cannot create the folder %s: %s; check the "
-                           "permissions of the cache folder", what, buf, strerror(errno)), -1;
+            return tl_fail_status("hf_download: %s: cannot create the folder %s: %s; check the "
+                                  "permissions of the cache folder", what, buf, strerror(errno));
         if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-            return tl_fail("hf_download: %s: %s is not a folder: move it away, or use another "
-                           "cache folder", what, buf), -1;
+            return tl_fail_status("hf_download: %s: %s is not a folder: move it away, or use "
+                                  "another cache folder", what, buf);
         buf[i] = i < len ? '/' : 0;
     }
     return 0;
@@ -794,9 +798,9 @@ static int check_space(const char *file, const char *dir, const char *part, long
     long long have = file_size(part);
     unsigned long long need = (unsigned long long)(size - (have > 0 && have <= size ? have : 0));
     if (statvfs(dir, &fs) != 0 || need <= (unsigned long long)fs.f_bavail * fs.f_frsize) return 0;
-    return tl_fail("hf_download: %s: the server announces %lld bytes, more than the %llu bytes "
-                   "free in %s: free some space or use another cache folder", file, size,
-                   (unsigned long long)fs.f_bavail * fs.f_frsize, dir), -1;
+    return tl_fail_status("hf_download: %s: the server announces %lld bytes, more than the %llu "
+                          "bytes free in %s: free some space or use another cache folder", file,
+                          size, (unsigned long long)fs.f_bavail * fs.f_frsize, dir);
 }
 
 static int download_one(const char *dir, const char *endpoint, const char *repo_id,
@@ -804,21 +808,21 @@ static int download_one(const char *dir, const char *endpoint, const char *repo_
                         const char *token, double timeout, bool offline, sink *s) {
     char path[PATH_BYTES], part[PATH_BYTES];
     if (snprintf(part, sizeof part, "%s/%s.part", dir, file) >= (int)sizeof part)
-        return tl_fail("hf_download: %s: its path in %s would be longer than %d bytes: use a "
-                       "shorter cache folder", file, dir, PATH_BYTES - 1), -1;
+        return tl_fail_status("hf_download: %s: its path in %s would be longer than %d bytes: use "
+                              "a shorter cache folder", file, dir, PATH_BYTES - 1);
     snprintf(path, sizeof path, "%s/%s", dir, file);
     if (offline) {
         if (file_size(path) < 0)
-            return tl_fail("hf_download: %s: HF_HUB_OFFLINE=1 and the file is not in the cache at "
-                           "%s: unset HF_HUB_OFFLINE to download it", file, path), -1;
+            return tl_fail_status("hf_download: %s: HF_HUB_OFFLINE=1 and the file is not in the "
+                                  "cache at %s: unset HF_HUB_OFFLINE to download it", file, path);
         return 0;
     }
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return tl_fail("hf_download: %s: %s is a folder, so the file cannot be put there: move "
-                       "the folder away and run again", file, path), -1;
+        return tl_fail_status("hf_download: %s: %s is a folder, so the file cannot be put there: "
+                              "move the folder away and run again", file, path);
     char *url = resolve_url(endpoint, repo_id, revision, file);
-    if (!url) return tl_fail("hf_download: out of memory"), -1;
+    if (!url) return tl_fail_status("hf_download: out of memory");
     file_meta m = {.size = -1};
     int rc = fetch_meta(file, url, token, timeout, want_sha256, &m);
     free(url);

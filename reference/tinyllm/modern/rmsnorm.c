@@ -14,19 +14,16 @@ static bool eps_ok(double eps) { return eps >= 0 && isfinite(eps); }  /* false f
 
 int rmsnorm_init(RMSNorm *n, int64_t dim, double eps, bool unit_offset) {
     if (!n) {
-        tl_fail("rmsnorm_init: the RMSNorm pointer is NULL");
-        return -1;
+        return tl_fail_status("rmsnorm_init: the RMSNorm pointer is NULL");
     }
     memset(n, 0, sizeof *n);
     if (dim < 1) {
-        tl_fail("rmsnorm_init: dim is %lld; the normalised axis needs at least 1 feature",
-                (long long)dim);
-        return -1;
+        return tl_fail_status("rmsnorm_init: dim is %lld; the normalised axis needs at least 1 "
+                              "feature", (long long)dim);
     }
     if (!eps_ok(eps)) {
-        tl_fail("rmsnorm_init: eps is %g; it must be a finite number >= 0 (HF's rms_norm_eps, "
-                "e.g. 1e-5)", eps);
-        return -1;
+        return tl_fail_status("rmsnorm_init: eps is %g; it must be a finite number >= 0 (HF's "
+                              "rms_norm_eps, e.g. 1e-5)", eps);
     }
     tl_tensor *w = tl_tensor_new_owned(TL_F32, 1, &dim);
     if (!w) return -1;
@@ -49,7 +46,7 @@ void rmsnorm_free(RMSNorm *n) {
 tl_tensor *rmsnorm_forward(const RMSNorm *n, tl_tensor *x) {
     if (!n || !n->weight) return tl_fail("rmsnorm_forward: the norm is NULL or has no weight "
                                          "(call rmsnorm_init first)");
-    if (!x) return tl_fail("rmsnorm_forward: x is NULL");
+    if (!x) return tl_propagate("rmsnorm_forward: x is NULL");
     char xs[64], ws[64];
     int64_t d = x->ndim >= 1 ? x->shape[x->ndim - 1] : 0;
     if (n->weight->ndim != 1 || n->weight->shape[0] != d)
@@ -73,7 +70,8 @@ tl_tensor *pre_norm_residual(tl_tensor *x, const RMSNorm *norm, tl_sublayer_fn s
     tl_tensor *h = rmsnorm_forward(norm, x);
     if (!h) return NULL;
     tl_tensor *out = sublayer(h, ctx);
-    if (!out) return tl_fail("pre_norm_residual: the sublayer returned NULL without an error");
+    if (!out)
+        return tl_propagate("pre_norm_residual: the sublayer returned NULL without an error");
     if (!tl_same_shape(out, x)) {
         char xs[64], os[64];
         return tl_fail("pre_norm_residual: the sublayer returned shape %s for an input of shape "

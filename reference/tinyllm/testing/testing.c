@@ -142,10 +142,10 @@ static double check_inputs(tl_grad_fn f, void *ctx, tl_tensor *const *inputs, in
 
 double tl_gradcheck(tl_grad_fn f, void *ctx, tl_tensor *const *inputs, int n, double eps) {
     for (int k = 0; k < n; k++) {
-        if (!inputs[k]) return tl_fail("gradcheck: input %d is NULL", k + 1), -1;
+        if (!inputs[k]) return tl_propagate_status("gradcheck: input %d is NULL", k + 1);
         if (inputs[k]->requires_grad && inputs[k]->grad_fn)
-            return tl_fail("gradcheck: input %d is the result of an op, not a leaf "
-                           "(make it with tl_requires_grad on a fresh tensor)", k + 1), -1;
+            return tl_fail_status("gradcheck: input %d is the result of an op, not a leaf "
+                                  "(make it with tl_requires_grad on a fresh tensor)", k + 1);
         tl_zero_grad(inputs[k]);
     }
     tl_scope_push();

@@ -22,18 +22,15 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
 
 int hf_validate_repo_id(const char *repo_id) {
     (void)repo_id;
-    tl_fail("not implemented: hf_validate_repo_id (L7.9)");
-    return -1;
+    return tl_fail_status("not implemented: hf_validate_repo_id (L7.9)");
 }
 
 int hf_validate_filename(const char *filename) {
     (void)filename;
-    tl_fail("not implemented: hf_validate_filename (L7.9)");
-    return -1;
+    return tl_fail_status("not implemented: hf_validate_filename (L7.9)");
 }
 
 int hf_validate_revision(const char *revision) {
     (void)revision;
-    tl_fail("not implemented: hf_validate_revision (L7.9)");
-    return -1;
+    return tl_fail_status("not implemented: hf_validate_revision (L7.9)");
 }

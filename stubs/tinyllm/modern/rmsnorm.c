@@ -15,8 +15,7 @@ int rmsnorm_init(RMSNorm *n, int64_t dim, double eps, bool unit_offset) {
      * (tl_tensor_new_owned), ones for Llama, zeros for Gemma (unit_offset),
      * marked with tl_requires_grad. */
     (void)n; (void)dim; (void)eps; (void)unit_offset;
-    tl_fail("not implemented: rmsnorm_init (L7.1)");
-    return -1;
+    return tl_fail_status("not implemented: rmsnorm_init (L7.1)");
 }
 
 void rmsnorm_free(RMSNorm *n) {

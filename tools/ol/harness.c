@@ -1,0 +1,187 @@
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int require_link_files(ol_ctx *ctx, const lesson *l) {
+    for (int i = 0; i < l->link.n; i++)
+        if (l->link.v[i][0] == '/' && !is_file(l->link.v[i])) {
+            ol_error(
+                "%s links %s (lesson.json \"link\"), which is not built: run `make -C %s` first",
+                l->id, path_rel(l->link.v[i], ctx->root), ctx->root);
+            return -1;
+        }
+    return 0;
+}
+
+bool lesson_started(ol_ctx *ctx, const lesson *l) {
+    for (int i = 0; i < l->sources.n; i++) {
+        char *p = path_join(ctx->student, l->sources.v[i]);
+        bool there = is_file(p);
+        free(p);
+        if (!there) return false;
+    }
+    return true;
+}
+
+int deps_prepare(ol_ctx *ctx, const lesson *l, bool reference, bool ref_deps, deps *d, char **err) {
+    memset(d, 0, sizeof *d);
+    *err = NULL;
+    if (lesson_needs_closure(ctx->root, l, &d->lessons, &d->n, err) != 0) return -1;
+    d->libs = xcalloc((size_t)d->n + 1, sizeof *d->libs);
+    for (int i = 0; i < d->n; i++) {
+        const lesson *dep = &d->lessons[i];
+        bool mine = !reference && !ref_deps && lesson_started(ctx, dep);
+        if (!reference && !ref_deps && !mine) {
+            *err = xasprintf(
+                "%s needs %s, which you have not started: run `ol start %s` and write it, "
+                "or pass --ref-deps to use the reference for the lessons it needs",
+                l->id, dep->id, dep->id);
+            return -1;
+        }
+        char *label = xasprintf("%s %s", mine ? "your" : "the reference", dep->id);
+        if (require_link_files(ctx, dep) != 0) {
+            free(label);
+            *err = xasprintf("%s needs %s, whose libraries are not built", l->id, dep->id);
+            return -1;
+        }
+        int rc = lesson_lib_prepare(ctx, &d->libs[i], dep, mine ? LIB_STUDENT : LIB_REFERENCE, NULL,
+                                    label, err);
+        free(label);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
+void deps_free(deps *d) {
+    for (int i = 0; i < d->n; i++) lesson_lib_free(&d->libs[i]);
+    free(d->libs);
+    lessons_free(d->lessons, d->n);
+    memset(d, 0, sizeof *d);
+}
+
+void program_spec(link_spec *spec, const suite *s, const lesson_lib *lib, const lesson *l,
+                  const deps *d) {
+    suite_link(s, spec);
+    link_add(spec, &lib->archive);
+    /* dependents before what they depend on, as a static link needs */
+    for (int i = d ? d->n - 1 : -1; i >= 0; i--) link_add(spec, &d->libs[i].archive);
+    for (int i = 0; i < l->link.n; i++)
+        if (!sl_contains(&spec->ldflags, l->link.v[i])) sl_push(&spec->ldflags, l->link.v[i]);
+    for (int k = 0; d && k < d->n; k++)
+        for (int i = 0; i < d->lessons[k].link.n; i++)
+            if (!sl_contains(&spec->ldflags, d->lessons[k].link.v[i]))
+                sl_push(&spec->ldflags, d->lessons[k].link.v[i]);
+}
+
+int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d) {
+    char *err = NULL;
+    memset(mine, 0, sizeof *mine);
+    memset(d, 0, sizeof *d);
+    if (build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0) return OL_USAGE;
+    if (lesson_lib_prepare(ctx, mine, l, LIB_STUDENT, NULL, "your code", &err) != 0 ||
+        deps_prepare(ctx, l, false, ref_deps, d, &err) != 0) {
+        ol_error("%s", err);
+        free(err);
+        return OL_USAGE;
+    }
+    lesson_lib **libs = xcalloc((size_t)d->n + 1, sizeof *libs);
+    libs[0] = mine;
+    for (int i = 0; i < d->n; i++) libs[i + 1] = &d->libs[i];
+    int failed = lesson_libs_build(ctx, libs, d->n + 1);
+    for (int i = 0; i <= d->n && failed >= 0; i++) lesson_lib_print_log(ctx, libs[i]);
+    int rc = OL_PASS;
+    if (failed < 0)
+        rc = OL_USAGE;
+    else if (failed > 0) {
+        for (int i = 0; i <= d->n; i++)
+            if (!libs[i]->ok)
+                ol_error("%s does not compile (the compiler's messages are above)", libs[i]->label);
+        rc = OL_FAIL;
+        /* the reference not compiling is the course's fault, not the student's */
+        for (int i = 1; i <= d->n; i++)
+            if (!libs[i]->ok && libs[i]->kind != LIB_STUDENT) rc = OL_USAGE;
+    }
+    free(libs);
+    return rc;
+}
+
+int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
+    char *err = NULL;
+    char *dir = path_join(ctx->root, l->course_tests);
+    char *name = xasprintf("%s course tests", l->id);
+    int rc = OL_PASS;
+    if (suite_scan(s, name, dir, &err) != 0 || suite_generate(ctx, s, &err) != 0) {
+        ol_error("%s (lesson.json \"course_tests\"): tell your instructor", err);
+        rc = OL_USAGE;
+    } else if (s->tests.n == 0) {
+        ol_error("%s holds no START_TEST: the course tests are missing", shown_path(ctx, dir));
+        rc = OL_USAGE;
+    } else {
+        int failed = suite_compile(ctx, s, "the course tests");
+        if (failed > 0)
+            ol_error(
+                "the course tests of %s do not compile against the contracts: tell your instructor",
+                l->id);
+        if (failed != 0) rc = OL_USAGE; /* < 0: interrupted, and ol says so */
+    }
+    free(err);
+    free(dir);
+    free(name);
+    return rc;
+}
+
+void fixtures_key(ol_ctx *ctx, const lesson *l, char out[HASH_HEX]) {
+    hasher *h = hash_new();
+    hash_str(h, "fixtures");
+    if (l->fixtures) {
+        char *dir = path_join(ctx->root, l->fixtures);
+        hash_tree(h, dir);
+        free(dir);
+    }
+    hash_done(h, out);
+}
+
+int run_suite_by_file(ol_ctx *ctx, const suite *s, const run_spec *base, run_result *out) {
+    memset(out, 0, sizeof *out);
+    /* one program run per test: its file (CK_RUN_CASE) and its name (-k) */
+    run_spec *specs = xcalloc((size_t)s->tests.n + 1, sizeof *specs);
+    strlist *names = xcalloc((size_t)s->tests.n + 1, sizeof *names);
+    int n = 0;
+    for (int t = 0; t < s->tests.n; t++) {
+        if (base->filter && !strstr(s->tests.v[t], base->filter)) continue;
+        sl_push(&names[n], s->tests.v[t]);
+        specs[n] = *base;
+        specs[n].tests = &names[n];
+        specs[n].filter = s->tests.v[t];
+        specs[n].tcase = path_base(s->test_file.v[t]); /* testgen names each TCase after its file */
+        n++;
+    }
+    run_result *parts = xcalloc((size_t)n + 1, sizeof *parts);
+    int rc = run_tests(ctx, specs, parts, n);
+    out->cached = n > 0;
+    strbuf output = {0};
+    for (int k = 0; k < n; k++) {
+        run_result *p = &parts[k];
+        /* -k matches substrings: keep the one test asked for (settle puts it first) */
+        if (rc == 0 && p->n > 0) {
+            out->t = xrealloc(out->t, (size_t)(out->n + 1) * sizeof *out->t);
+            out->t[out->n++] = p->t[0];
+            memmove(p->t, p->t + 1, (size_t)(p->n - 1) * sizeof *p->t);
+            p->n--;
+            if (p->exit_code && !out->exit_code) out->exit_code = p->exit_code;
+            if (p->term_signal && !out->term_signal) out->term_signal = p->term_signal;
+            out->watchdog = out->watchdog || p->watchdog;
+            out->seconds += p->seconds;
+            out->cached = out->cached && p->cached;
+            if (p->output && *p->output) sb_add(&output, p->output);
+        }
+        run_result_free(p);
+        sl_free(&names[k]);
+    }
+    out->output = sb_take(&output);
+    free(parts);
+    free(specs);
+    free(names);
+    return rc;
+}

@@ -1,0 +1,19 @@
+/* report: what `ol check` shows. report.c: the terminal, stage by stage as
+ * they end, then the summary; report_json.c: Stryker's schema-2 JSON and
+ * Gradescope's results.json. */
+#ifndef OL_REPORT_H
+#define OL_REPORT_H
+
+#include "check.h"
+#include "workspace.h"
+
+/* "ol check L7.1: <title> (rung R3)", before the stages. */
+void report_header(const lesson *l);
+/* A stage that just ended, with what made it fail (a check_progress: data is the ol_ctx). */
+void report_stage(const check_report *r, int stage, void *ctx);
+void report_summary(ol_ctx *ctx, const check_report *r);
+
+int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path);
+int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path);
+
+#endif
