@@ -65,7 +65,8 @@ int close(int);
 long read(int, void *, unsigned long);
 long write(int, const void *, unsigned long);
 long syscall(long, ...);
-int usleep(unsigned);'
+int usleep(unsigned);
+void _exit(int);'
 
 # What each run of the lesson computes, as one number: outputs and gradients of both kinds of norm
 # and of the residual step, on rows where eps matters and rows where it does not. Every mutant of
@@ -279,7 +280,8 @@ START_TEST(test_probe_network_is_loopback_only)
     char line[512], others[512] = \"\";
     while (fgets(line, sizeof line, f)) {
         char name[64];
-        if (sscanf(line, \" %63[^:]:\", name) == 1 && strcmp(name, \"lo\") != 0 && strlen(others) < 400) {
+        if (strchr(line, ':') && sscanf(line, \" %63[^:]:\", name) == 1 && strcmp(name, \"lo\") != 0 &&
+            strlen(others) < 400) {
             strcat(others, \" \");
             strcat(others, name);
         }
@@ -493,7 +495,7 @@ REL=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]
 printf '#include "%s"\n' "$REL" > c/tinyllm/modern/rmsnorm.c
 run "$OL" check L7.1
 graded_fail "5. code that #includes the reference by a relative path gets no grade"
-expect "5. ... the include is refused, named with file:line" 1 "c/tinyllm/modern/rmsnorm.c:1: error:"
+expect "5. ... the include fails, named with file:line" 1 "c/tinyllm/modern/rmsnorm.c:1:"
 # ... or is a symbolic link to it
 rm -f c/tinyllm/modern/rmsnorm.c; ln -s "$REFSRC" c/tinyllm/modern/rmsnorm.c
 run "$OL" check L7.1
@@ -522,12 +524,26 @@ mkfifo "$TESTS/helpers.h"
 run timeout 60 "$OL" check L7.1
 expect "5. a named pipe in the test folder is refused by name" 1 "c/tests/l7-1-rmsnorm/helpers.h is a named pipe"
 # a header that includes itself twice, 40 deep: 2^40 includes, in little memory
-set_tests test_slow.c "$HEAD
+set_tests test_deep.c "$HEAD
 #include \"twice.h\"
 START_TEST(test_x) { ck_assert(1); } END_TEST"
 printf '%s\n' '#if __INCLUDE_LEVEL__ < 40' '#include "twice.h"' '#include "twice.h"' '#endif' > "$TESTS/twice.h"
 OL_COMPILE_TIMEOUT=5 run timeout 120 "$OL" check L7.1
-expect "5. a compile that never ends is stopped at its time limit" 1 "test_slow.c" "ran past its time limit of 5 s"
+expect "5. a header that includes itself without end is refused" 1 "test_deep.c: error: the test opens more than"
+# code the compiler unrolls 65534 x 65534 times: a compile that never ends
+set_tests test_slow.c "$HEAD
+START_TEST(test_x)
+{
+    volatile int s = 0;
+#pragma GCC unroll 65534
+    for (int i = 0; i < 65534; i++)
+#pragma GCC unroll 65534
+        for (int j = 0; j < 65534; j++) s += i ^ j;
+    ck_assert(s != 1);
+}
+END_TEST"
+OL_COMPILE_TIMEOUT=5 run timeout 120 "$OL" check L7.1
+expect "5. a compile that never ends is stopped at its time limit" 1 "ran past its time limit of 5 s"
 
 # ---- 6. redefining the grading machinery -----------------------------------------------------
 # The stub, and an _exit() that always says "passed": a course test that fails leaves its process
@@ -538,7 +554,7 @@ model_answer
   > c/tinyllm/modern/rmsnorm.c
 run "$OL" check L7.1
 graded_fail "6. the stub with an _exit() that reports success gets no grade"
-expect "6. ... the symbol is refused by name" 1 "c/tinyllm/modern/rmsnorm.c defines _exit"
+expect "6. ... the symbol is refused by name" 1 "c/tinyllm/modern/rmsnorm.c: error: defines _exit"
 cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
 set_tests test_harness.c "$HEAD
 int srunner_ntests_failed(SRunner *runner) { (void)runner; return 0; }
@@ -608,7 +624,7 @@ for f in build/ol/bin/*; do : > "$f"; done
 for f in build/ol/run/*.json; do echo '{"tests": 3' > "$f"; done
 run "$OL" check L7.1
 expect "7. spoiled coverage notes, programs and results in the cache are made again" 0 "PASS: L7.1 reaches R3"
-# ---- 8. bounded cost: a scratch course whose L7.1 allows 0.5 s per test and 256 MiB -------------
+# ---- 8. bounded cost: a scratch course whose L7.1 allows 0.5 s per test and 256 MiB ---------------
 R=$T/root; mkdir -p "$R/reference"
 for d in oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
 for d in course contracts stubs tests; do cp -r "$ROOT/$d" "$R/$d"; done
@@ -639,33 +655,43 @@ START_TEST(test_b) { touch_lesson(); } END_TEST"
 run "$OL" check L7.1
 expect "8. a constructor that loops is stopped soon after the per-test timeout, and is no result" 1 "INVALID" \
   "finished no test for"
-set_tests test_big.c "$HEAD
-$TOUCH
-START_TEST(test_uses_512_mib)
-{
-    touch_lesson();
-    size_t size = (size_t)512 << 20;
-    char *p = malloc(size);
-    ck_assert_msg(p != NULL, \"malloc\");
-    memset(p, 1, size);
-    ck_assert(p[size - 1] == 1);
-}
-END_TEST"
-run "$OL" check L7.1
-expect "8. a test using more memory than the lesson allows is INVALID" 1 "INVALID" "test_uses_512_mib"
-slow=""; for i in $(seq 50); do slow="$slow
-START_TEST(test_slow_$i) { touch_lesson(); usleep(100000); } END_TEST"; done
-set_tests test_slow.c "$HEAD
-$TOUCH
-$slow"
-run "$OL" check L7.1
-expect "8. a check whose tests run too long stops at its overall limit, and says so" 1 "overall time limit of 30 s"
 set_tests test_loop.c "$HEAD
 $TOUCH
 START_TEST(test_loops) { touch_lesson(); for (volatile int on = 1; on;) {} } END_TEST"
 run "$OL" check L7.1
 expect "8. a test that loops is INVALID after one run (it timed out on the reference)" 1 "INVALID" "test_loops: timed out"
 absent "8. ... and runs no more" "it fails the same way on"
+lesson_timeout() { # SECONDS: the scratch L7.1's per-test timeout (builds stay cached)
+  python3 - "$R/course/L7.1/lesson.json" "$1" <<'PY'
+import json, sys
+p = sys.argv[1]; l = json.load(open(p)); l["test_timeout_seconds"] = float(sys.argv[2])
+open(p, "w").write(json.dumps(l, indent=2) + "\n")
+PY
+}
+lesson_timeout 1  # the page faults of 256 MiB take a while on a busy machine
+set_tests test_big.c "$HEAD
+$TOUCH
+START_TEST(test_uses_512_mib)
+{
+    touch_lesson();
+    size_t size = (size_t)512 << 20;
+    volatile char *p = malloc(size); /* volatile: every page is really written */
+    ck_assert_msg(p != NULL, \"malloc\");
+    for (size_t i = 0; i < size; i += 4096) p[i] = 1;
+    ck_assert(p[size - 4096] == 1);
+}
+END_TEST"
+run "$OL" check L7.1
+expect "8. a test using more memory than the lesson allows is INVALID, and told why" 1 "INVALID" "test_uses_512_mib" \
+  "more memory than the lesson allows"
+lesson_timeout 0.25  # 60 x 0.25 s: the overall limit
+slow=""; for i in $(seq 50); do slow="$slow
+START_TEST(test_slow_$i) { touch_lesson(); usleep(100000); } END_TEST"; done
+set_tests test_slow.c "$HEAD
+$TOUCH
+$slow"
+run "$OL" check L7.1
+expect "8. a check whose tests run too long stops at its overall limit, and says so" 1 "overall time limit of 15 s"
 export OL_ROOT=$ROOT
 
 echo "ol hostile: $((checks - failures)) of $checks checks passed"

@@ -3,12 +3,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cache.h"
 #include "proc.h"
+#include "sandbox.h"
 
 /* The libraries every test program links, as the Makefile found them. */
 #ifndef OL_CHECK_CFLAGS
@@ -132,18 +134,75 @@ static char *stem(const char *src) {
     return xstrndup(b, n);
 }
 
+/* Every compile's wall-clock limit: a header that never ends (a pipe, an
+ * include that doubles itself) must not hold a check forever. */
+static double compile_timeout(void) {
+    const char *env = getenv("OL_COMPILE_TIMEOUT");
+    double t = env ? atof(env) : 0;
+    return t > 0 ? t : 120;
+}
+
+/* The compiler's sandbox for a student's file: it reads the system's files,
+ * the contracts, the student's c/ and its own folder (testgen's wrapper),
+ * and writes only its scratch folder, which is also its TMPDIR. The course
+ * (its reference), the rest of the workspace and ol's caches stay out, so
+ * no #include, .incbin or error message can show them. */
+static sandbox *compile_sandbox(ol_ctx *ctx, const unit *u, const char *scratch) {
+    sandbox *sb = xcalloc(1, sizeof *sb);
+    strlist keep_out = {0};
+    sl_push(&keep_out, ctx->root);
+    sl_push(&keep_out, ctx->ws);
+    sandbox_system(sb, &keep_out, false);
+    sl_free(&keep_out);
+    char *contracts = path_join(ctx->root, "contracts");
+    sandbox_allow(sb, contracts, false);
+    free(contracts);
+    sandbox_allow(sb, ctx->student, false);
+    if (u->cwd && strcmp(u->cwd, ctx->ws) != 0) sandbox_allow(sb, u->cwd, false);
+    sandbox_allow(sb, scratch, true);
+    sandbox_allow(sb, "/dev/null", true);
+    sb->cpu_seconds = compile_timeout();
+    sb->memory_bytes = 4LL << 30;
+    sb->file_bytes = 256LL << 20;
+    sb->extra_tasks = 64;
+    return sb;
+}
+
+static void compile_job_free(proc_job *j) {
+    sandbox *sb = (sandbox *)j->sandbox;
+    if (sb) {
+        sandbox_free(sb);
+        free(sb);
+    }
+    proc_job_free(j);
+}
+
+/* What a compile that did not finish says, after what the compiler said. */
+static char *ended_log(ol_ctx *ctx, const char *log, const proc_job *j) {
+    if (j->timed_out)
+        return xasprintf("%s(the compiler ran past its time limit of %g s, $OL_COMPILE_TIMEOUT, and was stopped)\n",
+                         log, j->timeout);
+    char *what = proc_describe(j);
+    char *more = xasprintf("%s(the compiler %s ended with %s)\n", log, ctx->cc, what);
+    free(what);
+    return more;
+}
+
 int build_units(ol_ctx *ctx, unit *u, int n) {
     if (build_prepare(ctx) != 0) return n ? n : 1;
     char *objdir = ctx_cache_dir(ctx, "obj");
     char *covdir = ctx_cache_dir(ctx, "cov");
-    if (!objdir || !covdir) {
+    char *tmpdir = ctx_cache_dir(ctx, "tmp");
+    if (!objdir || !covdir || !tmpdir) {
         free(objdir);
         free(covdir);
+        free(tmpdir);
         return n ? n : 1;
     }
-    proc_job *jobs = xcalloc((size_t)n, sizeof *jobs);
-    int *which = xcalloc((size_t)n, sizeof *which);
-    char **tmp_objs = xcalloc((size_t)n, sizeof *tmp_objs);
+    proc_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
+    int *which = xcalloc((size_t)n + 1, sizeof *which);
+    char **tmp_objs = xcalloc((size_t)n + 1, sizeof *tmp_objs);
+    char **scratch = xcalloc((size_t)n + 1, sizeof *scratch);
     int njobs = 0;
     for (int i = 0; i < n; i++) {
         strlist args = {0};
@@ -152,20 +211,21 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         free(u[i].obj);
         free(u[i].log);
         u[i].log = NULL;
-        char *marker;
+        char *marker, *notes = NULL;
         if (u[i].coverage) {
             char *dir = path_join(covdir, u[i].key);
-            char *s = stem(u[i].src);
-            u[i].obj = xasprintf("%s/%s.o", dir, s);
+            char *st = stem(u[i].src);
+            u[i].obj = xasprintf("%s/%s.o", dir, st);
+            notes = xasprintf("%s/%s.gcno", dir, st);
             marker = path_join(dir, "done");
-            free(s);
+            free(st);
             free(dir);
         } else {
             u[i].obj = xasprintf("%s/%s.o", objdir, u[i].key);
             marker = xstrdup(u[i].obj);
         }
         char *log_path = xasprintf("%s.log", u[i].obj);
-        if (is_file(marker)) {
+        if (is_file(marker) && cache_intact(u[i].obj) && (!notes || cache_intact(notes))) {
             cache_touch(marker);
             u[i].ok = u[i].cached = true;
             u[i].log = read_file(log_path, NULL);
@@ -184,12 +244,21 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
                 mkdir_p(dir);
                 free(dir);
                 proc_arg(j, u[i].obj);
+            } else if (u[i].student) {
+                scratch[njobs] = make_temp_dir(tmpdir, "cc");
+                tmp_objs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.o") : xstrdup("/nonexistent/out.o");
+                proc_arg(j, tmp_objs[njobs]);
+                if (scratch[njobs]) {
+                    j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
+                    proc_env(j, "TMPDIR", scratch[njobs]);
+                }
             } else {
                 tmp_objs[njobs] = xasprintf("%s.tmp%ld.o", u[i].obj, (long)getpid());
                 proc_arg(j, tmp_objs[njobs]);
             }
             j->cwd = xstrdup(u[i].cwd ? u[i].cwd : ctx->root);
             j->out_path = xasprintf("%s.tmp%ld", log_path, (long)getpid());
+            j->timeout = compile_timeout();
             if (ctx->verbose) {
                 char *cmd = sl_join(&j->argv, " ");
                 fprintf(stderr, "ol: (in %s) %s\n", j->cwd, cmd);
@@ -197,6 +266,7 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
             }
             which[njobs++] = i;
         }
+        free(notes);
         free(marker);
         free(log_path);
     }
@@ -207,51 +277,122 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         char *log_path = xasprintf("%s.log", x->obj);
         x->log = read_file(jobs[k].out_path, NULL);
         if (!x->log) x->log = xstrdup("");
-        x->ok = jobs[k].exit_code == 0;
+        x->ok = jobs[k].exit_code == 0 && !jobs[k].timed_out;
         if (x->ok) {
             rename(jobs[k].out_path, log_path);
             if (x->coverage) {
                 char *dir = path_dirname(x->obj);
                 char *marker = path_join(dir, "done");
-                write_file_atomic(marker, "", 0);
+                char *st = stem(x->src);
+                char *notes = xasprintf("%s/%s.gcno", dir, st);
+                if (cache_seal(x->obj) != 0 || cache_seal(notes) != 0) x->ok = false;
+                else write_file_atomic(marker, "", 0);
+                free(notes);
+                free(st);
                 free(marker);
                 free(dir);
-            } else if (rename(tmp_objs[k], x->obj) != 0) {
+            } else if (rename(tmp_objs[k], x->obj) != 0 || cache_seal(x->obj) != 0) {
                 x->ok = false;
             }
         } else {
             unlink(jobs[k].out_path);
             if (tmp_objs[k]) unlink(tmp_objs[k]);
-            if (jobs[k].exit_code < 0 || jobs[k].exit_code == 127) {
-                char *what = proc_describe(&jobs[k]);
-                char *more = xasprintf("%s(the compiler %s ended with %s)\n", x->log, ctx->cc, what);
+            if (jobs[k].exit_code < 0 || jobs[k].exit_code == 127 || jobs[k].timed_out) {
+                char *more = ended_log(ctx, x->log, &jobs[k]);
                 free(x->log);
                 x->log = more;
-                free(what);
             }
             failed++;
         }
         free(log_path);
     }
     for (int k = 0; k < njobs; k++) {
+        if (scratch[k]) remove_tree(scratch[k], ctx->cache);
+        free(scratch[k]);
         free(tmp_objs[k]);
-        proc_job_free(&jobs[k]);
+        compile_job_free(&jobs[k]);
     }
+    free(scratch);
     free(tmp_objs);
     free(jobs);
     free(which);
     free(objdir);
     free(covdir);
+    free(tmpdir);
     return failed;
 }
 
-/* What the preprocessed text (cc -E -P: no line markers) says: "T<TAB>NAME"
+/* "X<TAB>WHAT<TAB>FILE<TAB>LINE" for each place of the preprocessed text
+ * (line markers say which file and line it came from) that hands the
+ * assembler text of its own: the asm keyword in any spelling, and a
+ * section attribute (its name goes into the assembly as written, so
+ * ".data\n.incbin ..." would be a directive). Strings and characters
+ * are skipped. */
+static void scan_assembler(const char *text, strbuf *records) {
+    char file[PATH_MAX] = "";
+    long line = 0;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        long lineno;
+        int used = 0;
+        if (p[0] == '#' && sscanf(p, "# %ld \"%n", &lineno, &used) == 1 && used > 0) {
+            const char *q = p + used, *end = q;
+            while (end < p + len && *end != '"') end += *end == '\\' && end + 1 < p + len ? 2 : 1;
+            snprintf(file, sizeof file, "%.*s", (int)(end - q), q);
+            line = lineno;
+        } else {
+            bool attribute = false;
+            for (const char *c = p; c < p + len;) {
+                if (*c == '"' || *c == '\'') {
+                    char quote = *c++;
+                    while (c < p + len && *c != quote) c += *c == '\\' ? 2 : 1;
+                    c++;
+                    continue;
+                }
+                if (!(isalpha((unsigned char)*c) || *c == '_')) {
+                    c++;
+                    continue;
+                }
+                const char *w = c;
+                while (c < p + len && (isalnum((unsigned char)*c) || *c == '_')) c++;
+                size_t n = (size_t)(c - w);
+                const char *what = NULL;
+                if ((n == 3 && !strncmp(w, "asm", 3)) || (n == 5 && !strncmp(w, "__asm", 5)) ||
+                    (n == 7 && !strncmp(w, "__asm__", 7)))
+                    what = "asm";
+                if ((n == 13 && !strncmp(w, "__attribute__", 13)) || (n == 11 && !strncmp(w, "__attribute", 11)))
+                    attribute = true;
+                if (attribute && ((n == 7 && !strncmp(w, "section", 7)) || (n == 11 && !strncmp(w, "__section__", 11))))
+                    what = "section";
+                if (what) sb_printf(records, "X\t%s\t%s\t%ld\n", what, file, line);
+            }
+            line++;
+        }
+        p += len + (eol ? 1 : 0);
+    }
+}
+
+/* What the preprocessed text (cc -E, with line markers) says: "T<TAB>NAME"
  * for each test it declares (START_TEST(NAME) expands to "static const
- * TTest * NAME = & NAME_ttest;"), and "A" when it holds .incbin (string
- * pieces joined first, so ".inc" "bin" is found too). */
+ * TTest * NAME = & NAME_ttest;"), "A" when it holds .incbin (string pieces
+ * joined first, so ".inc" "bin" is found too), and scan_assembler's "X". */
 static void scan_preprocessed(const char *path, strbuf *records) {
     char *text = read_file(path, NULL);
     if (!text) return;
+    scan_assembler(text, records);
+    /* the line markers out: what follows reads the text alone */
+    char *keep = text;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
+        if (!(p[0] == '#' && p[1] == ' ' && isdigit((unsigned char)p[2]))) {
+            memmove(keep, p, len);
+            keep += len;
+        }
+        p += len;
+    }
+    *keep = 0;
     /* blanks to one space, and "a" "b" to "ab" */
     char *w = text;
     for (const char *p = text; *p; p++) {
@@ -289,9 +430,12 @@ static void scan_preprocessed(const char *path, strbuf *records) {
 
 /* The records build_include_trees keeps, from `cc -E -H -v`'s messages and
  * the preprocessed text. */
+#define MAX_INCLUDES 20000 /* more files than any test opens: the rest is not read */
+
 static char *include_records(const char *said, const char *preprocessed) {
     strbuf b = {0};
     bool in_search = false;
+    int opened = 0;
     char *copy = xstrdup(said ? said : "");
     for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (strncmp(line, "#include <...> search starts here:", 34) == 0) in_search = true;
@@ -299,7 +443,12 @@ static char *include_records(const char *said, const char *preprocessed) {
         else if (in_search && line[0] == ' ') sb_printf(&b, "S\t%s\n", line + 1);
         else if (line[0] == '.') {
             size_t depth = strspn(line, ".");
-            if (line[depth] == ' ' && line[depth + 1]) sb_printf(&b, "D\t%zu\t%s\n", depth, line + depth + 1);
+            if (line[depth] != ' ' || !line[depth + 1]) continue;
+            if (++opened > MAX_INCLUDES) {
+                sb_printf(&b, "M\t%d\n", MAX_INCLUDES);
+                break;
+            }
+            sb_printf(&b, "D\t%zu\t%s\n", depth, line + depth + 1);
         }
     }
     free(copy);
@@ -310,10 +459,16 @@ static char *include_records(const char *said, const char *preprocessed) {
 int build_include_trees(ol_ctx *ctx, unit *u, int n) {
     if (build_prepare(ctx) != 0) return n ? n : 1;
     char *objdir = ctx_cache_dir(ctx, "obj");
-    if (!objdir) return n ? n : 1;
+    char *tmpdir = ctx_cache_dir(ctx, "tmp");
+    if (!objdir || !tmpdir) {
+        free(objdir);
+        free(tmpdir);
+        return n ? n : 1;
+    }
     proc_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
     int *which = xcalloc((size_t)n + 1, sizeof *which);
     char **outs = xcalloc((size_t)n + 1, sizeof *outs);
+    char **scratch = xcalloc((size_t)n + 1, sizeof *scratch);
     int njobs = 0;
     for (int i = 0; i < n; i++) {
         strlist args = {0};
@@ -321,8 +476,8 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         unit_key(ctx, &u[i], &args);
         free(u[i].includes);
         u[i].includes = NULL;
-        char *cached = xasprintf("%s/%s.inc-2", objdir, u[i].key);
-        u[i].includes = read_file(cached, NULL);
+        char *cached = xasprintf("%s/%s.inc-3", objdir, u[i].key);
+        u[i].includes = cache_intact(cached) ? read_file(cached, NULL) : NULL;
         free(cached);
         if (u[i].includes) {
             sl_free(&args);
@@ -333,9 +488,20 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         free(args.v[--args.n]);
         proc_job *j = &jobs[njobs];
         j->argv = args;
-        outs[njobs] = xasprintf("%s/%s.tmp%ld.i", objdir, u[i].key, (long)getpid());
+        if (u[i].student) {
+            /* the preprocessor reads what the compiler may, no more */
+            scratch[njobs] = make_temp_dir(tmpdir, "cpp");
+            outs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.i") : xstrdup("/nonexistent/out.i");
+            if (scratch[njobs]) {
+                j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
+                proc_env(j, "TMPDIR", scratch[njobs]);
+            }
+        } else {
+            outs[njobs] = xasprintf("%s/%s.tmp%ld.i", objdir, u[i].key, (long)getpid());
+        }
+        j->timeout = compile_timeout();
+        if (j->sandbox) ((sandbox *)j->sandbox)->file_bytes = 32LL << 20;
         proc_arg(j, "-E");
-        proc_arg(j, "-P");
         proc_arg(j, "-H");
         proc_arg(j, "-v");
         proc_arg(j, u[i].src);
@@ -343,7 +509,7 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         proc_arg(j, outs[njobs]);
         proc_env(j, "LC_ALL", "C"); /* the search list's headings, in English */
         j->cwd = xstrdup(u[i].cwd ? u[i].cwd : ctx->root);
-        j->out_path = xasprintf("%s.log", outs[njobs]);
+        j->out_path = xasprintf("%s/%s.tmp%ld.i.log", objdir, u[i].key, (long)getpid());
         which[njobs++] = i;
     }
     int failed = 0;
@@ -352,9 +518,9 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         unit *x = &u[which[k]];
         char *said = read_file(jobs[k].out_path, NULL);
         x->includes = include_records(said, outs[k]);
-        if (jobs[k].exit_code == 0) {
-            char *cached = xasprintf("%s/%s.inc-2", objdir, x->key);
-            write_file_atomic(cached, x->includes, strlen(x->includes));
+        if (jobs[k].exit_code == 0 && !jobs[k].timed_out) {
+            char *cached = xasprintf("%s/%s.inc-3", objdir, x->key);
+            if (write_file_atomic(cached, x->includes, strlen(x->includes)) == 0) cache_seal(cached);
             free(cached);
         } else {
             failed++; /* compiling it says why, without -v's noise */
@@ -367,13 +533,17 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
     for (int k = 0; k < njobs; k++) {
         unlink(outs[k]);
         if (jobs[k].out_path) unlink(jobs[k].out_path);
+        if (scratch[k]) remove_tree(scratch[k], ctx->cache);
+        free(scratch[k]);
         free(outs[k]);
-        proc_job_free(&jobs[k]);
+        compile_job_free(&jobs[k]);
     }
+    free(scratch);
     free(outs);
     free(jobs);
     free(which);
     free(objdir);
+    free(tmpdir);
     return failed;
 }
 
@@ -397,7 +567,7 @@ int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out) {
     if (!dir) return -1;
     out->path = xasprintf("%s/%s.a", dir, out->key);
     free(dir);
-    if (is_file(out->path)) {
+    if (is_file(out->path) && cache_intact(out->path)) {
         cache_touch(out->path);
         return 0;
     }
@@ -409,7 +579,8 @@ int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out) {
     for (int i = 0; i < n; i++) proc_arg(&job, u[i].obj);
     job.out_path = xasprintf("%s.log", tmp);
     int rc = -1;
-    if (proc_run(&job) == 0 && job.exit_code == 0 && rename(tmp, out->path) == 0) rc = 0;
+    job.timeout = compile_timeout();
+    if (proc_run(&job) == 0 && job.exit_code == 0 && rename(tmp, out->path) == 0 && cache_seal(out->path) == 0) rc = 0;
     else {
         char *log = read_file(job.out_path, NULL);
         ol_error("cannot make the archive %s: %s", out->path, log ? log : "ar failed");
@@ -451,6 +622,53 @@ static void link_args(ol_ctx *ctx, const link_spec *l, strlist *args) {
     for (int i = 0; i < l->wraps.n; i++) sl_push_owned(args, xasprintf("-Wl,--wrap=%s", l->wraps.v[i]));
 }
 
+int build_link_inputs(ol_ctx *ctx, const strlist *ldflags, strlist *out) {
+    if (build_prepare(ctx) != 0) return -1;
+    char *gen = ctx_cache_dir(ctx, "gen"), *tmp = ctx_cache_dir(ctx, "tmp");
+    if (!gen || !tmp) {
+        free(gen);
+        free(tmp);
+        return -1;
+    }
+    char *probe = path_join(gen, "link-probe.c");
+    int rc = 0;
+    if (!is_file(probe) && write_file_atomic(probe, "int main(void) { return 0; }\n", 29) != 0) rc = -1;
+    link_spec spec = {0};
+    for (int i = 0; ldflags && i < ldflags->n; i++) sl_push(&spec.ldflags, ldflags->v[i]);
+    proc_job job = {0};
+    link_args(ctx, &spec, &job.argv);
+    proc_arg(&job, probe);
+    char *bin = xasprintf("%s/link-probe.%ld", tmp, (long)getpid());
+    proc_arg(&job, "-o");
+    proc_arg(&job, bin);
+    proc_arg(&job, "-Wl,--trace");
+    job.out_path = xasprintf("%s.log", bin);
+    job.timeout = compile_timeout();
+    if (rc == 0 && (proc_run(&job) != 0 || job.exit_code != 0)) {
+        char *said = read_file(job.out_path, NULL);
+        ol_error("cannot link a test program to see its libraries: %s", said ? said : "");
+        free(said);
+        rc = -1;
+    }
+    char *text = rc == 0 ? read_file(job.out_path, NULL) : NULL;
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] != '/' || strstr(line, "link-probe")) continue; /* ld's own notes, the probe */
+        char real[PATH_MAX];
+        const char *path = realpath(line, real) ? real : line;
+        if (!sl_contains(out, path)) sl_push(out, path);
+    }
+    free(text);
+    unlink(bin);
+    unlink(job.out_path);
+    free(bin);
+    proc_job_free(&job);
+    link_free(&spec);
+    free(probe);
+    free(gen);
+    free(tmp);
+    return rc;
+}
+
 int build_links(ol_ctx *ctx, link_spec *l, int n) {
     if (build_prepare(ctx) != 0) return n ? n : 1;
     char *bindir = ctx_cache_dir(ctx, "bin");
@@ -473,7 +691,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         free(l[i].log);
         l[i].log = NULL;
         l[i].bin = path_join(bindir, l[i].key);
-        if (access(l[i].bin, X_OK) == 0) {
+        if (access(l[i].bin, X_OK) == 0 && cache_intact(l[i].bin)) {
             cache_touch(l[i].bin);
             l[i].ok = l[i].cached = true;
             l[i].log = xstrdup("");
@@ -497,6 +715,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         proc_arg(j, "-o");
         proc_arg(j, tmps[njobs]);
         j->out_path = xasprintf("%s.log", tmps[njobs]);
+        j->timeout = compile_timeout();
         if (ctx->verbose) {
             char *cmd = sl_join(&j->argv, " ");
             fprintf(stderr, "ol: %s\n", cmd);
@@ -510,7 +729,12 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         link_spec *x = &l[which[k]];
         x->log = read_file(jobs[k].out_path, NULL);
         if (!x->log) x->log = xstrdup("");
-        x->ok = jobs[k].exit_code == 0 && rename(tmps[k], x->bin) == 0;
+        x->ok = jobs[k].exit_code == 0 && !jobs[k].timed_out && rename(tmps[k], x->bin) == 0 && cache_seal(x->bin) == 0;
+        if (!x->ok && jobs[k].timed_out) {
+            char *more = ended_log(ctx, x->log, &jobs[k]);
+            free(x->log);
+            x->log = more;
+        }
         if (!x->ok) {
             unlink(tmps[k]);
             failed++;

@@ -72,6 +72,8 @@ typedef struct check_report {
     strlist required_missed;
     strlist kill_nothing;
     bool passed;
+    bool out_of_time;        /* the test runs reached the check's overall time limit */
+    double time_limit;       /* that limit, seconds */
     bool harness_broken;     /* exit 2: never a grade */
     char *harness_message;
     double seconds;

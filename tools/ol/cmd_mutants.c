@@ -123,7 +123,7 @@ static void say(bool ok, const char *fmt, ...) {
 static const char *const LESSON_KEYS[] = {
     "id", "slug", "title", "rung", "needs", "sources", "contracts", "course_tests", "student_tests",
     "model_tests", "fixtures", "oracle", "required_pitfalls", "link", "test_timeout_seconds",
-    "example_test", "threshold"};
+    "test_memory_mb", "example_test", "threshold"};
 
 /* Is the file or folder `rel` (relative to the root, under `under`) there?
  * Says so when it is not, with the lesson.json key that names it. */

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols.h"
+
 int require_link_files(ol_ctx *ctx, const lesson *l) {
     for (int i = 0; i < l->link.n; i++)
         if (l->link.v[i][0] == '/' && !is_file(l->link.v[i])) {
@@ -74,6 +76,41 @@ void program_spec(link_spec *spec, const suite *s, const lesson_lib *lib, const 
                 sl_push(&spec->ldflags, d->lessons[k].link.v[i]);
 }
 
+/* "file:line: message" as a compiler says it, on stderr with the compiler's. */
+void print_problems(const strlist *problems) {
+    for (int i = 0; i < problems->n; i++) {
+        const char *msg = strstr(problems->v[i], ": ");
+        int head = msg ? (int)(msg - problems->v[i]) : 0;
+        fprintf(stderr, "%.*s: %serror:%s %s\n", head, problems->v[i], color(stderr, C_RED), color(stderr, C_RESET),
+                msg ? msg + 2 : problems->v[i]);
+    }
+}
+
+/* What the student's compiled code may hold: includes of contracts, system
+ * headers and its own files only; no symbol grading relies on. */
+static int student_code_rules(ol_ctx *ctx, const lesson *l, lesson_lib **libs, int n) {
+    strlist problems = {0}, allowed = {0};
+    int rc = OL_PASS;
+    for (int i = 0; i < n && rc == OL_PASS; i++)
+        if (libs[i]->kind == LIB_STUDENT && code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems) < 0)
+            rc = OL_USAGE;
+    if (rc == OL_PASS && !problems.n && symbols_of_reference(ctx, l, &allowed) != 0) rc = OL_USAGE;
+    for (int i = 0; i < n && rc == OL_PASS && !problems.n; i++) {
+        if (libs[i]->kind != LIB_STUDENT) continue;
+        const char **shown = xcalloc((size_t)libs[i]->n + 1, sizeof *shown);
+        for (int k = 0; k < libs[i]->n; k++) shown[k] = libs[i]->units[k].src;
+        if (symbols_check(ctx, l, libs[i]->units, shown, libs[i]->n, &allowed, false, &problems) < 0) rc = OL_USAGE;
+        free(shown);
+    }
+    if (rc == OL_PASS && problems.n) {
+        print_problems(&problems);
+        rc = OL_FAIL;
+    }
+    sl_free(&problems);
+    sl_free(&allowed);
+    return rc;
+}
+
 int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d) {
     char *err = NULL;
     memset(mine, 0, sizeof *mine);
@@ -84,6 +121,16 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
         ol_error("%s", err);
         free(err);
         return OL_USAGE;
+    }
+    /* only regular files: a link could reach the reference, a pipe would hang the compiler */
+    strlist problems = {0};
+    char *code_dir = path_join(ctx->student, "tinyllm");
+    student_files_check(ctx, code_dir, &problems);
+    free(code_dir);
+    if (problems.n) {
+        print_problems(&problems);
+        sl_free(&problems);
+        return OL_FAIL;
     }
     lesson_lib **libs = xcalloc((size_t)d->n + 1, sizeof *libs);
     libs[0] = mine;
@@ -102,6 +149,7 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
         for (int i = 1; i <= d->n; i++)
             if (!libs[i]->ok && libs[i]->kind != LIB_STUDENT) rc = OL_USAGE;
     }
+    if (rc == OL_PASS) rc = student_code_rules(ctx, l, libs, d->n + 1);
     free(libs);
     return rc;
 }

@@ -34,9 +34,14 @@ int require_link_files(ol_ctx *ctx, const lesson *l);
 bool lesson_started(ol_ctx *ctx, const lesson *l);
 
 /* Builds the student's code of l and of the lessons it needs (the student's,
- * or the reference with ref_deps). OL_PASS; OL_FAIL when their code does not
- * compile (the compiler's messages are printed); OL_USAGE otherwise. */
+ * or the reference with ref_deps), in the compiler's sandbox (build.c).
+ * OL_PASS; OL_FAIL when their code does not compile, or breaks a rule of
+ * what it may hold (only regular files; includes of contracts, system
+ * headers and its own files; no symbol a library or grading defines):
+ * the compiler's messages, or the rule's, are printed; OL_USAGE otherwise. */
 int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d);
+/* "file:line: message" problems as a compiler says them, on stderr. */
+void print_problems(const strlist *problems);
 /* Scans, registers and compiles the course tests of l. OL_PASS or OL_USAGE. */
 int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s);
 /* Runs a suite's program once per test (its file by Check's CK_RUN_CASE,

@@ -144,8 +144,19 @@ static int parse_lesson(const cJSON *root_obj, const char *file, lesson *l, char
         }
         l->test_timeout = to->valuedouble;
     }
+    l->test_memory_mb = 4096;
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root_obj, "test_memory_mb");
+    if (mem) {
+        if (!cJSON_IsNumber(mem) || mem->valuedouble < 16 || mem->valuedouble > 1 << 20) {
+            *err = xasprintf("%s: \"test_memory_mb\" must be a number of MiB from 16 to 1048576", file);
+            return -1;
+        }
+        l->test_memory_mb = mem->valuedouble;
+    }
     return check_paths(l, file, err);
 }
+
+long long lesson_memory_bytes(const lesson *l) { return (long long)(l->test_memory_mb * 1024 * 1024); }
 
 int lesson_load(const char *root, const char *id, lesson *out, char **err) {
     memset(out, 0, sizeof *out);

@@ -20,6 +20,7 @@ typedef struct lesson {
     char *fixtures, *oracle;   /* folders, relative to the root, or NULL */
     char *example_test;        /* file relative to the root that `ol start` copies, or NULL */
     double test_timeout;       /* seconds per course test */
+    double test_memory_mb;     /* what a test program may use, all its processes together (4096) */
     char *dir;                 /* absolute course/L7.x */
 } lesson;
 
@@ -36,6 +37,9 @@ void lessons_free(lesson *ls, int n);
 /* The lessons l needs, transitively, dependencies first. -1 with *err on a
  * missing lesson or a cycle. */
 int lesson_needs_closure(const char *root, const lesson *l, lesson **out, int *n, char **err);
+
+/* test_memory_mb in bytes. */
+long long lesson_memory_bytes(const lesson *l);
 
 /* "R3" -> 3; 0 when not R1..R5. */
 int rung_level(const char *rung);
