@@ -452,6 +452,24 @@ static char *include_records(const char *said, const char *preprocessed) {
         }
     }
     free(copy);
+    /* "FILE:LINE:COL: fatal error: NAME: Permission denied": the sandbox kept an include out */
+    copy = xstrdup(said ? said : "");
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *fatal = strstr(line, ": fatal error: "), *denied = strstr(line, ": Permission denied");
+        if (!fatal || !denied || denied < fatal) continue;
+        char *colon = fatal, *file_end = NULL;
+        /* FILE:LINE:COL before ": fatal error" */
+        *colon = 0;
+        char *col = strrchr(line, ':');
+        if (col) *col = 0;
+        char *ln = strrchr(line, ':');
+        if (ln) file_end = ln;
+        if (!file_end) continue;
+        *file_end = 0;
+        const char *name = fatal + 15;
+        sb_printf(&b, "E\t%s\t%s\t%.*s\n", line, file_end + 1, (int)(denied - name), name);
+    }
+    free(copy);
     scan_preprocessed(preprocessed, &b);
     return sb_take(&b);
 }

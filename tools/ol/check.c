@@ -37,7 +37,8 @@ typedef struct {
     link_spec course_prog;
     run_result course_run;
     deps ref_deps;
-    lesson_lib ref, refcov;    /* the reference (built another way: the canary's) and its coverage build */
+    lesson_lib *ref;           /* the canary's reference: control build 0 */
+    lesson_lib refcov;         /* the reference's coverage build */
     lesson_lib *mutant_libs;   /* parallel to the report's mutants */
     bool *mutant_ready;        /* applied and prepared */
     char **wheat_dirs;         /* each wheat applied to a copy of the reference */
@@ -285,8 +286,8 @@ static char *first_line(const char *text) {
 
 /* The canary: each function the reference defines becomes __wrap_NAME, which aborts. */
 static int prepare_canary(ol_ctx *ctx, check_report *r, work *w) {
-    for (int i = 0; i < w->ref.n; i++)
-        if (defined_functions(ctx, w->ref.units[i].obj, &w->canary_symbols) != 0)
+    for (int i = 0; i < w->ref->n; i++)
+        if (defined_functions(ctx, w->ref->units[i].obj, &w->canary_symbols) != 0)
             return harness(r, xstrdup("nm could not list the reference's functions"));
     if (w->canary_symbols.n == 0)
         return harness(r, xasprintf("the reference of %s defines no function: no canary can be made", r->l->id));
@@ -333,8 +334,7 @@ static void set_outcome(mutant_outcome *o, mutant_status s, char *reason) {
     o->reason = reason;
 }
 
-/* Each control's variant: the reference, then each wheat, in turn, so each
- * runs at least once when there are as many controls as mutants. */
+/* Each control build's variant: the reference (0), then each wheat. */
 static int control_variant(int k, int nwheats) { return k % (1 + nwheats) - 1; }
 
 /* A build of the lesson's code with its own code generation (codegen.h). */
@@ -383,16 +383,16 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     suite_key(w, w->suite_key);
 
     if (deps_prepare(ctx, l, true, true, &w->ref_deps, &err) != 0 ||
-        lesson_lib_prepare(ctx, &w->ref, l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
         lesson_lib_prepare(ctx, &w->refcov, l, LIB_COVERAGE, NULL, "the reference (coverage)", &err) != 0)
         return harness(r, err);
-    vary(w, &w->ref, "canary");
     w->wheat_dirs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_dirs);
     w->mutant_libs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_libs);
     w->mutant_ready = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_ready);
     for (int i = 0; i < r->nwheats; i++)
         if (!(w->wheat_dirs[i] = mutant_apply(ctx, l, &r->wheats[i], &err))) return harness(r, err);
-    w->ncontrols = r->nmutants > 1 + r->nwheats ? r->nmutants : 1 + r->nwheats;
+    /* one build of each: the reference and every wheat, each with code generation of its own;
+     * the runs among the mutants repeat them (stage_grading) */
+    w->ncontrols = 1 + r->nwheats;
     w->control_libs = xcalloc((size_t)w->ncontrols, sizeof *w->control_libs);
     w->control_of = xcalloc((size_t)w->ncontrols, sizeof *w->control_of);
     for (int k = 0; k < w->ncontrols; k++) {
@@ -429,10 +429,9 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     }
 
     /* batch 1: every library */
-    int nlibs = 2 + w->ref_deps.n + w->ncontrols + r->nmutants;
+    int nlibs = 1 + w->ref_deps.n + w->ncontrols + r->nmutants;
     lesson_lib **libs = xcalloc((size_t)nlibs, sizeof *libs);
     int k = 0;
-    libs[k++] = &w->ref;
     libs[k++] = &w->refcov;
     for (int i = 0; i < w->ref_deps.n; i++) libs[k++] = &w->ref_deps.libs[i];
     for (int i = 0; i < w->ncontrols; i++) libs[k++] = &w->control_libs[i];
@@ -452,6 +451,7 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
             return rc;
         }
     free(libs);
+    w->ref = &w->control_libs[0]; /* the canary's: the reference, built its own way */
     for (int i = 0; i < r->nmutants; i++)
         if (w->mutant_ready[i] && !w->mutant_libs[i].ok) {
             w->mutant_ready[i] = false;
@@ -481,7 +481,7 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     suite_link(&w->tests, &progs[k]);
     link_add_unit(&progs[k], &w->canary);
     suite no_tests = {0}; /* the student's objects are in already, before the canary */
-    program_spec(&progs[k], &no_tests, &w->ref, l, &w->ref_deps);
+    program_spec(&progs[k], &no_tests, w->ref, l, &w->ref_deps);
     /* a test hook: OL_TEST_BREAK_CANARY links the plain reference, as a broken harness would */
     const char *broken = getenv("OL_TEST_BREAK_CANARY");
     if (!(broken && *broken && strcmp(broken, "0") != 0))
@@ -869,8 +869,8 @@ static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *con
         }
     if (r->ninvalid == before) {
         set_stage(w, r, ST_VALID, STAGE_PASS,
-                  xasprintf("%s on the reference and on %d wheat%s, built %d different way%s and run among the "
-                            "mutants, and on the reference with coverage",
+                  xasprintf("%s on the reference and on %d wheat%s, each built its own way and run among the "
+                            "mutants (%d run%s), and on the reference with coverage",
                             w->tests.tests.n == 1 ? "your test passes" : "all your tests pass", r->nwheats,
                             r->nwheats == 1 ? "" : "s", n, n == 1 ? "" : "s"));
         return OL_PASS;
@@ -904,7 +904,7 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
     suite_link(&w->course, &w->canary_course);
     link_add_unit(&w->canary_course, &w->canary);
     suite none = {0};
-    program_spec(&w->canary_course, &none, &w->ref, r->l, &w->ref_deps);
+    program_spec(&w->canary_course, &none, w->ref, r->l, &w->ref_deps);
     for (int i = 0; i < w->canary_prog.wraps.n; i++) sl_push(&w->canary_course.wraps, w->canary_prog.wraps.v[i]);
     int failed = build_links(ctx, &w->canary_course, 1);
     if (failed < 0) return 130;
@@ -980,15 +980,17 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
             covered++;
         }
     }
-    /* as many controls as mutants run, every wheat and the reference among them */
-    int ncontrols = covered > 1 + r->nwheats ? covered : 1 + r->nwheats;
-    if (ncontrols > w->ncontrols) ncontrols = w->ncontrols;
+    /* as many control runs as mutants run (a test failing at random cannot buy kills), every
+     * wheat and the reference among them, in turn */
+    int ncontrols = covered > w->ncontrols ? covered : w->ncontrols;
     int cap = ncontrols + 1 + covered, n = 0;
     run_spec *specs = xcalloc((size_t)cap, sizeof *specs);
-    int *which = xcalloc((size_t)cap, sizeof *which); /* -1 - k control k, -1000 the canary, else the mutant */
+    int *which = xcalloc((size_t)cap, sizeof *which); /* -1 - b a run of control build b, -1000 the canary */
     for (int k = 0; k < ncontrols; k++) {
-        specs[n] = grading_spec(w, &w->control_progs[k], r->timeout);
-        which[n++] = -1 - k;
+        int b = k % w->ncontrols;
+        specs[n] = grading_spec(w, &w->control_progs[b], r->timeout);
+        specs[n].replica = k / w->ncontrols; /* each run its own result, in the cache too */
+        which[n++] = -1 - b;
     }
     specs[n] = grading_spec(w, &w->canary_prog, r->timeout);
     which[n++] = -1000;
@@ -1046,7 +1048,6 @@ static void work_free(check_report *r, work *w) {
     link_free(&w->course_prog);
     run_result_free(&w->course_run);
     deps_free(&w->ref_deps);
-    lesson_lib_free(&w->ref);
     lesson_lib_free(&w->refcov);
     for (int i = 0; w->mutant_libs && i < r->nmutants; i++) lesson_lib_free(&w->mutant_libs[i]);
     free(w->mutant_libs);

@@ -141,6 +141,10 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
     if (failed < 0)
         rc = OL_USAGE;
     else if (failed > 0) {
+        /* an include the compiler's sandbox refused: say which rule it breaks */
+        for (int i = 0; i <= d->n; i++)
+            if (libs[i]->kind == LIB_STUDENT) code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems);
+        print_problems(&problems);
         for (int i = 0; i <= d->n; i++)
             if (!libs[i]->ok)
                 ol_error("%s does not compile (the compiler's messages are above)", libs[i]->label);
@@ -151,6 +155,7 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
     }
     if (rc == OL_PASS) rc = student_code_rules(ctx, l, libs, d->n + 1);
     free(libs);
+    sl_free(&problems);
     return rc;
 }
 

@@ -130,6 +130,32 @@ static int give_folders(const char *dir, uid_t uid) {
     return rc;
 }
 
+static bool tests_run_as_root; /* for sandbox_gaps */
+
+/* Unjailed, a user of its own must reach every tree through folders that
+ * let anyone pass (a workspace under a 0700 folder does not). */
+static bool reachable_by_anyone(const sandbox *sb) {
+    for (int k = 0; k < 2; k++) {
+        const strlist *l = k == 0 ? &sb->read : &sb->write;
+        for (int i = 0; i < l->n; i++) {
+            char *dir = path_dirname(l->v[i]);
+            while (strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
+                struct stat st;
+                bool pass = stat(dir, &st) == 0 && (st.st_mode & S_IXOTH);
+                char *up = path_dirname(dir);
+                free(dir);
+                dir = up;
+                if (!pass) {
+                    free(dir);
+                    return false;
+                }
+            }
+            free(dir);
+        }
+    }
+    return true;
+}
+
 int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, const char *cwd) {
     sb->test_program = true;
     sb->program = xstrdup(program);
@@ -139,7 +165,9 @@ int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, 
         ol_error("cannot make %s execute-only: %s", program, strerror(errno));
         return -1;
     }
-    if (geteuid() == 0) {
+    bool own_user = geteuid() == 0 && (sandbox_jails() || reachable_by_anyone(sb));
+    if (geteuid() == 0 && !own_user) tests_run_as_root = true;
+    if (own_user) {
         uint32_t x = 0;
         if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) x = (uint32_t)getpid() * 2654435761u;
         sb->uid = (uid_t)(TEST_UID_FIRST + x % TEST_UID_COUNT);
@@ -294,4 +322,8 @@ void sandbox_gaps(strlist *out) {
         sl_push(out, "no seccomp supervisor (Linux 5.5): tests may ptrace, exec other programs and use keyrings");
     if (geteuid() != 0 && !jail_available(NULL))
         sl_push(out, "ol is not root and has no namespaces: a test can read its own program file");
+    if (tests_run_as_root)
+        sl_push(out, "tests run as root: without namespaces, a user of their own could not reach the workspace "
+                     "(a folder above it lets only its owner in), so RLIMIT_NPROC does not hold and the program "
+                     "file is readable");
 }

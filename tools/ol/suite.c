@@ -309,6 +309,25 @@ static void check_tree(include_rule *rule, const unit *u, const char *test_file)
             free(real);
             continue;
         }
+        if (line[0] == 'E') {
+            /* "E<TAB>FILE<TAB>LINE<TAB>NAME": the sandbox refused to open NAME */
+            char *file = line + 2, *ln = strchr(file, '\t'), *name = ln ? strchr(ln + 1, '\t') : NULL;
+            if (!name) continue;
+            *ln++ = 0;
+            *name++ = 0;
+            char *real = real_path(file, u->cwd);
+            if (beneath(real, rule->test_dir)) {
+                char *problem = xasprintf("%s:%s: #include \"%s\" is not allowed: %s", shown_path(rule->ctx, real), ln,
+                                          name, rule->code ? "your code may include contract headers "
+                                          "(contracts/tinyllm/...), system headers and its own files under c/"
+                                          : "tests include only contract headers (contracts/tinyllm/...), "
+                                          "<check.h>, standard C headers and headers of their own test folder");
+                if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
+                else free(problem);
+            }
+            free(real);
+            continue;
+        }
         if (line[0] != 'D') continue;
         char *end;
         long depth = strtol(line + 2, &end, 10);

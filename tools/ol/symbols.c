@@ -17,7 +17,43 @@ static const char *const HARNESS[] = {"main", "srunner_*", "suite_*", "tcase_*",
 /* The global symbols `nm` says path defines (dynamic: a shared library's
  * exports), "NAME" each, into out. An archive's members are all read. Not
  * an ELF file (a linker script): nothing, and 0. */
+static int nm_run(ol_ctx *ctx, const char *path, bool dynamic, strlist *out);
+
+/* nm_run, remembered beside an object of ol's cache (PATH.nm: the object's
+ * digest, then the names), so a rerun asks nm nothing. */
 static int nm_defined(ol_ctx *ctx, const char *path, bool dynamic, strlist *out) {
+    if (path_rel(path, ctx->cache) == path) return nm_run(ctx, path, dynamic, out);
+    hasher *h = hash_new();
+    hash_file(h, path);
+    char digest[HASH_HEX];
+    hash_done(h, digest);
+    char *memo = xasprintf("%s.nm", path);
+    char *text = read_file(memo, NULL);
+    int rc = 0;
+    if (text && strncmp(text, digest, HASH_HEX - 1) == 0 && text[HASH_HEX - 1] == '\n') {
+        for (char *save = NULL, *w = strtok_r(text + HASH_HEX, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+            sl_push(out, w);
+    } else {
+        strlist names = {0};
+        rc = nm_run(ctx, path, dynamic, &names);
+        if (rc == 0) {
+            strbuf b = {0};
+            sb_printf(&b, "%s\n", digest);
+            for (int i = 0; i < names.n; i++) {
+                sb_printf(&b, "%s\n", names.v[i]);
+                sl_push(out, names.v[i]);
+            }
+            write_file_atomic(memo, b.s ? b.s : "", b.len);
+            sb_free(&b);
+        }
+        sl_free(&names);
+    }
+    free(text);
+    free(memo);
+    return rc;
+}
+
+static int nm_run(ol_ctx *ctx, const char *path, bool dynamic, strlist *out) {
     FILE *f = fopen(path, "rb");
     char magic[8] = {0};
     size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
