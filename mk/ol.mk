@@ -46,6 +46,7 @@ test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
 	@bash tests/ol/file_table.sh
 	@CK_FORK=yes $(OL_UNIT)
 	@bash tests/ol/e2e.sh $(OL_BIN) $(OL_REPORT_CHECK)
+	@bash tests/ol/hostile.sh $(OL_BIN)
 
 # For every course/*/lesson.json: the reference passes the course tests and
 # the stub fails them with "not implemented"; every mutant verifies; the

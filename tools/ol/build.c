@@ -142,6 +142,45 @@ static double compile_timeout(void) {
     return t > 0 ? t : 120;
 }
 
+/* The files outside contracts/ that contract headers include by a quoted
+ * path (a forwarding header: tinyllm/testing/hub.h reads tools/hub/hub.h),
+ * and what those include in turn: the instructor's, so a plain scan. */
+static void reached_from(const char *file, const char *contracts, strlist *out, int depth) {
+    char *text = depth < 8 ? read_file(file, NULL) : NULL;
+    char *dir = path_dirname(file);
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        char *p = line + strspn(line, " \t");
+        if (*p++ != '#') continue;
+        p += strspn(p, " \t");
+        if (strncmp(p, "include", 7) != 0) continue;
+        char *q = strchr(p, '"'), *end = q ? strchr(q + 1, '"') : NULL;
+        if (!end) continue;
+        char *name = xstrndup(q + 1, (size_t)(end - q - 1)), *joined = path_join(dir, name), real[PATH_MAX];
+        if (realpath(joined, real) && strncmp(real, contracts, strlen(contracts)) != 0 && !sl_contains(out, real)) {
+            sl_push(out, real);
+            reached_from(real, contracts, out, depth + 1);
+        }
+        free(name);
+        free(joined);
+    }
+    free(dir);
+    free(text);
+}
+
+static void contract_reaches(const char *dir, const char *contracts, strlist *out) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *full = path_join(dir, e->d_name);
+        size_t n = strlen(e->d_name);
+        if (is_dir(full)) contract_reaches(full, contracts, out);
+        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0) reached_from(full, contracts, out, 0);
+        free(full);
+    }
+    if (d) closedir(d);
+}
+
 /* The compiler's sandbox for a student's file: it reads the system's files,
  * the contracts, the student's c/ and its own folder (testgen's wrapper),
  * and writes only its scratch folder, which is also its TMPDIR. The course
@@ -154,8 +193,13 @@ static sandbox *compile_sandbox(ol_ctx *ctx, const unit *u, const char *scratch)
     sl_push(&keep_out, ctx->ws);
     sandbox_system(sb, &keep_out, false);
     sl_free(&keep_out);
-    char *contracts = path_join(ctx->root, "contracts");
+    char *contracts = path_join(ctx->root, "contracts"), real[PATH_MAX];
     sandbox_allow(sb, contracts, false);
+    static strlist reached; /* once per run of ol */
+    static bool scanned;
+    if (!scanned && realpath(contracts, real)) contract_reaches(real, real, &reached);
+    scanned = true;
+    for (int i = 0; i < reached.n; i++) sandbox_allow(sb, reached.v[i], false);
     free(contracts);
     sandbox_allow(sb, ctx->student, false);
     if (u->cwd && strcmp(u->cwd, ctx->ws) != 0) sandbox_allow(sb, u->cwd, false);

@@ -1,6 +1,7 @@
 #include "check.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -750,6 +751,9 @@ static int stage_baseline(ol_ctx *ctx, check_report *r, work *w) {
     for (int i = 0; i < run->n; i++)
         if (run->t[i].seconds > slowest) slowest = run->t[i].seconds;
     r->baseline_seconds = slowest >= 0 ? slowest : run->seconds;
+    /* in tenths of a second, up: a test's time on the reference (which it could make depend on what
+     * the reference computes) shows in the report only as coarsely as that */
+    r->baseline_seconds = ceil(r->baseline_seconds * 10 - 1e-9) / 10;
     r->timeout = mutant_timeout(r->baseline_seconds, r->l->test_timeout);
     if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     if (r->ninvalid) {

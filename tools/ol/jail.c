@@ -313,8 +313,6 @@ static void start_program(char **argv, int sock, jail_enter_fn enter, const void
 
 void jail_run(const jail *j, char **argv, int status_fd, jail_enter_fn enter, const void *arg) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    /* nothing in the jail may read PID 1's memory */
-    prctl(PR_SET_DUMPABLE, 0);
     if (map_ids() != 0) {
         fail("map the user in", "a user namespace");
         _exit(126);
@@ -333,6 +331,8 @@ void jail_run(const jail *j, char **argv, int status_fd, jail_enter_fn enter, co
         fail("make", "a socket pair");
         _exit(126);
     }
+    /* nothing in the jail may read PID 1's memory (after map_ids: /proc/self would be root's) */
+    prctl(PR_SET_DUMPABLE, 0);
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

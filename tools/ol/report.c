@@ -200,10 +200,10 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
             free(names);
         }
         if (r->timeout + 1e-9 < 1.5 * r->baseline_seconds + 2.0)
-            printf("Per-test timeout for mutants: %.1f s, the lesson's limit (1.5 x %.3f s, the slowest of your tests "
+            printf("Per-test timeout for mutants: %.1f s, the lesson's limit (1.5 x %.1f s, the slowest of your tests "
                    "on the reference, + 2 s would be more)\n", r->timeout, r->baseline_seconds);
         else
-            printf("Per-test timeout for mutants: %.1f s = 1.5 x %.3f s (the slowest of your tests on the reference) + 2 s\n",
+            printf("Per-test timeout for mutants: %.1f s = 1.5 x %.1f s (the slowest of your tests on the reference) + 2 s\n",
                    r->timeout, r->baseline_seconds);
     }
     print_next(r);

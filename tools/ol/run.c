@@ -261,15 +261,15 @@ void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hash_str(h, s->data_key ? s->data_key : "");
     for (int i = 0; s->tests && i < s->tests->n; i++) hash_str(h, s->tests->v[i]);
     /* what a test could reach changes what it does */
-    static int sealed = -1;
-    if (sealed < 0) {
+    static char *mode;
+    if (!mode) {
         strlist keep_out = {0};
         sl_push(&keep_out, ctx->root);
         sl_push(&keep_out, ctx->ws);
-        sealed = sandbox_jails() ? 2 : sandbox_sealed(&keep_out);
+        mode = sandbox_mode(&keep_out);
         sl_free(&keep_out);
     }
-    hash_str(h, sealed == 2 ? "jailed" : sealed ? "sealed" : "open");
+    hash_str(h, mode);
     hash_done(h, out);
 }
 

@@ -26,6 +26,12 @@ static const char *const DEVICES[] = {"/dev/null", "/dev/zero", "/dev/full", "/d
 
 bool sandbox_jails(void) { return jail_available(NULL); }
 
+char *sandbox_mode(const strlist *keep_out) {
+    return xasprintf("%s%s%s landlock-%d%s", sandbox_jails() ? "jail" : "no-jail",
+                     seccomp_available() ? " seccomp" : "", cgroup_available(NULL) ? " cgroup" : "", landlock_abi(),
+                     sandbox_sealed(keep_out) ? " sealed" : " open");
+}
+
 bool sandbox_sealed(const strlist *keep_out) {
     if (sandbox_jails()) return true;
     if (landlock_abi() == 0) return false;

@@ -63,6 +63,9 @@ void sandbox_free(sandbox *sb);
 bool sandbox_sealed(const strlist *keep_out);
 /* Will test programs be jailed here? */
 bool sandbox_jails(void);
+/* The mechanisms a test program gets here ("jail seccomp cgroup landlock-7"),
+ * part of a run's cache key: a result depends on what a test could reach. */
+char *sandbox_mode(const strlist *keep_out);
 
 /* Makes sb (the trees already listed, `run_dir` among the writable ones)
  * the sandbox of the test program `program` started in `cwd`: a jail with
