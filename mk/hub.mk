@@ -6,7 +6,7 @@
 HUB_LIB   := $(BUILD)/lib/libtlhub.a
 HUB_BIN   := $(BUILD)/bin/tl-hub
 HUB_SRCS  := $(filter-out tools/hub/tl_hub_main.c,$(sort $(wildcard tools/hub/*.c)))
-HUB_LINK  := $(HUB_LIB) $(MHD_LIBS) -lcrypto -lpthread
+HUB_LINK  := $(HUB_LIB) $(MHD_LIBS) $(CJSON_LIBS) -lcrypto -lpthread
 HUB_TESTS := $(sort $(wildcard tests/hub/test_*.c))
 HUB_TEST_CLIENT := $(BUILD)/obj/tests/hub/client.o
 HUB_SUITE := $(BUILD)/tests/hub/run
@@ -28,11 +28,14 @@ ALL_TARGETS  += $(HUB_LIB) $(HUB_BIN) $(HUB_SUITE)
 TEST_TARGETS += test-hub
 
 .PHONY: test-hub valgrind-hub
-# The Check suite, then real clients (curl, Python's urllib) against tl-hub.
+# The Check suite, then real clients against tl-hub: curl and Python's
+# urllib, and the official JavaScript client @huggingface/hub (pinned by
+# tests/hub/js/package-lock.json, installed once into build/npm/hub).
 test-hub: $(HUB_SUITE) $(HUB_BIN)
 	@echo "== fake Hub tests (tests/hub) =="
 	@CK_FORK=yes $(HUB_SUITE)
 	@bash tests/hub/real_clients.sh $(HUB_BIN)
+	@HUB_JS_DIR=$(BUILD)/npm/hub bash tests/hub/js_client.sh $(HUB_BIN)
 
 # No fork, so valgrind follows every test; a definite leak fails the run.
 valgrind-hub: $(HUB_SUITE)

@@ -87,4 +87,27 @@ tl_tensor *tl_argmax(tl_tensor *t, int axis, bool keepdim);
  * index first. values may be NULL when only indices are wanted. Returns 0/-1. */
 int tl_topk(tl_tensor *t, int k, tl_tensor **values, tl_tensor **indices);
 
+/* ---- gather and scatter-add of slices (L7.8's expert dispatch) ----------- */
+/* The slices of t at the given positions along axis, in the order given
+ * (torch.index_select): the result has t's shape with that axis replaced by
+ * numel(index). t: F32 or BF16, any rank >= 1, any strides; index: I32 or
+ * I64 of rank 1, each value in [0, t->shape[axis]), repeats allowed (also
+ * empty). Returns F32, in the current scope. Backward: each slice's gradient
+ * is added back at its position (a repeated position collects every one).
+ * Errors (NULL, naming index_select): a NULL input; axis out of range; index
+ * not rank 1 or not I32/I64; a value out of range (the message gives the
+ * value, its position and t's shape). */
+tl_tensor *tl_index_select(tl_tensor *t, int axis, tl_tensor *index);
+
+/* out = t with src's slices added at the given positions along axis
+ * (torch.Tensor.index_add, but returning a new tensor: t is not changed).
+ * src has t's shape with that axis replaced by numel(index); a repeated
+ * position receives each of its slices, in index order. t, src: F32 or BF16
+ * (any strides); index as for tl_index_select. Returns F32 of t's shape, in
+ * the current scope. Backward: t's gradient is the output's; src's is the
+ * output's gradient read back at the positions (index_select).
+ * Errors (NULL, naming index_add): those of tl_index_select, and src of
+ * another shape (the message gives src's, t's and index's shapes). */
+tl_tensor *tl_index_add(tl_tensor *t, int axis, tl_tensor *index, tl_tensor *src);
+
 #endif

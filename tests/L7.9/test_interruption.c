@@ -1,9 +1,10 @@
 /* A download cut off by a kill, and two downloads of the same file at
  * once. A killed process leaves only a .part, which the next call resumes;
- * a second download of a file being written never mixes its bytes into the
- * first's .part, so the final file is always the right one. */
+ * a second download of a file being written waits for the first (never
+ * mixing its bytes in), then finds the file verified. */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
 #include "hf_fixture.h"
@@ -18,11 +19,13 @@ static bool wait_for_size(const char *path, long long n) {
 }
 
 /* In a child process: hf_download of names; exit 0 when it worked, else 1
- * with the error written to fd (when >= 0). */
-static pid_t download_in_child(hf_fx *f, const char *const *names, int n, int fd) {
+ * with the error written to fd (when >= 0). Its stderr goes to err_fd
+ * (when >= 0). */
+static pid_t download_in_child(hf_fx *f, const char *const *names, int n, int fd, int err_fd) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
+        if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
         char *dir = fx_download(f, "main", names, n, NULL);
         if (!dir && fd >= 0 && write(fd, tl_error(), strlen(tl_error())) < 0) _exit(2);
         int code = dir ? 0 : 1;
@@ -52,7 +55,7 @@ START_TEST(test_killed_download_leaves_a_part_that_resumes)
     hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_TRICKLE, .n = 2000, .ms = 20,
                                     .on = HUB_HOST_CDN});
     const char *names[] = {"model.safetensors"};
-    pid_t pid = download_in_child(&f, names, 1, -1);
+    pid_t pid = download_in_child(&f, names, 1, -1, -1);
     bool started = wait_for_size(fx_path(&f, MODEL_PART), 20000);
     kill(pid, SIGKILL);
     int status;
@@ -85,9 +88,9 @@ START_TEST(test_killed_download_leaves_a_part_that_resumes)
 }
 END_TEST
 
-/* Two processes download the same file at once. Whatever each returns,
- * the final file is the right one and no .part is left behind once the
- * first is done; a call that failed says why, and a new call then works. */
+/* Two processes download the same file at once. The second waits for the
+ * first (saying on stderr what it waits for), then finds the verified file
+ * and does not download it again: one GET of the bytes in all. */
 START_TEST(test_two_downloads_of_one_file_at_once)
 {
     hf_fx f;
@@ -97,24 +100,54 @@ START_TEST(test_two_downloads_of_one_file_at_once)
     hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_TRICKLE, .n = 4000, .ms = 10,
                                     .on = HUB_HOST_CDN});
     const char *names[] = {"model.safetensors"};
-    int p1[2], p2[2];
-    ck_assert(pipe2(p1, O_NONBLOCK) == 0 && pipe2(p2, O_NONBLOCK) == 0);
-    pid_t first = download_in_child(&f, names, 1, p1[1]);
+    int p1[2], p2[2], e2[2];
+    ck_assert(pipe2(p1, O_NONBLOCK) == 0 && pipe2(p2, O_NONBLOCK) == 0 &&
+              pipe2(e2, O_NONBLOCK) == 0);
+    pid_t first = download_in_child(&f, names, 1, p1[1], -1);
     ck_assert_msg(wait_for_size(fx_path(&f, MODEL_PART), 8000), "the first never started:%s",
                   fx_log_text(&f));
-    pid_t second = download_in_child(&f, names, 1, p2[1]);
-    char e1[1024], e2[1024];
-    int r1 = wait_child(first, p1[0], e1, sizeof e1), r2 = wait_child(second, p2[0], e2, sizeof e2);
-    ck_assert_msg(r1 == 0 || r2 == 0, "neither download worked: %s / %s", e1, e2);
-    ck_assert_msg(r1 == 0 || strstr(e1, "another download"), "the first failed: %s", e1);
-    ck_assert_msg(r2 == 0 || strstr(e2, "another download"), "the second failed: %s", e2);
-    for (int i = 0; i < 2; i++) close(p1[i]), close(p2[i]);
+    pid_t second = download_in_child(&f, names, 1, p2[1], e2[1]);
+    char err1[1024], err2[1024], said[4096];
+    int r1 = wait_child(first, p1[0], err1, sizeof err1);
+    int r2 = wait_child(second, p2[0], err2, sizeof err2);
+    ssize_t got = read(e2[0], said, sizeof said - 1);
+    said[got > 0 ? got : 0] = 0;
+    for (int i = 0; i < 2; i++) close(p1[i]), close(p2[i]), close(e2[i]);
+    ck_assert_msg(r1 == 0, "the first failed: %s", err1);
+    ck_assert_msg(r2 == 0, "the second should wait for the first, then succeed: %s", err2);
+    ck_assert_msg(strstr(said, "waiting for another download") && strstr(said, MODEL_PART),
+                  "the second should say what it waits for; its stderr: '%s'", said);
     ck_assert_msg(fx_holds(fx_path(&f, MODEL_FINAL), f.model, f.model_size),
                   "the final file is not the file (%lld bytes)", fx_size(fx_path(&f, MODEL_FINAL)));
     ck_assert_msg(!fx_exists(fx_path(&f, MODEL_PART)), "a .part was left");
+    ck_assert_msg(fx_count(&f, "GET", HUB_HOST_CDN, NULL) == 1,
+                  "the second found the verified file: no second GET; requests:%s",
+                  fx_log_text(&f));
+    fx_end(&f);
+}
+END_TEST
 
-    hub_clear_faults(f.h);
-    char *dir = fx_download(&f, "main", names, 1, NULL);
+/* The wait is bounded: a lock held by a download that writes nothing for
+ * `timeout` seconds makes the waiting one give up, naming the .part. */
+START_TEST(test_waiting_for_a_stuck_download_is_bounded)
+{
+    hf_fx f;
+    fx_init(&f);
+    fx_start(&f);
+    fx_write(fx_path(&f, MODEL_PART), f.model, 1000);
+    int fd = open(fx_path(&f, MODEL_PART), O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(flock(fd, LOCK_EX), 0);       /* a stuck download of this process */
+    const char *names[] = {"model.safetensors"};
+    tl_clear_error();
+    char *dir = hf_download(FX_REPO, names, 1, f.cache, "main", f.endpoint, NULL, 1.0);
+    fx_assert_failed_cleanly(&f, dir, "model.safetensors", MODEL_FINAL);
+    fx_assert_error_mentions("another download", MODEL_PART, "not written");
+    ck_assert_int_eq(fx_count(&f, "GET", HUB_ANY, NULL), 0);
+    ck_assert(fx_holds(fx_path(&f, MODEL_PART), f.model, 1000));
+    close(fd);
+    /* once released, the same call resumes it */
+    dir = fx_download(&f, "main", names, 1, NULL);
     ck_assert_msg(dir != NULL, "%s", tl_error());
     ck_assert(fx_holds(fx_path(&f, MODEL_FINAL), f.model, f.model_size));
     free(dir);

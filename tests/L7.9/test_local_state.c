@@ -199,3 +199,111 @@ START_TEST(test_read_only_cache_folder)
     fx_end(&f);
 }
 END_TEST
+
+/* Every file and folder below dir, for "nothing was written there". */
+static int count_entries(const char *dir) {
+    char names[4096];
+    fx_tree(dir, names, sizeof names);
+    int n = 0;
+    for (const char *p = names; *p; p++) n += *p == '\n';
+    return n;
+}
+
+/* A symbolic link planted at any level below the cache root (the repo's
+ * folder, the revision's, a sub-folder of a nested filename) is never
+ * followed: the download is refused with a message naming the link, and
+ * the folder it points to stays empty. The same in offline mode. */
+START_TEST(test_symlinked_folders_in_the_cache_are_refused)
+{
+    const struct { const char *link, *file; } cases[] = {
+        {"org--tiny", "config.json"},
+        {"org--tiny/main", "model.safetensors"},
+        {"org--tiny/main/onnx", "onnx/model.onnx"},
+        {"org--tiny/main/onnx", "onnx/deeper/weights.bin"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        hf_fx f;
+        fx_init(&f);
+        ck_assert_int_eq(hub_add_file(f.h, FX_REPO, "onnx/model.onnx", "onnx", 4), 0);
+        ck_assert_int_eq(hub_add_file(f.h, FX_REPO, "onnx/deeper/weights.bin", "w", 1), 0);
+        fx_start(&f);
+        char outside[128], link[256];
+        snprintf(outside, sizeof outside, "%s/outside", f.base);
+        ck_assert_int_eq(mkdir(outside, 0755), 0);
+        snprintf(link, sizeof link, "%s", fx_path(&f, cases[i].link));
+        fx_write(fx_path(&f, "placeholder"), "", 0);          /* makes the cache folder */
+        char parent[256];
+        snprintf(parent, sizeof parent, "%s", link);
+        *strrchr(parent, '/') = 0;
+        fx_write(strcat(strcpy((char[300]){0}, parent), "/x"), "", 0);
+        ck_assert_int_eq(symlink(outside, link), 0);
+        const char *names[] = {cases[i].file};
+        for (int offline = 0; offline < 2; offline++) {
+            if (offline) setenv("HF_HUB_OFFLINE", "1", 1);
+            char *dir = fx_download(&f, "main", names, 1, NULL);
+            ck_assert_msg(dir == NULL, "%s: a download through the link %s worked",
+                          cases[i].file, cases[i].link);
+            ck_assert_msg(strstr(tl_error(), link) && strstr(tl_error(), "symbolic link"),
+                          "the error should name the link %s: %s", link, tl_error());
+            ck_assert_msg(count_entries(outside) == 0, "%s: something was written through %s",
+                          cases[i].file, cases[i].link);
+            unsetenv("HF_HUB_OFFLINE");
+        }
+        fx_end(&f);
+    }
+}
+END_TEST
+
+/* The cache root itself may be a link (the user chose it): it is followed. */
+START_TEST(test_a_cache_root_that_is_a_link_is_used)
+{
+    hf_fx f;
+    fx_init(&f);
+    fx_start(&f);
+    char real[128], link[128];
+    snprintf(real, sizeof real, "%s/real-cache", f.base);
+    snprintf(link, sizeof link, "%s/cache-link", f.base);
+    ck_assert_int_eq(mkdir(real, 0755), 0);
+    ck_assert_int_eq(symlink(real, link), 0);
+    const char *names[] = {"config.json"};
+    tl_clear_error();
+    char *dir = hf_download(FX_REPO, names, 1, link, "main", f.endpoint, NULL, FX_TIMEOUT);
+    ck_assert_msg(dir != NULL, "%s", tl_error());
+    char placed[256];
+    snprintf(placed, sizeof placed, "%s/org--tiny/main/config.json", real);
+    ck_assert(fx_holds(placed, FX_CONFIG, strlen(FX_CONFIG)));
+    free(dir);
+    fx_end(&f);
+}
+END_TEST
+
+/* A final name that is a link is not a verified file, even when what it
+ * points to has the right bytes: offline it is refused, online it is
+ * replaced by the verified file and its target is left alone. */
+START_TEST(test_final_link_to_the_right_bytes_is_not_trusted)
+{
+    hf_fx f;
+    fx_init(&f);
+    fx_start(&f);
+    char victim[128];
+    snprintf(victim, sizeof victim, "%s/victim", f.base);
+    fx_write(victim, FX_CONFIG, strlen(FX_CONFIG));
+    fx_write(fx_path(&f, CONFIG_FINAL), "", 0);
+    unlink(fx_path(&f, CONFIG_FINAL));
+    ck_assert_int_eq(symlink(victim, fx_path(&f, CONFIG_FINAL)), 0);
+    const char *names[] = {"config.json"};
+    setenv("HF_HUB_OFFLINE", "1", 1);
+    char *dir = fx_download(&f, "main", names, 1, NULL);
+    unsetenv("HF_HUB_OFFLINE");
+    ck_assert_msg(dir == NULL, "offline, a link is not a cached file");
+    fx_assert_error_mentions("config.json", "symbolic link");
+    dir = fx_download(&f, "main", names, 1, NULL);
+    ck_assert_msg(dir != NULL, "%s", tl_error());
+    ck_assert(!is_symlink(fx_path(&f, CONFIG_FINAL)));
+    ck_assert(fx_holds(fx_path(&f, CONFIG_FINAL), FX_CONFIG, strlen(FX_CONFIG)));
+    ck_assert_int_eq(fx_count(&f, "GET", HUB_ANY, NULL), 1);
+    ck_assert(fx_holds(victim, FX_CONFIG, strlen(FX_CONFIG)));
+    free(dir);
+    fx_end(&f);
+}
+END_TEST

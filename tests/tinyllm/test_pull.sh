@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `tinyllm pull` against the fake Hub as a program (`tl-hub serve DIR`, what
-# `ol hub serve` runs): a plain model, a sharded one, pulling twice, explicit
-# files, offline, the failures (exit 1 with the downloader's message) and
-# usage errors (exit 2). Run by `make test-l7-9`; TINYLLM and TL_HUB are the
+# `ol hub serve` runs): the repo listed through the API (in pages), a plain
+# model, a sharded one, --include/--exclude, pulling twice, explicit files,
+# offline, the failures (exit 1 with the downloader's message) and usage
+# errors (exit 2). Run by `make test-l7-9`; TINYLLM and TL_HUB are the
 # binaries.
 set -u
 TINYLLM=$(realpath "${TINYLLM:-build/bin/tinyllm}")
@@ -42,7 +43,8 @@ cdn_gets() { grep -c '^cdn GET' "$work/hub.log"; }
 
 # ---- the repos -----------------------------------------------------------
 hub=$work/hub
-mkdir -p "$hub/org/tiny" "$hub/org/sharded" "$hub/org/bare" "$hub/org/evil"
+mkdir -p "$hub/org/tiny" "$hub/org/sharded" "$hub/org/bare" "$hub/org/evil" "$hub/org/nested/sub/deep" \
+    "$hub/org/partial" "$hub/org/noconfig"
 printf '{"model_type": "llama", "hidden_size": 64}\n' >"$hub/org/tiny/config.json"
 printf '{"version": "1.0"}\n' >"$hub/org/tiny/tokenizer.json"
 head -c 300000 /dev/urandom >"$hub/org/tiny/model.safetensors"
@@ -58,8 +60,18 @@ EOF
 cp "$hub/org/tiny/config.json" "$hub/org/bare/config.json"
 cp "$hub/org/tiny/config.json" "$hub/org/evil/config.json"
 printf '{"weight_map": {"a": "../../escape.safetensors"}}\n' >"$hub/org/evil/model.safetensors.index.json"
+printf '# a model card\n' >"$hub/org/tiny/README.md"          # listed, not a model file
+cp "$hub/org/tiny/config.json" "$hub/org/nested/config.json"
+printf 'a\n' >"$hub/org/nested/sub/a.txt"
+printf 'b\n' >"$hub/org/nested/sub/deep/b.txt"
+head -c 5000 /dev/urandom >"$hub/org/nested/model.safetensors"
+cp "$hub/org/tiny/config.json" "$hub/org/partial/config.json"     # the index names a missing shard
+cp "$hub/org/sharded/model.safetensors.index.json" "$hub/org/partial/"
+cp "$hub/org/sharded/model-00001-of-00002.safetensors" "$hub/org/partial/"
+head -c 5000 /dev/urandom >"$hub/org/noconfig/model.safetensors"
 
-"$TL_HUB" serve "$hub" --lfs-threshold 4096 >"$work/hub.log" 2>&1 &
+# two entries a page: every listing here takes several pages (Link: rel="next")
+"$TL_HUB" serve "$hub" --lfs-threshold 4096 --page-size 2 >"$work/hub.log" 2>&1 &
 hub_pid=$!
 endpoint=
 for _ in $(seq 100); do
@@ -69,15 +81,21 @@ for _ in $(seq 100); do
 done
 [ -n "$endpoint" ] || { echo "FAIL tl-hub serve did not start"; cat "$work/hub.log"; exit 1; }
 
-# ---- a model: the default files, the optional ones skipped when absent ----
+# ---- a model: listed through the API, the model's files fetched ---------
 run org/tiny
-expect "pull org/tiny" 0 "config.json" "model.safetensors" "generation_config.json" "not in the repo, skipped"
+expect "pull org/tiny" 0 "config.json" "model.safetensors" "tokenizer.json" "4 files at"
 dir=$work/cache/org--tiny/main
 [ "$out" = "$dir" ] && pass || fail "pull org/tiny: stdout '$out', expected the folder $dir"
 same "pull org/tiny: config.json" "$dir/config.json" "$hub/org/tiny/config.json"
 same "pull org/tiny: tokenizer.json" "$dir/tokenizer.json" "$hub/org/tiny/tokenizer.json"
 same "pull org/tiny: model.safetensors" "$dir/model.safetensors" "$hub/org/tiny/model.safetensors"
+[ ! -e "$dir/README.md" ] && pass || fail "pull org/tiny fetched README.md, not a model file"
 [ -z "$(find "$work/cache" -name '*.part')" ] && pass || fail "a .part file was left"
+grep -q '^hub GET  /api/models/org/tiny/tree/main?recursive=true&expand=false -> 200' "$work/hub.log" &&
+    grep -q '^hub GET  /api/models/org/tiny/tree/main?recursive=true&expand=false&cursor=' "$work/hub.log" &&
+    pass || fail "the listing did not follow the Link pages" "$(grep api "$work/hub.log")"
+grep -q "HEAD /org/tiny/resolve/main/generation_config.json" "$work/hub.log" &&
+    fail "a file the listing lacks was asked for" || pass
 
 # ---- again: nothing is downloaded ------------------------------------------
 before=$(cdn_gets)
@@ -85,10 +103,10 @@ run org/tiny
 expect "pull org/tiny again" 0
 [ "$(cdn_gets)" = "$before" ] && pass || fail "the second pull fetched the model again"
 
-# ---- offline: the cache only ---------------------------------------------
+# ---- offline: the cache only, listed from the cache ------------------------
 lines=$(wc -l <"$work/hub.log")
 HF_HUB_OFFLINE=1 run org/tiny
-expect "offline pull" 0 "not in the cache (offline), skipped"
+expect "offline pull" 0 "model.safetensors"
 [ "$out" = "$dir" ] && pass || fail "offline pull: stdout '$out'"
 [ "$(wc -l <"$work/hub.log")" = "$lines" ] && pass || fail "offline pull made requests"
 HF_HUB_OFFLINE=1 run org/sharded
@@ -108,6 +126,26 @@ run org/sharded config.json model-00002-of-00002.safetensors --revision main
 expect "pull explicit files" 0 "config.json" "model-00002-of-00002.safetensors"
 [ "$out" = "$sdir" ] && pass || fail "pull explicit files: stdout '$out'"
 
+# ---- --include / --exclude, as hf download has them ------------------------
+rm -rf "$work/cache"
+run org/nested --include 'sub/'
+expect "--include sub/" 0 "sub/a.txt" "sub/deep/b.txt"
+ndir=$work/cache/org--nested/main
+same "--include: sub/deep/b.txt" "$ndir/sub/deep/b.txt" "$hub/org/nested/sub/deep/b.txt"
+[ ! -e "$ndir/config.json" ] && [ ! -e "$ndir/model.safetensors" ] && pass ||
+    fail "--include sub/ fetched files outside sub/"
+run org/tiny --include '*.json' --exclude 'tok*'
+expect "--include *.json --exclude tok*" 0 "config.json"
+[ -e "$dir/config.json" ] && [ ! -e "$dir/tokenizer.json" ] && [ ! -e "$dir/model.safetensors" ] &&
+    pass || fail "--include/--exclude chose the wrong files: $(ls "$dir")"
+run org/tiny --exclude 'tokenizer.json'
+expect "--exclude on the model's files" 0 "model.safetensors"
+[ ! -e "$dir/tokenizer.json" ] && pass || fail "--exclude tokenizer.json fetched it"
+run org/tiny --include 'nothing*'
+expect "--include matching nothing" 1 "no file" "matches --include"
+run org/tiny --exclude '*.safetensors'
+expect "--exclude of the weights" 1 "no safetensors"
+
 # ---- failures: exit 1 and the downloader's message -------------------------
 run org/tiny nope.bin
 expect "a missing file" 1 "nope.bin" "EntryNotFound"
@@ -117,6 +155,10 @@ expect "a repo without weights" 1 "neither model.safetensors nor model.safetenso
 run org/evil
 expect "an index naming ../ shards" 1 "../../escape.safetensors" "invalid filename"
 [ -z "$(find "$work" -name 'escape*')" ] && pass || fail "the evil index wrote a file"
+run org/partial
+expect "an index naming a shard the repo lacks" 1 "model-00002-of-00002.safetensors" "does not have"
+run org/noconfig
+expect "a listing without config.json" 1 "no config.json"
 run org/nothing
 expect "a missing repo" 1 "RepoNotFound"
 run ../escape
@@ -125,7 +167,7 @@ run org/tiny --revision ../..
 expect "a bad revision" 1 "invalid revision"
 
 # ---- usage: exit 2 ----------------------------------------------------------
-for args in "" "org/tiny --revision" "org/tiny --frobnicate"; do
+for args in "" "org/tiny --revision" "org/tiny --frobnicate" "org/tiny config.json --include x"; do
     "$TINYLLM" pull $args >/dev/null 2>"$work/err"
     status=$? err=$(cat "$work/err")
     expect "usage: pull $args" 2 "usage: tinyllm pull"

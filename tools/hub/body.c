@@ -94,7 +94,15 @@ struct MHD_Response *hub_body_response(hub *h, hub_req *r, struct MHD_Connection
     if (range != HUB_RANGE_NONE && get &&
         hub_fault_take(h, r, HUB_FAULT_IGNORE_RANGE, NULL, NULL, NULL, NULL))
         range = HUB_RANGE_NONE;
+    if (range == HUB_RANGE_OK && get &&
+        hub_fault_take(h, r, HUB_FAULT_REFUSE_RANGE, NULL, NULL, NULL, NULL))
+        range = HUB_RANGE_UNSATISFIABLE;
     if (range == HUB_RANGE_UNSATISFIABLE) return unsatisfiable(f, status);
+    if (range == HUB_RANGE_OK && get &&
+        hub_fault_take(h, r, HUB_FAULT_WHOLE_AS_206, NULL, NULL, NULL, NULL)) {
+        first = 0;
+        last = f->size - 1;
+    }
 
     body_stream *s = calloc(1, sizeof *s);
     if (!s) return NULL;

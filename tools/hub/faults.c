@@ -17,6 +17,8 @@ static const char *const names[HUB_FAULT_KIND_COUNT] = {
     [HUB_FAULT_BODY_LONGER] = "body_longer",
     [HUB_FAULT_BODY_SHORTER] = "body_shorter",
     [HUB_FAULT_TRICKLE] = "trickle",
+    [HUB_FAULT_WHOLE_AS_206] = "whole_as_206",
+    [HUB_FAULT_REFUSE_RANGE] = "refuse_range",
     [HUB_FAULT_WRONG_LINKED_SIZE] = "wrong_linked_size",
     [HUB_FAULT_OMIT_HEADER] = "omit_header",
     [HUB_FAULT_EVIL_ETAG] = "evil_etag",
@@ -57,9 +59,11 @@ int hub_add_fault(hub *h, const hub_fault *f) {
         return -1;
     }
     if (f->times < 0 || f->ms < 0 || f->on < HUB_ANY || f->on > HUB_HOST_CDN ||
+        f->range < HUB_RANGE_ANY || f->range > HUB_UNRANGED ||
         (f->status && (f->status < 100 || f->status > 599))) {
         hub_set_error(h, "hub_add_fault: %s: times and ms must be >= 0, status 100..599 "
-                         "(or 0 for the default), on HUB_ANY, HUB_HOST_HUB or HUB_HOST_CDN",
+                         "(or 0 for the default), on HUB_ANY, HUB_HOST_HUB or HUB_HOST_CDN, "
+                         "range HUB_RANGE_ANY, HUB_RANGED or HUB_UNRANGED",
                       hub_fault_name(f->kind));
         return -1;
     }
@@ -129,6 +133,7 @@ static bool matches(const hub_fault *f, const hub_req *r) {
     if (f->method && strcasecmp(f->method, r->method)) return false;
     if (f->repo && (!r->repo || strcmp(f->repo, r->repo->key))) return false;
     if (f->path && (!r->file || strcmp(f->path, r->file->path))) return false;
+    if (f->range != HUB_RANGE_ANY && (f->range == HUB_RANGED) != r->has_range) return false;
     return true;
 }
 

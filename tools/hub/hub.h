@@ -38,6 +38,30 @@
  * A revision is "main", a ref added with hub_add_ref ("refs/pr/1", sent as
  * refs%2Fpr%2F1), or the 40-hex commit the Hub reports for one of them.
  *
+ * The metadata API, as the real Hub serves it for public repos (what
+ * huggingface_hub's model_info, list_repo_tree and snapshot_download, and
+ * @huggingface/hub's modelInfo, listFiles and snapshotDownload, read):
+ *  - GET /api/{models|datasets|spaces}/{repo}[/revision/{rev}]: JSON with
+ *    _id, id, author, sha (the revision's commit), lastModified, createdAt,
+ *    private, gated (false or "manual"), disabled, downloads, likes, tags,
+ *    usedStorage and siblings [{rfilename}] (with ?blobs=true also size,
+ *    blobId and lfs {size, sha256, pointerSize}). ?expand=F (repeated)
+ *    returns _id, id and those fields only; an unknown F is a 400. The
+ *    revision "HEAD" is main.
+ *  - GET /api/{type}/{repo}/tree/{rev}[/{path}][?recursive=true&expand=true]:
+ *    a JSON array of {type "file"|"directory", oid, size, path} (files in LFS
+ *    add lfs {oid: sha256, size, pointerSize}, and oid is then the git blob
+ *    sha1 of the LFS pointer; expand adds lastCommit and securityFileStatus),
+ *    at most hub_set_tree_page_size entries a page; a further page is named
+ *    by an absolute URL in `Link: <...>; rel="next"` (its ?cursor=).
+ *  - POST /api/{type}/{repo}/paths-info/{rev} with JSON {"paths": [...],
+ *    "expand": bool} or the form paths=a&paths=b&expand=...: the entries of
+ *    the paths that exist, as in /tree.
+ *  - Errors: X-Error-Code RepoNotFound (a missing repo, or a private one
+ *    without its token: 401 when no token was sent, else 404),
+ *    RevisionNotFound, EntryNotFound (a /tree path that is not a folder);
+ *    a gated repo's metadata is public, as on the real Hub.
+ *
  * Recipes for a downloader's tests (each fault aimed with .path):
  *  - a dropped connection: CLOSE_AFTER n, .times = 1; the log then shows
  *    the retry's "Range: bytes=n-" reaching the CDN.
@@ -111,6 +135,10 @@ void hub_set_small_redirect(hub *h, bool on);
 /* LFS redirects also carry Xet's headers (X-Xet-Hash, Link rel="xet-auth"),
  * which a plain HTTP client ignores: it still gets the file from the CDN. */
 void hub_set_xet_headers(hub *h, bool on);
+/* Entries per page of a /tree listing (default 1000; <= 0 restores it).
+ * The real Hub pages long listings too (by its own sizes). */
+void hub_set_tree_page_size(hub *h, int entries);
+#define HUB_DEFAULT_TREE_PAGE_SIZE 1000
 /* Ports to bind on 127.0.0.1; 0 (the default) picks a free one. */
 void hub_set_ports(hub *h, unsigned hub_port, unsigned cdn_port);
 /* Writes one line per answered request to f ("hub GET /path -> 200");
@@ -146,6 +174,11 @@ typedef enum {
     HUB_FAULT_BODY_SHORTER,       /* the last n bytes (0: 1) never sent */
     HUB_FAULT_TRICKLE,            /* after the first chunk, n bytes (0: 1) every
                                      ms milliseconds: slower than a timeout */
+    HUB_FAULT_WHOLE_AS_206,       /* a Range request gets the whole file as a
+                                     206, honestly labelled "bytes 0-(N-1)/N" */
+    HUB_FAULT_REFUSE_RANGE,       /* a satisfiable Range request gets the 416
+                                     of a start past the end (with the true
+                                     size in its Content-Range) */
     /* Header faults: they change the headers of the answers that carry
      * them (OMIT_HEADER "ETag" also drops the CDN's own ETag unless
      * .on = HUB_HOST_HUB). */
@@ -173,6 +206,9 @@ typedef enum {
 
 /* Which listener a request arrived on (and, in a fault, where it applies). */
 typedef enum { HUB_ANY = 0, HUB_HOST_HUB, HUB_HOST_CDN } hub_host;
+/* Which requests a fault applies to: any, only those carrying a Range
+ * header, or only those without one (a downloader's whole-file retry). */
+typedef enum { HUB_RANGE_ANY = 0, HUB_RANGED, HUB_UNRANGED } hub_range_filter;
 
 /* A fault, written with designated initializers; zero fields mean "any" or
  * the documented default. The struct and its strings are copied. */
@@ -182,6 +218,7 @@ typedef struct {
     const char *path;      /* only this file of the repo(s); NULL: any */
     const char *method;    /* only "GET" or "HEAD"; NULL: both */
     hub_host on;           /* only this listener; HUB_ANY: both */
+    hub_range_filter range; /* only requests with (or without) a Range */
     int times;             /* the first `times` requests it applies to; 0: all */
     int64_t n;             /* bytes or offset, as the kind says */
     int ms;                /* STALL and TRICKLE delay (0: 1000 ms) */

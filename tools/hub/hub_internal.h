@@ -5,7 +5,9 @@
  * reqlog.c  the request log
  * url.c     percent-decoding and -encoding, Range parsing
  * body.c    answers that carry file bytes (Range, body faults, streaming)
- * routes.c  what the Hub and the CDN answer
+ * routes.c  what the Hub and the CDN answer (resolve URLs, errors)
+ * api.c     the metadata API: /api/{models|datasets|spaces}/{repo}[/revision,
+ *           /tree, /paths-info]
  * server.c  the two libmicrohttpd listeners, per-request state, life cycle
  * serve.c   `ol hub serve`
  */
@@ -25,6 +27,9 @@ typedef struct {
     bool mapped;                /* data is an mmap of a file, else malloc'd */
     char blob_sha1[41];         /* sha1("blob <size>\0" + data): the git ETag */
     char sha256[65];            /* the LFS oid: X-Linked-Etag */
+    char pointer_sha1[41];      /* git blob sha1 of its LFS pointer file: the
+                                   tree API's "oid" for an LFS file */
+    size_t pointer_size;        /* bytes of that pointer file */
 } hub_file;
 
 typedef struct {
@@ -43,6 +48,7 @@ typedef struct {
     char *private_token;        /* NULL: public */
     bool gated;
     char *approved_token;       /* gated: the one token let in (may be NULL) */
+    long long modified;         /* seconds since 1970: the newest file's time */
 } hub_repo;
 
 typedef struct {
@@ -66,6 +72,7 @@ struct hub {
     uint64_t lfs_threshold;
     bool small_redirect;
     bool xet_headers;
+    int tree_page_size;         /* entries per page of /tree listings */
     FILE *trace;
     struct hub_listener hub_l, cdn_l;
     bool running;
@@ -81,17 +88,25 @@ struct hub {
     char error[1024];
 };
 
+#define HUB_MAX_BODY (1024 * 1024)   /* bytes of a request body kept */
+
 /* One request, from its first line to its completion. */
 typedef struct {
     struct hub_listener *l;
     char *uri;                  /* the raw request-target */
     char method[16];            /* set on the first call, with the headers */
+    bool has_range;             /* a Range header arrived */
     bool answered;
     int log_index;              /* -1 when not logged */
     unsigned log_generation;
     /* The URL's parts, decoded (routes.c). */
     int route;
     char *key, *rev, *path, *sha256, *signature;
+    char *query;                /* the raw query string, or NULL */
+    int api;                    /* which API call (api.c), when route is ROUTE_API */
+    char *body;                 /* a POST's body (paths-info), NUL-terminated */
+    size_t body_len;
+    bool body_too_long;
     /* What the request names, when routing found it (for fault matching). */
     const hub_repo *repo;
     const hub_file *file;
@@ -147,7 +162,25 @@ struct MHD_Response *hub_body_response(hub *h, hub_req *r, struct MHD_Connection
 /* Sleeps ms in short steps; false when the hub is stopping. */
 bool hub_sleep_ms(hub *h, int ms);
 
+/* ---- api.c ---- */
+/* Recognizes /api/... URLs (models, datasets, spaces); fills r->key, rev,
+ * path, api. False when the URL is not an API call. */
+bool hub_api_identify(hub *h, hub_req *r, const char *path, const char *query);
+/* Answers an API call identified above; false when the connection should close. */
+bool hub_api_answer(hub *h, hub_req *r, struct MHD_Connection *c);
+
 /* ---- routes.c ---- */
+enum { ROUTE_NONE, ROUTE_BAD, ROUTE_RESOLVE, ROUTE_CACHE, ROUTE_CDN, ROUTE_API };
+/* The Hub's error answer: {"error": message}, X-Error-Code (when code is
+ * not NULL), X-Error-Message, and X-Repo-Commit when commit is known. */
+bool hub_error_answer(hub *h, hub_req *r, struct MHD_Connection *c, int status,
+                      const char *code, const char *commit, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+/* The request's Bearer token; "" when Authorization is not a Bearer one,
+ * NULL when absent. */
+const char *hub_bearer_token(struct MHD_Connection *c);
+/* "model", "dataset" or "space", for messages. */
+const char *hub_type_word(const hub_repo *repo);
 /* Fills r->repo and r->file from the URL, without answering. */
 void hub_route_identify(hub *h, hub_req *r);
 /* Queues the answer; false when the connection should close. */

@@ -20,7 +20,7 @@ void hub_log_begin(hub *h, hub_req *r, struct MHD_Connection *c) {
     if (q) copy_field(e.query, sizeof e.query, q + 1, strlen(q + 1));
     const char *range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
     if (range) {
-        e.has_range = true;
+        e.has_range = r->has_range = true;
         copy_field(e.range, sizeof e.range, range, strlen(range));
     }
     e.authorization =

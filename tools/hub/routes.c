@@ -4,14 +4,13 @@
  * Hub:  /{[datasets|spaces]/}{ns}/{name}/resolve/{rev}/{path}
  *       /api/resolve-cache/{models|datasets|spaces}/{ns}/{name}/{commit}/{path}
  * CDN:  /repos/{repo}/{sha256}?filename={path}&Signature={hex}
+ * The metadata API (/api/{models|datasets|spaces}/...) is api.c's.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "hub_internal.h"
-
-enum { ROUTE_NONE, ROUTE_BAD, ROUTE_RESOLVE, ROUTE_CACHE, ROUTE_CDN };
 
 /* ---- parsing the URL --------------------------------------------------- */
 
@@ -106,8 +105,14 @@ void hub_route_identify(hub *h, hub_req *r) {
     }
     char *query = strchr(path, '?');
     if (query) *query++ = '\0';
+    if (query) r->query = strdup(query);
     if (r->l->host == HUB_HOST_CDN) r->route = parse_cdn(r, path, query);
-    else if ((r->route = parse_cache(r, path)) == ROUTE_NONE) r->route = parse_resolve(r, path);
+    else if ((r->route = parse_cache(r, path)) != ROUTE_NONE) {
+    } else if (hub_api_identify(h, r, path, query)) {
+        if (r->route != ROUTE_BAD) r->route = ROUTE_API;
+    } else {
+        r->route = parse_resolve(r, path);
+    }
     free(path);
     r->repo = r->key ? hub_find_repo(h, r->key) : NULL;
     r->file = r->repo && r->path ? hub_find_file(r->repo, r->path) : NULL;
@@ -119,6 +124,8 @@ void hub_route_free(hub_req *r) {
     free(r->path);
     free(r->sha256);
     free(r->signature);
+    free(r->query);
+    free(r->body);
 }
 
 /* ---- answers ----------------------------------------------------------- */
@@ -130,18 +137,13 @@ static void sanitize(char *s) {
         if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
 }
 
-static const char *type_word(const hub_repo *repo) {
+const char *hub_type_word(const hub_repo *repo) {
     return !strcmp(repo->type, "datasets") ? "dataset"
            : !strcmp(repo->type, "spaces") ? "space" : "model";
 }
 
-/* The Hub's error answer: {"error": message}, X-Error-Code (when code is
- * not NULL), X-Error-Message, and X-Repo-Commit when commit is known. */
-static bool error_answer(hub *h, hub_req *r, struct MHD_Connection *c, int status,
-                         const char *code, const char *commit, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
-static bool error_answer(hub *h, hub_req *r, struct MHD_Connection *c, int status,
-                         const char *code, const char *commit, const char *fmt, ...) {
+bool hub_error_answer(hub *h, hub_req *r, struct MHD_Connection *c, int status,
+                      const char *code, const char *commit, const char *fmt, ...) {
     char msg[512], json[1200], *j = json;
     va_list ap;
     va_start(ap, fmt);
@@ -312,7 +314,7 @@ static bool answer_small(hub *h, hub_req *r, struct MHD_Connection *c, const hub
     return hub_queue(h, r, c, status, resp);
 }
 
-static const char *bearer_token(struct MHD_Connection *c) {
+const char *hub_bearer_token(struct MHD_Connection *c) {
     const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                 MHD_HTTP_HEADER_AUTHORIZATION);
     if (!a) return NULL;
@@ -324,25 +326,25 @@ static const char *bearer_token(struct MHD_Connection *c) {
 /* Private and gated repos; true when an error was answered. */
 static bool refuse_access(hub *h, hub_req *r, struct MHD_Connection *c, bool *ok) {
     const hub_repo *repo = r->repo;
-    const char *token = bearer_token(c);
+    const char *token = hub_bearer_token(c);
     if (repo->private_token && (!token || strcmp(token, repo->private_token))) {
-        *ok = error_answer(h, r, c, 401, NULL, NULL, "%s",
+        *ok = hub_error_answer(h, r, c, 401, NULL, NULL, "%s",
                            token ? "Invalid credentials in Authorization header"
                                  : "Invalid username or password.");
         return true;
     }
     if (repo->gated && !token) {
-        *ok = error_answer(h, r, c, 401, "GatedRepo", NULL,
+        *ok = hub_error_answer(h, r, c, 401, "GatedRepo", NULL,
                            "Access to %s %s is restricted. You must have access to it and be "
                            "authenticated to access it. Please log in.",
-                           type_word(repo), repo->id);
+                           hub_type_word(repo), repo->id);
         return true;
     }
     if (repo->gated && (!repo->approved_token || strcmp(token, repo->approved_token))) {
-        *ok = error_answer(h, r, c, 403, "GatedRepo", NULL,
+        *ok = hub_error_answer(h, r, c, 403, "GatedRepo", NULL,
                            "Access to %s %s is restricted and you are not in the authorized "
                            "list. Visit the repo's page to ask for access.",
-                           type_word(repo), repo->id);
+                           hub_type_word(repo), repo->id);
         return true;
     }
     return false;
@@ -351,20 +353,22 @@ static bool refuse_access(hub *h, hub_req *r, struct MHD_Connection *c, bool *ok
 static bool answer_hub(hub *h, hub_req *r, struct MHD_Connection *c) {
     bool ok;
     if (r->route == ROUTE_NONE)
-        return error_answer(h, r, c, 404, NULL, NULL,
-                            "Not found: this fake Hub serves {repo}/resolve/{revision}/{path}");
+        return hub_error_answer(h, r, c, 404, NULL, NULL,
+                                "Not found: this fake Hub serves {repo}/resolve/{revision}/{path} "
+                                "and /api/{models|datasets|spaces}/{repo}[/revision/{rev}"
+                                "|/tree/{rev}[/{path}]|/paths-info/{rev}]");
     if (r->route == ROUTE_BAD)
-        return error_answer(h, r, c, 400, NULL, NULL,
+        return hub_error_answer(h, r, c, 400, NULL, NULL,
                             "Bad request: the URL has a malformed %%-escape or an encoded NUL");
     if (!r->repo)
-        return error_answer(h, r, c, 404, "RepoNotFound", NULL, "Repository not found");
+        return hub_error_answer(h, r, c, 404, "RepoNotFound", NULL, "Repository not found");
     if (refuse_access(h, r, c, &ok)) return ok;
     const hub_ref *ref = hub_find_ref(r->repo, r->rev);
     if (!ref)
-        return error_answer(h, r, c, 404, "RevisionNotFound", NULL, "Invalid rev id: %s",
+        return hub_error_answer(h, r, c, 404, "RevisionNotFound", NULL, "Invalid rev id: %s",
                             r->rev);
     if (!r->file)
-        return error_answer(h, r, c, 404, "EntryNotFound", ref->commit,
+        return hub_error_answer(h, r, c, 404, "EntryNotFound", ref->commit,
                             "%s does not exist on \"%s\"", r->path, r->rev);
     if (redirect_fault(h, r, c, &ok)) return ok;
     if (hub_is_lfs(h, r->file)) return answer_lfs(h, r, c, ref);
@@ -414,6 +418,7 @@ static bool answer_cdn(hub *h, hub_req *r, struct MHD_Connection *c) {
 }
 
 bool hub_route_answer(hub *h, hub_req *r, struct MHD_Connection *c) {
+    if (r->route == ROUTE_API && r->l->host == HUB_HOST_HUB) return hub_api_answer(h, r, c);
     if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD")) {
         struct MHD_Response *resp =
             hub_text_response("Method not allowed: the hub answers GET and HEAD\n",

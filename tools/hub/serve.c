@@ -6,7 +6,8 @@
 #include <string.h>
 #include "hub_internal.h"
 
-#define USAGE_LINE "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES]\n"
+#define USAGE_LINE \
+    "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES] [--page-size N]\n"
 static const char short_usage[] = USAGE_LINE "  (ol hub serve --help says more)\n";
 static const char usage[] =
     USAGE_LINE
@@ -14,7 +15,8 @@ static const char usage[] =
     "  revision \"main\" and at the commit it reports, on 127.0.0.1.\n"
     "  --port N             the Hub's port (default 0: any free port)\n"
     "  --cdn-port N         the port of the CDN that large files redirect to (default 0)\n"
-    "  --lfs-threshold B    files of at least B bytes are LFS (default 1048576)\n";
+    "  --lfs-threshold B    files of at least B bytes are LFS (default 1048576)\n"
+    "  --page-size N        entries per page of the API's tree listings (default 1000)\n";
 
 /* A whole decimal number in [0, max]; false otherwise. */
 static bool parse_uint(const char *s, unsigned long long max, unsigned long long *out) {
@@ -50,20 +52,25 @@ static void on_stop_signal(int sig) { (void)sig; }
 int hub_serve_command(int argc, char **argv) {
     const char *dir = NULL;
     unsigned long long port = 0, cdn_port = 0, threshold = HUB_DEFAULT_LFS_THRESHOLD;
+    unsigned long long page_size = HUB_DEFAULT_TREE_PAGE_SIZE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         unsigned long long *target = !strcmp(a, "--port")            ? &port
                                      : !strcmp(a, "--cdn-port")      ? &cdn_port
-                                     : !strcmp(a, "--lfs-threshold") ? &threshold : NULL;
+                                     : !strcmp(a, "--lfs-threshold") ? &threshold
+                                     : !strcmp(a, "--page-size")     ? &page_size : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
         }
         if (target) {
-            unsigned long long max = target == &threshold ? UINT64_MAX : 65535;
-            if (i + 1 >= argc || !parse_uint(argv[i + 1], max, target)) {
+            unsigned long long max = target == &threshold ? UINT64_MAX
+                                     : target == &page_size ? 1000000 : 65535;
+            if (i + 1 >= argc || !parse_uint(argv[i + 1], max, target) ||
+                (target == &page_size && *target == 0)) {
                 fprintf(stderr, "ol hub serve: %s needs a whole number%s, got \"%s\"\n%s", a,
-                        max == 65535 ? " from 0 to 65535" : " of bytes",
+                        max == 65535 ? " from 0 to 65535"
+                        : target == &page_size ? " from 1 to 1000000" : " of bytes",
                         i + 1 < argc ? argv[i + 1] : "(nothing)", short_usage);
                 return 2;
             }
@@ -111,6 +118,7 @@ int hub_serve_command(int argc, char **argv) {
     int rc = 1;
     const char *endpoint = NULL;
     hub_set_lfs_threshold(h, threshold);
+    hub_set_tree_page_size(h, (int)page_size);
     hub_set_ports(h, (unsigned)port, (unsigned)cdn_port);
     hub_set_trace(h, stdout);
     if (hub_add_dir(h, dir) != 0 || hub_start(h, &endpoint) != 0) {

@@ -19,6 +19,7 @@ hub *hub_new(void) {
         return NULL;
     }
     h->lfs_threshold = HUB_DEFAULT_LFS_THRESHOLD;
+    h->tree_page_size = HUB_DEFAULT_TREE_PAGE_SIZE;
     h->hub_l = (struct hub_listener){.h = h, .host = HUB_HOST_HUB};
     h->cdn_l = (struct hub_listener){.h = h, .host = HUB_HOST_CDN};
     atomic_init(&h->stopping, false);
@@ -39,6 +40,9 @@ void hub_free(hub *h) {
 void hub_set_lfs_threshold(hub *h, uint64_t bytes) { h->lfs_threshold = bytes; }
 void hub_set_small_redirect(hub *h, bool on) { h->small_redirect = on; }
 void hub_set_xet_headers(hub *h, bool on) { h->xet_headers = on; }
+void hub_set_tree_page_size(hub *h, int entries) {
+    h->tree_page_size = entries > 0 ? entries : HUB_DEFAULT_TREE_PAGE_SIZE;
+}
 void hub_set_trace(hub *h, FILE *f) { h->trace = f; }
 
 void hub_set_ports(hub *h, unsigned hub_port, unsigned cdn_port) {
@@ -124,7 +128,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size,
                                   void **req_cls) {
-    (void)url, (void)version, (void)upload_data;
+    (void)url, (void)version;
     struct hub_listener *l = cls;
     hub *h = l->h;
     hub_req *r = *req_cls;
@@ -137,10 +141,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         hub_route_identify(h, r);
         return MHD_YES;
     }
-    if (*upload_size || r->answered) {   /* a request body: ignored */
+    if (*upload_size) {   /* a request body: kept (for paths-info), up to 1 MiB */
+        size_t n = *upload_size;
         *upload_size = 0;
+        char *grown =
+            r->body_len + n <= HUB_MAX_BODY ? realloc(r->body, r->body_len + n + 1) : NULL;
+        if (!grown) {
+            r->body_too_long = true;
+            return MHD_YES;
+        }
+        memcpy(grown + r->body_len, upload_data, n);
+        r->body = grown;
+        r->body_len += n;
+        r->body[r->body_len] = '\0';
         return MHD_YES;
     }
+    if (r->answered) return MHD_YES;
     r->answered = true;
 
     hub_fault fl;

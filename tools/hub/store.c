@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "hub_internal.h"
 
@@ -240,7 +241,7 @@ oom:
 
 /* Takes ownership of data (malloc'd or mapped) on success only. */
 static int put_file(hub *h, hub_repo *r, const char *path, const unsigned char *data,
-                    size_t size, bool mapped) {
+                    size_t size, bool mapped, long long mtime) {
     int i = file_index(r, path);
     if (i < 0) {
         char *p = strdup(path);
@@ -265,6 +266,14 @@ static int put_file(hub *h, hub_repo *r, const char *path, const unsigned char *
     f->mapped = mapped;
     blob_sha1_hex(data ? (const void *)data : "", size, f->blob_sha1);
     hub_sha256_hex(data ? (const void *)data : "", size, f->sha256);
+    /* What git holds for an LFS file: a pointer naming its sha256 and size. */
+    char pointer[160];
+    int n = snprintf(pointer, sizeof pointer,
+                     "version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %zu\n",
+                     f->sha256, size);
+    f->pointer_size = (size_t)n;
+    blob_sha1_hex(pointer, (size_t)n, f->pointer_sha1);
+    if (mtime > r->modified) r->modified = mtime;
     update_commits(r);
     return 0;
 }
@@ -292,7 +301,7 @@ int hub_add_file(hub *h, const char *repo, const char *path, const void *data, s
         }
         memcpy(copy, data, size);
     }
-    if (put_file(h, r, path, copy, size, false) != 0) {
+    if (put_file(h, r, path, copy, size, false, (long long)time(NULL)) != 0) {
         free(copy);
         return -1;
     }
@@ -414,7 +423,7 @@ static int add_mapped(hub *h, hub_repo *r, const char *full, const char *rel) {
         }
     }
     close(fd);
-    if (put_file(h, r, rel, map, size, size > 0) != 0) {
+    if (put_file(h, r, rel, map, size, size > 0, (long long)st.st_mtime) != 0) {
         if (map) munmap(map, size);
         return -1;
     }

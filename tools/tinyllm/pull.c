@@ -1,9 +1,12 @@
 /* pull.c: `tinyllm pull REPO [FILE...]` downloads a model's files from the
  * Hub into the cache with hf_download (L7.9) and prints the folder holding
- * them. Without FILEs it fetches what a model needs: config.json, the
- * tokenizer and generation files when the repo has them, and the weights as
- * model.safetensors or, for a sharded model, the index and every shard it
- * lists. Progress goes to stderr; stdout gets only the folder, so
+ * them. Without FILEs it lists the repo through the Hub's API, as
+ * snapshot_download does (repo_listing.c), and fetches what a model needs
+ * among the files listed: config.json, the generation and tokenizer files,
+ * and the weights as model.safetensors or, for a sharded model, the index
+ * and every shard it names. --include/--exclude GLOB choose files of the
+ * listing instead, as `hf download` does. Progress goes to stderr; stdout
+ * gets only the folder, so
  *
  *     dir=$(tinyllm pull HuggingFaceTB/SmolLM2-135M-Instruct)
  *
@@ -11,52 +14,61 @@
  * downloader's message on stderr), 2 a usage error.
  */
 #include <cjson/cJSON.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "tinyllm/io/hf.h"
+#include "repo_listing.h"
 #include "tinyllm/tensor.h"
 #include "verbs.h"
 
 #define MAX_SHARDS 4096
 
 static const char USAGE[] =
-    "usage: tinyllm pull REPO [FILE...] [--revision R] [--endpoint URL] [--cache DIR]\n";
+    "usage: tinyllm pull REPO [FILE...] [--include GLOB]... [--exclude GLOB]... [--revision R]\n"
+    "                    [--endpoint URL] [--cache DIR]\n";
 static const char HELP[] =
     "  Downloads files of the Hugging Face repo REPO (\"org/name\") into\n"
     "  DIR/<org>--<name>/<revision>/ and prints that folder. Each file is resumed\n"
     "  if a .part of it is there, verified (sha256 or git sha1) and renamed into\n"
     "  place; a file already verified is not downloaded again.\n"
-    "  Without FILE: config.json, model.safetensors (or model.safetensors.index.json\n"
-    "  and its shards), and generation_config.json, tokenizer.json and\n"
-    "  tokenizer_config.json when the repo has them.\n"
+    "  Without FILE, the repo is listed through the Hub's API and the model's files\n"
+    "  it has are fetched: config.json, model.safetensors (or\n"
+    "  model.safetensors.index.json and every shard it names), and the generation\n"
+    "  and tokenizer files (generation_config.json, tokenizer.json, ...).\n"
+    "  --include GLOB  fetch the listed files matching GLOB instead (repeatable;\n"
+    "                  '*' matches '/' too, a GLOB ending in '/' a whole folder)\n"
+    "  --exclude GLOB  leave out the files matching GLOB (repeatable)\n"
     "  --revision R    a branch, tag, refs/pr/N or commit (default main)\n"
     "  --endpoint URL  the Hub (default $HF_ENDPOINT, else https://huggingface.co)\n"
     "  --cache DIR     the cache (default $TINYLLM_CACHE, else ~/.cache/tinyllm/hub)\n"
     "  HF_TOKEN is sent to the Hub for private and gated repos; HF_HUB_OFFLINE=1\n"
-    "  serves only what is already in the cache.\n";
+    "  lists and serves only what is already in the cache.\n";
+
+/* The files a model needs besides its weights, fetched when listed. */
+static const char *const MODEL_FILES[] = {
+    "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+    "special_tokens_map.json", "added_tokens.json", "vocab.json", "merges.txt",
+    "tokenizer.model", "chat_template.jinja", "chat_template.json"};
 
 typedef struct {
     const char *repo, *revision, *endpoint, *cache;
     char *dir;                 /* set by the first successful download */
+    const char **include, **exclude;
+    int ninclude, nexclude;
+    repo_listing listing;
 } pull_ctx;
 
-/* Downloads one file. 0 done, 1 absent (only when optional), -1 failed. */
-static int fetch(pull_ctx *p, const char *file, bool optional) {
+/* Downloads one file. 0 done, -1 failed (the message on stderr). */
+static int fetch(pull_ctx *p, const char *file) {
     const char *names[] = {file};
     char *dir = hf_download(p->repo, names, 1, p->cache, p->revision, p->endpoint, NULL, 60.0);
     if (!dir) {
-        const char *e = tl_error() ? tl_error() : "unknown error";
-        bool absent = strstr(e, "EntryNotFound") || strstr(e, "HF_HUB_OFFLINE");
-        if (optional && absent) {
-            fprintf(stderr, "  %-32s %s, skipped\n", file,
-                    strstr(e, "EntryNotFound") ? "not in the repo" : "not in the cache (offline)");
-            tl_clear_error();
-            return 1;
-        }
-        fprintf(stderr, "tinyllm pull: %s\n", e);
+        fprintf(stderr, "tinyllm pull: %s\n", tl_error() ? tl_error() : "unknown error");
         return -1;
     }
     char path[4096];
@@ -120,57 +132,153 @@ static int read_shards(const char *index_path, char **shards) {
     return -1;
 }
 
-/* The weights: model.safetensors, else the index and its shards. */
+/* hf download's patterns: fnmatch without FNM_PATHNAME ('*' crosses '/'),
+ * and a pattern ending in "/" meaning everything below that folder. */
+static bool matches(const char *path, const char *const *globs, int n) {
+    char glob[1024];
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(globs[i]);
+        snprintf(glob, sizeof glob, "%s%s", globs[i], len && globs[i][len - 1] == '/' ? "*" : "");
+        if (fnmatch(glob, path, 0) == 0) return true;
+    }
+    return false;
+}
+
+static bool wanted(const pull_ctx *p, const char *path) {
+    return !matches(path, p->exclude, p->nexclude);
+}
+
+/* The weights: model.safetensors, else the index and every shard it names
+ * (each must be in the listing). */
 static int fetch_weights(pull_ctx *p) {
-    int rc = fetch(p, "model.safetensors", true);
-    if (rc <= 0) return rc;
-    rc = fetch(p, "model.safetensors.index.json", true);
-    if (rc < 0) return -1;
-    if (rc == 1) {
-        fprintf(stderr, "tinyllm pull: %s at %s has neither model.safetensors nor "
-                        "model.safetensors.index.json: is it a safetensors model?\n",
-                p->repo, p->revision);
+    const repo_listing *l = &p->listing;
+    if (repo_listing_has(l, "model.safetensors") && wanted(p, "model.safetensors"))
+        return fetch(p, "model.safetensors");
+    if (!repo_listing_has(l, "model.safetensors.index.json") ||
+        !wanted(p, "model.safetensors.index.json")) {
+        fprintf(stderr, "tinyllm pull: %s at %s lists no safetensors weights (neither "
+                        "model.safetensors nor model.safetensors.index.json%s): is it a "
+                        "safetensors model?\n", p->repo, p->revision,
+                p->nexclude ? ", or --exclude left them out" : "");
         return -1;
     }
+    if (fetch(p, "model.safetensors.index.json") != 0) return -1;
     char index[4096];
     snprintf(index, sizeof index, "%s/model.safetensors.index.json", p->dir);
     char **shards = calloc(MAX_SHARDS, sizeof *shards);
     int n = shards ? read_shards(index, shards) : -1;
-    rc = n < 0 ? -1 : 0;
-    for (int i = 0; i < n && rc == 0; i++) rc = fetch(p, shards[i], false);
+    int rc = n < 0 ? -1 : 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (!repo_listing_has(l, shards[i])) {
+            fprintf(stderr, "tinyllm pull: %s names the shard %s, which %s at %s does not "
+                            "have: the checkpoint is incomplete\n", index, shards[i], p->repo,
+                    p->revision);
+            rc = -1;
+        } else {
+            rc = fetch(p, shards[i]);
+        }
+    }
     for (int i = 0; i < n; i++) free(shards[i]);
     free(shards);
     return rc;
 }
 
+/* Lists the repo: through the API, or offline from the cache. */
+static int list_repo(pull_ctx *p) {
+    char err[1024];
+    const char *offline = getenv("HF_HUB_OFFLINE");
+    if (offline && (!strcmp(offline, "1") || !strcasecmp(offline, "true"))) {
+        char dir[4096];
+        const char *slash = strchr(p->repo, '/');
+        snprintf(dir, sizeof dir, "%s/%.*s%s%s/%s", p->cache, slash ? (int)(slash - p->repo) : 0,
+                 p->repo, slash ? "--" : "", slash ? slash + 1 : p->repo, p->revision);
+        if (repo_list_cached(dir, &p->listing, err, sizeof err) == 0) return 0;
+    } else {
+        const char *endpoint = p->endpoint && *p->endpoint ? p->endpoint : getenv("HF_ENDPOINT");
+        const char *token = getenv("HF_TOKEN");
+        if (!endpoint || !*endpoint) endpoint = "https://huggingface.co";
+        if (repo_list_remote(endpoint, p->repo, p->revision, token && *token ? token : NULL,
+                             60.0, &p->listing, err, sizeof err) == 0) {
+            fprintf(stderr, "  %d files at %s\n", p->listing.n,
+                    *p->listing.commit ? p->listing.commit : p->revision);
+            return 0;
+        }
+    }
+    fprintf(stderr, "tinyllm pull: cannot list %s at %s: %s\n", p->repo, p->revision, err);
+    return -1;
+}
+
+/* Without FILEs: what the listing offers, chosen by --include or as a model. */
+static int fetch_listed(pull_ctx *p) {
+    if (list_repo(p) != 0) return -1;
+    const repo_listing *l = &p->listing;
+    int rc = 0, fetched = 0;
+    if (p->ninclude) {
+        for (int i = 0; i < l->n && rc == 0; i++)
+            if (matches(l->paths[i], p->include, p->ninclude) && wanted(p, l->paths[i])) {
+                rc = fetch(p, l->paths[i]);
+                fetched++;
+            }
+        if (rc == 0 && fetched == 0) {
+            fprintf(stderr, "tinyllm pull: no file of %s at %s matches --include (%d files "
+                            "listed)\n", p->repo, p->revision, l->n);
+            rc = -1;
+        }
+        return rc;
+    }
+    if (!repo_listing_has(l, "config.json")) {
+        fprintf(stderr, "tinyllm pull: %s at %s lists no config.json: is it a transformers "
+                        "model?\n", p->repo, p->revision);
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof MODEL_FILES / sizeof *MODEL_FILES && rc == 0; i++)
+        if (repo_listing_has(l, MODEL_FILES[i]) && wanted(p, MODEL_FILES[i]))
+            rc = fetch(p, MODEL_FILES[i]);
+    return rc == 0 ? fetch_weights(p) : rc;
+}
+
 int tinyllm_pull(int argc, char **argv) {
     pull_ctx p = {.revision = "main"};
     const char **files = calloc((size_t)argc, sizeof *files);
-    int nfiles = 0;
-    if (!files) return 1;
+    p.include = calloc((size_t)argc, sizeof *p.include);
+    p.exclude = calloc((size_t)argc, sizeof *p.exclude);
+    int nfiles = 0, status = 2;
+    if (!files || !p.include || !p.exclude) goto out;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **opt = !strcmp(a, "--revision") ? &p.revision
                            : !strcmp(a, "--endpoint") ? &p.endpoint
-                           : !strcmp(a, "--cache") ? &p.cache : NULL;
+                           : !strcmp(a, "--cache") ? &p.cache
+                           : !strcmp(a, "--include") ? &p.include[p.ninclude]
+                           : !strcmp(a, "--exclude") ? &p.exclude[p.nexclude] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("%s%s", USAGE, HELP);
-            free(files);
-            return 0;
+            status = 0;
+            goto out;
         }
-        if (opt && i + 1 < argc) *opt = argv[++i];
-        else if (opt || (a[0] == '-' && a[1])) {
+        if (opt && i + 1 < argc) {
+            *opt = argv[++i];
+            p.ninclude += opt == &p.include[p.ninclude];
+            p.nexclude += opt == &p.exclude[p.nexclude];
+        } else if (opt || (a[0] == '-' && a[1])) {
             fprintf(stderr, "tinyllm pull: %s %s\n%s", a,
                     opt ? "needs a value" : "is not an option", USAGE);
-            free(files);
-            return 2;
+            goto out;
         } else if (!p.repo) p.repo = a;
         else files[nfiles++] = a;
     }
     if (!p.repo) {
         fprintf(stderr, "tinyllm pull: which repo? give REPO as org/name\n%s", USAGE);
-        free(files);
-        return 2;
+        goto out;
+    }
+    if (nfiles > 0 && (p.ninclude || p.nexclude)) {
+        fprintf(stderr, "tinyllm pull: give FILEs or --include/--exclude, not both\n%s", USAGE);
+        goto out;
+    }
+    if (hf_validate_repo_id(p.repo) != 0 || hf_validate_revision(p.revision) != 0) {
+        fprintf(stderr, "tinyllm pull: %s\n", tl_error());
+        status = 1;
+        goto out;
     }
     char cache[4096];
     if (!p.cache) p.cache = getenv("TINYLLM_CACHE");
@@ -182,17 +290,17 @@ int tinyllm_pull(int argc, char **argv) {
 
     fprintf(stderr, "pulling %s at %s into %s\n", p.repo, p.revision, p.cache);
     int rc = 0;
-    if (nfiles > 0) {
-        for (int i = 0; i < nfiles && rc == 0; i++) rc = fetch(&p, files[i], false);
-    } else {
-        static const char *const optional[] = {"generation_config.json", "tokenizer.json",
-                                               "tokenizer_config.json"};
-        rc = fetch(&p, "config.json", false);
-        for (int i = 0; i < 3 && rc >= 0; i++) rc = fetch(&p, optional[i], true) < 0 ? -1 : 0;
-        if (rc == 0) rc = fetch_weights(&p);
-    }
+    if (nfiles > 0)
+        for (int i = 0; i < nfiles && rc == 0; i++) rc = fetch(&p, files[i]);
+    else
+        rc = fetch_listed(&p);
     if (rc == 0 && p.dir) printf("%s\n", p.dir);
+    status = rc == 0 ? 0 : 1;
+out:
+    repo_listing_free(&p.listing);
     free(p.dir);
     free(files);
-    return rc == 0 ? 0 : 1;
+    free(p.include);
+    free(p.exclude);
+    return status;
 }

@@ -17,12 +17,20 @@
  *   Bytes  go to <file>.part. After a dropped connection (in this call or an
  *          earlier one) the bytes already on disk are hashed first, then the
  *          rest is asked for with "Range: bytes=<size>-". A 200 answer to a
- *          range request restarts the file; a 206 starting anywhere else is
- *          refused; 416 restarts. The .part is never opened through a
- *          symbolic link, and is locked (flock) from opening to renaming: a
- *          second download of the same file at the same time (a thread or a
- *          process) fails at once, saying another download is using it,
- *          instead of mixing its bytes in.
+ *          range request, or a 206 from byte 0 ("bytes 0-(N-1)/N"), restarts
+ *          the file with that answer. A 206 starting anywhere else, or a 416
+ *          for a range below the size, empties the .part and fetches the
+ *          whole file without Range, once; a .part (kept, or resumed) whose
+ *          result does not verify gives way to the whole file the same way.
+ *          A .part already of full size is verified without a request. When
+ *          that whole-file fetch fails too, the error gives both reasons; a
+ *          rerun then either finishes the file or fails for the same reason.
+ *   Lock   the .part is locked (flock) from opening to renaming. A second
+ *          download of the same file at the same time (a thread or a
+ *          process) waits for the first, saying so on stderr, as long as the
+ *          first keeps writing (it gives up after `timeout` seconds in which
+ *          the .part did not grow); then it finds the verified file and does
+ *          not download it again.
  *   Place  only a file whose size and hash check out is renamed to its final
  *          name (atomic): a failure never leaves a bad file there.
  *   Cache  cache_dir/<org>--<name>/<revision>/<filename>. A file already there
@@ -41,7 +49,12 @@
  *
  * Nothing is ever written outside cache_dir: the repo id, the filenames, the
  * revision (path segments of at most 250 bytes: 255 less ".part"), and any
- * commit or etag the server sends are validated first.
+ * commit or etag the server sends are validated first; and no symbolic link
+ * below cache_dir is followed: every folder is opened from cache_dir one name
+ * at a time with O_NOFOLLOW, the .part with O_NOFOLLOW, and a link found on
+ * the way is refused with a message naming it. A link under a file's final
+ * name is not a cached file: it is replaced by the verified file (rename),
+ * its target untouched. cache_dir itself may be a link.
  */
 #ifndef TINYLLM_IO_HF_H
 #define TINYLLM_IO_HF_H

@@ -192,6 +192,10 @@ typedef struct {
     bool bad_size;            /* the answer describes a file of another size */
     bool too_long;            /* more bytes than the announced size */
     int write_errno;          /* why writing the file failed, else 0 */
+    bool resumed;             /* the bytes in the file did not all come, from byte 0, in
+                                 one answer of this call (a .part from before, a 206) */
+    bool whole_only;          /* ranges are no use with this server: whole file only */
+    char why_whole[512];      /* why, for messages */
     bool progress;            /* draw a progress bar on stderr */
     int shown_percent;
 } sink;
@@ -289,14 +293,19 @@ static size_t on_header(char *line, size_t one, size_t len, void *data) {
 /* Checks made once, when the first bytes of a file's body arrive. */
 static bool body_begins(sink *s) {
     const response *r = s->r;
-    if (r->malformed) return false;           /* refused by the caller, before any byte */
-    if (r->status == 206 && r->range_start != s->written) {
+    if (r->malformed || (r->status == 206 && r->range_start < 0))
+        return false;                         /* refused by the caller, before any byte */
+    if (r->status == 206 && r->range_start != s->written && r->range_start != 0) {
         s->bad_range = true;                  /* would put bytes in the wrong place */
         return false;
     }
-    if (r->status == 200 && s->written > 0) { /* the range was ignored: start over */
-        if (restart_part(s) != 0) return false;
+    /* A 200 (the range was ignored) or a 206 from byte 0: the whole file
+     * again, from its start: empty the .part and the hashes, then take it. */
+    if (s->written > 0 && (r->status == 200 || r->range_start == 0) && restart_part(s) != 0) {
+        s->write_errno = errno;
+        return false;
     }
+    if (r->status == 206 && r->range_start > 0) s->resumed = true;
     long long total = r->status == 206 ? r->range_total : r->content_length;
     if (total >= 0 && total != s->expected) {
         s->bad_size = true;
@@ -434,14 +443,17 @@ static int fail_status(const char *file, const char *url, const response *r, int
                            ? "access denied: set HF_TOKEN to a token with access to this repo"
                        : !strcmp(r->error_code, "RepoNotFound") ? "the repository does not exist"
                        : !strcmp(r->error_code, "RevisionNotFound") ? "the revision does not exist"
-                       : !strcmp(r->error_code, "EntryNotFound") ? "the file is not in the repository"
-                       : r->status >= 300 && r->status < 400 ? "a redirect where the file was expected"
+                       : !strcmp(r->error_code, "EntryNotFound")
+                           ? "the file is not in the repository"
+                       : r->status >= 300 && r->status < 400
+                           ? "a redirect where the file was expected"
                        : retryable(r->status) ? "the server keeps failing: try again later"
                        : "the server refused the request";
     char tries[32] = "";
     if (attempts > 1) snprintf(tries, sizeof tries, " (%d attempts)", attempts);
-    return tl_fail_status("hf_download: %s: HTTP %ld%s%s from %.*s%s: %s", file, r->status,
-                          *r->error_code ? " " : "", r->error_code, SHOWN(url), tries, what);
+    tl_fail("hf_download: %s: HTTP %ld%s%s from %.*s%s: %s", file, r->status,
+            *r->error_code ? " " : "", r->error_code, SHOWN(url), tries, what);
+    return -1;
 }
 
 /* ---- what the server says a file is ------------------------------------- */
@@ -461,8 +473,8 @@ static int head(const char *file, const char *url, const char *token, double tim
         CURLcode cc = exchange(url, token, 0, timeout, r, NULL, errbuf);
         if (cc == CURLE_OK && !retryable(r->status)) return 0;
         if (cc != CURLE_OK && !transient(cc))
-            return tl_fail_status("hf_download: %s: no valid HTTP answer from %.*s: %s; check that "
-                                  "HF_ENDPOINT is a Hub", file, SHOWN(url),
+            return tl_fail_status("hf_download: %s: no valid HTTP answer from %.*s: %s; check "
+                                  "that HF_ENDPOINT is a Hub", file, SHOWN(url),
                                   wire_error(cc, errbuf, timeout, why, sizeof why));
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, url, r, attempt);
@@ -591,6 +603,7 @@ static int hash_existing(FILE *f, long long len, sink *s) {
 static int restart_part(sink *s) {
     if (fflush(s->file) != 0 || ftruncate(fileno(s->file), 0) != 0) return -1;
     hashes_begin(s);
+    s->resumed = false;
     return 0;
 }
 
@@ -600,31 +613,111 @@ static int verify(const char *file, const file_meta *m, const char *want_sha256,
     digest_hex(s->sha256, sha256);
     digest_hex(s->sha1, sha1);
     if (s->written != m->size)
-        return tl_fail_status("hf_download: %s: got %lld bytes from %.*s, which announced %lld: "
-                              "run again", file, s->written, SHOWN(m->url), m->size);
+        return tl_fail_status("hf_download: %s: got %lld bytes from %.*s, which announced %lld",
+                              file, s->written, SHOWN(m->url), m->size);
     if (*m->sha256 && strcmp(sha256, m->sha256) != 0)
         return tl_fail_status("hf_download: %s: sha256 mismatch: expected %s (X-Linked-Etag), "
-                              "found %s in the bytes from %.*s; they were deleted: run again, and "
-                              "if it repeats, the server or a proxy is corrupting the file", file,
-                              m->sha256, sha256, SHOWN(m->url));
+                              "found %s in the bytes from %.*s; they were deleted: the server or "
+                              "a proxy is corrupting the file (try again later, or another "
+                              "endpoint)", file, m->sha256, sha256, SHOWN(m->url));
     if (want_sha256 && strcmp(sha256, want_sha256) != 0)
         return tl_fail_status("hf_download: %s: sha256 mismatch: expected %s (given by the "
                               "caller), found %s in the bytes from %.*s; they were deleted: check "
                               "the expected hash", file, want_sha256, sha256, SHOWN(m->url));
     if (*m->sha1 && strcmp(sha1, m->sha1) != 0)
         return tl_fail_status("hf_download: %s: git blob sha1 mismatch: expected %s (ETag), found "
-                              "%s in the bytes from %.*s; they were deleted: run again", file,
-                              m->sha1, sha1, SHOWN(m->url));
+                              "%s in the bytes from %.*s; they were deleted: the server or a "
+                              "proxy is corrupting the file", file, m->sha1, sha1, SHOWN(m->url));
     return 0;
 }
 
-/* True when the file at path already has the server's size and hashes. */
-static bool already_verified(const char *file, const char *path, const file_meta *m,
-                             const char *want_sha256, sink *s) {
+/* ---- the cache's folders: no symbolic link below its root -------------- */
+
+/* The cache root may itself be (or lie below) a symbolic link: the user
+ * chose it. Below it, every folder is opened with O_NOFOLLOW, one name at a
+ * time from the root's descriptor, so that no link planted in the cache can
+ * carry a write elsewhere; files are then opened, renamed and checked
+ * relative to their folder's descriptor. */
+
+/* Opens folder rel (a '/'-separated path) below the folder `at` (whose path
+ * for messages is shown), creating what is missing when create. Returns a
+ * descriptor; -1 with an error; -2 when a folder is missing and !create.
+ * *shown_out (PATH_BYTES) receives the full path. */
+static int open_folders(int at, const char *shown, const char *rel, bool create,
+                        const char *what, char *shown_out) {
+    int fd = dup(at);
+    size_t used = (size_t)snprintf(shown_out, PATH_BYTES, "%s", shown);
+    if (fd < 0) return tl_fail_status("hf_download: %s: cannot open %s: %s", what, shown,
+                               strerror(errno));
+    for (const char *name = rel; *name;) {
+        size_t len = strcspn(name, "/");
+        char part[MAX_SEGMENT + 1];
+        if (len == 0 || len > MAX_SEGMENT || used + len + 2 > PATH_BYTES) {
+            close(fd);
+            return tl_fail_status("hf_download: %s: the path %.200s/%.*s cannot be a folder of "
+                                  "the cache (empty or too long)", what, shown_out, (int)len, name);
+        }
+        memcpy(part, name, len);
+        part[len] = 0;
+        used += (size_t)snprintf(shown_out + used, PATH_BYTES - used, "/%s", part);
+        int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == ENOENT && create) {
+            if (mkdirat(fd, part, 0755) != 0 && errno != EEXIST) {
+                int e = errno;
+                close(fd);
+                return tl_fail_status("hf_download: %s: cannot create the folder %s: %s; check "
+                                      "the permissions of the cache folder", what, shown_out,
+                                      strerror(e));
+            }
+            next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        int e = errno;
+        struct stat st;
+        bool link = next < 0 && fstatat(fd, part, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISLNK(st.st_mode);
+        close(fd);
+        if (next < 0 && link)
+            return tl_fail_status("hf_download: %s: %s is a symbolic link: refusing to write "
+                                  "through it (it could lead out of the cache); delete it and run "
+                                  "again", what, shown_out);
+        if (next < 0 && e == ENOENT) return -2;
+        if (next < 0 && (e == ENOTDIR || e == EEXIST))
+            return tl_fail_status("hf_download: %s: %s is not a folder: move it away, or use "
+                                  "another cache folder", what, shown_out);
+        if (next < 0)
+            return tl_fail_status("hf_download: %s: cannot open the folder %s: %s", what,
+                                  shown_out, strerror(e));
+        fd = next;
+        name += len;
+        while (*name == '/') name++;
+    }
+    return fd;
+}
+
+/* What the final name holds: -1 nothing, 0 a regular file, 1 a symbolic
+ * link (replaced, never followed), 2 a folder or anything else. */
+static int final_kind(int dir, const char *base) {
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != m->size) return false;
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
+    if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+    return S_ISREG(st.st_mode) ? 0 : S_ISLNK(st.st_mode) ? 1 : 2;
+}
+
+/* True when base (in folder dir) is a regular file, not a link, with the
+ * server's size and hashes. */
+static bool already_verified(const char *file, int dir, const char *base, const file_meta *m,
+                             const char *want_sha256, sink *s) {
+    int fd = openat(dir, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) return false;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != m->size) {
+        close(fd);
+        return false;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return false;
+    }
     s->expected = m->size;
     hashes_begin(s);
     bool ok = hash_existing(f, m->size, s) == 0 && verify(file, m, want_sha256, s) == 0;
@@ -635,9 +728,25 @@ static bool already_verified(const char *file, const char *path, const file_meta
 
 /* ---- the transfer -------------------------------------------------------- */
 
-static long long file_size(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (long long)st.st_size : -1;
+/* Switches to whole-file downloads for the rest of this call: the .part is
+ * emptied and no more Range is sent, because this server's ranges cannot be
+ * used (or the bytes kept on disk were not the file's). Done once at most:
+ * callers check s->whole_only first. 0, or -1 when the .part cannot be
+ * emptied. */
+static int fetch_whole_instead(sink *s, const char *why) {
+    s->whole_only = true;
+    snprintf(s->why_whole, sizeof s->why_whole, "%.500s", why);
+    return restart_part(s);
+}
+
+/* The refusal once the whole-file fallback failed too: the first reason,
+ * then the second. */
+static int fail_after_fallback(const char *file, const file_meta *m, const char *second,
+                               const sink *s) {
+    return tl_fail_status("hf_download: %s: %s, so the whole file was asked for instead (no "
+                          "Range), and that failed too: %s (%lld of %lld bytes kept; %.*s does "
+                          "not serve this file reliably: try again later, or another endpoint)",
+                          file, s->why_whole, second, s->written, m->size, SHOWN(m->url));
 }
 
 /* Fills s->file (part, opened for appending) until it holds m->size bytes,
@@ -649,42 +758,74 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
         response r;
         long long from = s->written;
         CURLcode cc = exchange(m->url, token, from, timeout, &r, s, errbuf);
+        if (!r.malformed && r.status == 206 && r.range_start < 0)
+            r.malformed = "Content-Range (a 206 needs one naming its bytes)";
         if (r.malformed)
             return tl_fail_status("hf_download: %s: the answer from %.*s has a malformed %s, or "
-                                  "two that differ: refusing it (the %lld bytes in %s are kept; "
-                                  "run again to resume)", file, SHOWN(m->url), r.malformed, from,
-                                  part);
-        if (s->bad_range)
-            return tl_fail_status("hf_download: %s: asked %.*s for bytes from %lld, its 206 has a "
-                                  "Content-Range starting at %lld: refusing to append it (the %lld "
-                                  "bytes in %s are kept; run again to resume)", file, SHOWN(m->url),
-                                  from, r.range_start, from, part);
+                                  "two that differ: refusing it (the server or a proxy is broken; "
+                                  "the %lld bytes in %s are kept)", file, SHOWN(m->url),
+                                  r.malformed, from, part);
+        if (s->bad_range) {
+            if (from == 0)
+                snprintf(why, sizeof why, "asked %.*s for the whole file (no Range), it answered "
+                         "a 206 starting at byte %lld", SHOWN(m->url), r.range_start);
+            else
+                snprintf(why, sizeof why, "asked %.*s for bytes from %lld, its 206 has a "
+                         "Content-Range starting at %lld", SHOWN(m->url), from, r.range_start);
+            if (s->whole_only) return fail_after_fallback(file, m, why, s);
+            if (from == 0)
+                return tl_fail_status("hf_download: %s: %s: refusing it (the server or a proxy is "
+                                      "broken)", file, why);
+            if (fetch_whole_instead(s, why) != 0) break;
+            continue;                                 /* at once: nothing to wait for */
+        }
         if (s->bad_size)
             return tl_fail_status("hf_download: %s: the server announced %lld bytes "
                                   "(X-Linked-Size or Content-Length) but %.*s sends a file of "
-                                  "%lld: run again later", file, m->size, SHOWN(m->url),
+                                  "%lld: refusing it (the Hub and its CDN disagree; try again "
+                                  "later)", file, m->size, SHOWN(m->url),
                                   r.status == 206 ? r.range_total : r.content_length);
         if (s->too_long)
             return tl_fail_status("hf_download: %s: %.*s sent more than the %lld bytes announced: "
-                                  "run again later", file, SHOWN(m->url), m->size);
+                                  "refusing it (try again later)", file, SHOWN(m->url), m->size);
         if (s->write_errno)
-            return tl_fail_status("hf_download: %s: cannot write %s: %s; free some space or choose "
-                                  "another cache folder", file, part, strerror(s->write_errno));
+            return tl_fail_status("hf_download: %s: cannot write %s: %s; free some space or "
+                                  "choose another cache folder", file, part,
+                                  strerror(s->write_errno));
         if (cc != CURLE_OK && !transient(cc))
             return tl_fail_status("hf_download: %s: no valid HTTP answer from %.*s: %s (%lld of "
                                   "%lld bytes kept in %s)", file, SHOWN(m->url),
                                   wire_error(cc, errbuf, timeout, why, sizeof why), s->written,
                                   m->size, part);
-        if (cc == CURLE_OK && r.status == 416) {      /* our offset is past the end: start over */
-            if (restart_part(s) != 0)
-                return tl_fail_status("hf_download: %s: cannot empty %s: %s", file, part,
-                                      strerror(errno));
-        } else if (cc == CURLE_OK && (r.status == 200 || r.status == 206)) {
+        if (cc == CURLE_OK && r.status == 416) {
+            /* A range below the size cannot be past the end: the server is wrong. */
+            if (r.range_total >= 0 && r.range_total != m->size)
+                return tl_fail_status("hf_download: %s: the server announced %lld bytes but %.*s "
+                                      "says the file has %lld (416): refusing it (the Hub and its "
+                                      "CDN disagree; try again later)", file, m->size,
+                                      SHOWN(m->url), r.range_total);
+            if (from == 0)
+                snprintf(why, sizeof why, "%.*s answered 416 (Range Not Satisfiable) to a request "
+                         "without Range", SHOWN(m->url));
+            else
+                snprintf(why, sizeof why, "%.*s answered 416 (Range Not Satisfiable) to bytes "
+                         "from %lld of %lld", SHOWN(m->url), from, m->size);
+            if (s->whole_only) return fail_after_fallback(file, m, why, s);
+            if (from == 0)
+                return tl_fail_status("hf_download: %s: %s: refusing it (the server or a proxy is "
+                                      "broken)", file, why);
+            if (fetch_whole_instead(s, why) != 0) break;
+            continue;
+        }
+        if (cc == CURLE_OK && (r.status == 200 || r.status == 206)) {
             if (s->written == m->size) break;
             cc = CURLE_PARTIAL_FILE;                  /* a clean close before the end */
         } else if (cc == CURLE_OK && !retryable(r.status)) {
             return fail_status(file, m->url, &r, attempt);
         }
+        if (s->whole_only && s->written > 0)          /* cut short: a range would not help */
+            return fail_after_fallback(file, m, wire_error(cc, errbuf, timeout, why,
+                                                           sizeof why), s);
         if (attempt == MAX_ATTEMPTS) {
             if (cc == CURLE_OK) return fail_status(file, m->url, &r, attempt);
             return tl_fail_status("hf_download: %s: transfer from %.*s failed %d times: %s (%lld "
@@ -697,28 +838,72 @@ static int fill_part(const char *file, const char *part, const file_meta *m, con
         if (!progressed && cc != CURLE_OPERATION_TIMEDOUT)
             wait_before_retry(attempt, cc == CURLE_OK ? r.retry_after : -1);
     }
+    if (s->written < m->size)                         /* left the loop: cannot empty the .part */
+        return tl_fail_status("hf_download: %s: cannot empty %s: %s", file, part, strerror(errno));
     return 0;
 }
 
-/* Opens part for reading and appending, locked. The lock keeps a second
- * download of the same file (another thread or process) from mixing its
- * bytes in; a symbolic link is refused, for it could point anywhere. */
-static FILE *open_part(const char *file, const char *part) {
-    int fd = open(part, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+/* A short pause while another download holds a lock. */
+static void pause_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Opens part (in folder dir) for reading and appending, locked with flock
+ * so that a second download of the same file (a thread or a process) never
+ * mixes its bytes in; a symbolic link is refused. When another download
+ * holds the lock, waits for it, saying so on stderr, for as long as it keeps
+ * writing: it gives up after `timeout` seconds in which the .part did not
+ * grow. Returns the stream; NULL with an error; or NULL without an error
+ * (*gone set) when the .part was renamed away meanwhile: the other download
+ * finished, and the caller looks at the final file. */
+static FILE *lock_part(const char *file, int dir, const char *base_part, const char *part,
+                       double timeout, bool *gone, bool *waited) {
+    *gone = *waited = false;
+    int fd = openat(dir, base_part, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno == ELOOP)
         return tl_fail("hf_download: %s: %s is a symbolic link: refusing to write through it; "
                        "delete it and run again", file, part);
     if (fd < 0)
         return tl_fail("hf_download: %s: cannot write %s: %s; check that the cache folder is "
                        "writable", file, part, strerror(errno));
-    /* Locked, and still the file named part: not one that a download which
-     * just finished moved into place. */
-    struct stat locked, named;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &locked) != 0 || lstat(part, &named) != 0 ||
-        locked.st_ino != named.st_ino || locked.st_dev != named.st_dev) {
+    struct stat st;
+    long long last_size = -1;
+    double quiet = 0;                                 /* seconds without growth */
+    bool told = false;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int e = errno;
+            close(fd);
+            return tl_fail("hf_download: %s: cannot lock %s: %s", file, part, strerror(e));
+        }
+        if (fstat(fd, &st) == 0 && (long long)st.st_size != last_size) {
+            last_size = (long long)st.st_size;
+            quiet = 0;
+        }
+        *waited = true;
+        if (!told) {
+            fprintf(stderr, "hf_download: %s: waiting for another download of this file "
+                            "(it holds the lock on %s)\n", file, part);
+            told = true;
+        }
+        if (quiet >= timeout) {
+            close(fd);
+            return tl_fail("hf_download: %s: another download of this file holds %s and has not "
+                           "written to it for %g s: let it finish or stop it, then run again",
+                           file, part, timeout);
+        }
+        pause_ms(100);
+        quiet += 0.1;
+    }
+    /* Locked, and still the file named part: not one that the other
+     * download finished and renamed into place. */
+    struct stat named;
+    if (fstat(fd, &st) != 0 || fstatat(dir, base_part, &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+        st.st_ino != named.st_ino || st.st_dev != named.st_dev) {
         close(fd);
-        return tl_fail("hf_download: %s: another download of this file is using %s: let it "
-                       "finish, then run again", file, part);
+        *gone = true;
+        return NULL;
     }
     FILE *f = fdopen(fd, "a+");
     if (!f) close(fd);
@@ -726,40 +911,75 @@ static FILE *open_part(const char *file, const char *part) {
 }
 
 /* Downloads m->url into part, resuming what is there, verifies it and
- * renames it to path, all under part's lock. 0, or -1 with an error. */
-static int transfer(const char *file, const char *part, const char *path, const file_meta *m,
-                    const char *token, const char *want_sha256, double timeout, sink *s) {
-    s->file = open_part(file, part);
-    if (!s->file) return -1;
+ * renames it to base, all under part's lock (or finds that a concurrent
+ * download placed the file meanwhile). 0, or -1 with an error. */
+static int transfer(const char *file, int dir, const char *base, const char *shown_dir,
+                    const file_meta *m, const char *token, const char *want_sha256,
+                    double timeout, sink *s) {
+    char base_part[MAX_SEGMENT + 8], part[PATH_BYTES + MAX_SEGMENT + 8];
+    snprintf(base_part, sizeof base_part, "%s.part", base);
+    snprintf(part, sizeof part, "%s/%s", shown_dir, base_part);
+    for (;;) {
+        bool gone, waited;
+        s->file = lock_part(file, dir, base_part, part, timeout, &gone, &waited);
+        /* After a wait, the other download's file, if it verifies, is ours
+         * too: nothing to download. */
+        if (waited && already_verified(file, dir, base, m, want_sha256, s)) {
+            if (s->file) {
+                struct stat st;
+                if (fstat(fileno(s->file), &st) == 0 && st.st_size == 0)
+                    unlinkat(dir, base_part, 0);      /* the empty one we made */
+                fclose(s->file);
+                s->file = NULL;
+            }
+            return 0;
+        }
+        if (s->file) break;
+        if (!gone) return -1;
+    }
     struct stat st;
     long long have = fstat(fileno(s->file), &st) == 0 ? (long long)st.st_size : 0;
     s->expected = m->size;
     s->shown_percent = -1;
+    s->whole_only = false;
     hashes_begin(s);
-    int rc = 0;
+    s->resumed = have > 0 && have <= m->size;
+    int filled = 0;
     if (have > m->size) {                             /* longer than the file: useless */
-        rc = restart_part(s);
-        if (rc != 0) tl_fail("hf_download: %s: cannot empty %s: %s", file, part, strerror(errno));
+        filled = restart_part(s);
+        if (filled != 0) tl_fail("hf_download: %s: cannot empty %s: %s", file, part,
+                                 strerror(errno));
     } else if (have > 0) {                            /* resume: hash the bytes on disk first */
-        rc = hash_existing(s->file, have, s);
-        if (rc != 0) tl_fail("hf_download: %s: cannot read %s: %s", file, part, strerror(errno));
+        filled = hash_existing(s->file, have, s);
+        if (filled != 0) tl_fail("hf_download: %s: cannot read %s: %s", file, part,
+                                 strerror(errno));
     }
-    if (rc == 0) rc = fill_part(file, part, m, token, timeout, s);
+    if (filled == 0) filled = fill_part(file, part, m, token, timeout, s);
+    int checked = filled == 0 ? verify(file, m, want_sha256, s) : -1;
+    if (filled == 0 && checked != 0 && s->resumed) {
+        /* Bytes kept from before, or appended to a range, were not the
+         * file's: it can still be had whole, once. */
+        char why[512];
+        snprintf(why, sizeof why, "the resumed %.300s did not verify (%.150s)", base_part,
+                 strstr(tl_error(), "mismatch") ? "hash mismatch" : "wrong size");
+        tl_clear_error();
+        filled = fetch_whole_instead(s, why) == 0 ? fill_part(file, part, m, token, timeout, s)
+                                                  : -1;
+        checked = filled == 0 ? verify(file, m, want_sha256, s) : -1;
+    }
+    int rc = filled == 0 ? checked : -1;
     if (s->progress) fputc('\n', stderr);
     if ((fflush(s->file) != 0 || fsync(fileno(s->file)) != 0) && rc == 0) {
         tl_fail("hf_download: %s: cannot write %s: %s; free some space or use another cache "
                 "folder", file, part, strerror(errno));
         rc = -1;
     }
-    if (rc != 0) {
-        if (s->too_long) unlink(part);                /* its bytes are not the file's */
-    } else if (verify(file, m, want_sha256, s) != 0) {
-        unlink(part);                                 /* corrupt bytes are never kept */
-        rc = -1;
-    } else if (rename(part, path) != 0) {
-        rc = -1;
-        tl_fail("hf_download: %s: cannot rename %s to %s: %s; check the folder's permissions",
-                file, part, path, strerror(errno));
+    if (s->too_long || (filled == 0 && checked != 0)) {
+        unlinkat(dir, base_part, 0);                  /* its bytes are not the file's */
+    } else if (rc == 0 && renameat(dir, base_part, dir, base) != 0) {
+        rc = -1;                                      /* (a link at base is replaced, unread) */
+        tl_fail("hf_download: %s: cannot rename %s to %s/%s: %s; check the folder's permissions",
+                file, part, shown_dir, base, strerror(errno));
     }
     fclose(s->file);                                  /* unlocks, once part is gone */
     s->file = NULL;
@@ -768,74 +988,109 @@ static int transfer(const char *file, const char *part, const char *path, const 
 
 /* ---- one file, then all of them -------------------------------------------- */
 
-/* Creates the folder named by path's first len bytes, and those above it. */
-static int make_folders(const char *what, const char *path, size_t len) {
+/* Creates the cache root and the folders above it (links there are the
+ * user's choice, and are followed), and opens it. */
+static int open_root(const char *cache_dir, bool create) {
     char buf[PATH_BYTES];
+    size_t len = strlen(cache_dir);
     if (len >= sizeof buf)
-        return tl_fail_status("hf_download: %s: the path %.100s... is longer than %d bytes: use a "
-                              "shorter cache folder", what, path, PATH_BYTES - 1);
-    memcpy(buf, path, len);
-    buf[len] = 0;
-    for (size_t i = 1; i <= len; i++) {
+        return tl_fail_status("hf_download: the cache folder %.100s... is longer than %d bytes",
+                              cache_dir, PATH_BYTES - 1);
+    memcpy(buf, cache_dir, len + 1);
+    for (size_t i = 1; create && i <= len; i++) {
         if (buf[i] != '/' && buf[i] != 0) continue;
         buf[i] = 0;
         struct stat st;
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return tl_fail_status("hf_download: %s: cannot create the folder %s: %s; check the "
-                                  "permissions of the cache folder", what, buf, strerror(errno));
+            return tl_fail_status("hf_download: the cache: cannot create the folder %s: %s; check "
+                                  "the permissions of the cache folder", buf, strerror(errno));
         if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-            return tl_fail_status("hf_download: %s: %s is not a folder: move it away, or use "
-                                  "another cache folder", what, buf);
+            return tl_fail_status("hf_download: the cache: %s is not a folder: move it away, or "
+                                  "use another cache folder", buf);
         buf[i] = i < len ? '/' : 0;
     }
-    return 0;
+    int fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && !create) return -2;
+    if (fd < 0)
+        return tl_fail_status("hf_download: the cache: cannot open the folder %s: %s", cache_dir,
+                              errno == ENOTDIR ? "not a folder" : strerror(errno));
+    return fd;
 }
 
 /* Refuses a file the disk cannot hold: a wrong or hostile size (10^18
  * bytes) fails here, before a byte is asked for. */
-static int check_space(const char *file, const char *dir, const char *part, long long size) {
+static int check_space(const char *file, int dir, const char *shown_dir, const char *base,
+                       long long size) {
     struct statvfs fs;
-    long long have = file_size(part);
-    unsigned long long need = (unsigned long long)(size - (have > 0 && have <= size ? have : 0));
-    if (statvfs(dir, &fs) != 0 || need <= (unsigned long long)fs.f_bavail * fs.f_frsize) return 0;
+    char base_part[MAX_SEGMENT + 8];
+    struct stat st;
+    snprintf(base_part, sizeof base_part, "%s.part", base);
+    long long have = fstatat(dir, base_part, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)
+                         ? (long long)st.st_size : 0;
+    unsigned long long need = (unsigned long long)(size - (have <= size ? have : 0));
+    if (fstatvfs(dir, &fs) != 0 || need <= (unsigned long long)fs.f_bavail * fs.f_frsize)
+        return 0;
     return tl_fail_status("hf_download: %s: the server announces %lld bytes, more than the %llu "
                           "bytes free in %s: free some space or use another cache folder", file,
-                          size, (unsigned long long)fs.f_bavail * fs.f_frsize, dir);
+                          size, (unsigned long long)fs.f_bavail * fs.f_frsize, shown_dir);
 }
 
-static int download_one(const char *dir, const char *endpoint, const char *repo_id,
-                        const char *revision, const char *file, const char *want_sha256,
-                        const char *token, double timeout, bool offline, sink *s) {
-    char path[PATH_BYTES], part[PATH_BYTES];
-    if (snprintf(part, sizeof part, "%s/%s.part", dir, file) >= (int)sizeof part)
+/* One file: rev is the revision's folder (shown_rev its path). */
+static int download_one(int rev, const char *shown_rev, const char *endpoint,
+                        const char *repo_id, const char *revision, const char *file,
+                        const char *want_sha256, const char *token, double timeout,
+                        bool offline, sink *s) {
+    char sub[PATH_BYTES], shown_dir[PATH_BYTES], path[PATH_BYTES];
+    const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
+    snprintf(sub, sizeof sub, "%.*s", slash ? (int)(slash - file) : 0, file);
+    if (snprintf(path, sizeof path, "%s/%s.part", shown_rev, file) >= (int)sizeof path)
         return tl_fail_status("hf_download: %s: its path in %s would be longer than %d bytes: use "
-                              "a shorter cache folder", file, dir, PATH_BYTES - 1);
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+                              "a shorter cache folder", file, shown_rev, PATH_BYTES - 1);
+    snprintf(path, sizeof path, "%s/%s", shown_rev, file);
+    /* First without creating anything: a link, a file in the way, or a
+     * folder under the final name is refused before any request. */
+    int dir = open_folders(rev, shown_rev, sub, false, file, shown_dir);
+    if (dir == -1) return -1;
+    int kind = dir >= 0 ? final_kind(dir, base) : -1;
     if (offline) {
-        if (file_size(path) < 0)
-            return tl_fail_status("hf_download: %s: HF_HUB_OFFLINE=1 and the file is not in the "
-                                  "cache at %s: unset HF_HUB_OFFLINE to download it", file, path);
-        return 0;
+        if (dir >= 0) close(dir);
+        if (kind == 0) return 0;
+        if (kind == 1)
+            return tl_fail_status("hf_download: %s: %s is a symbolic link, not a file of the "
+                                  "cache: delete it and download the file again (unset "
+                                  "HF_HUB_OFFLINE)", file, path);
+        return tl_fail_status("hf_download: %s: HF_HUB_OFFLINE=1 and the file is not in the cache "
+                              "at %s: unset HF_HUB_OFFLINE to download it", file, path);
     }
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (kind == 2) {
+        close(dir);
         return tl_fail_status("hf_download: %s: %s is a folder, so the file cannot be put there: "
                               "move the folder away and run again", file, path);
+    }
     char *url = resolve_url(endpoint, repo_id, revision, file);
-    if (!url) return tl_fail_status("hf_download: out of memory");
     file_meta m = {.size = -1};
-    int rc = fetch_meta(file, url, token, timeout, want_sha256, &m);
+    int rc = url ? fetch_meta(file, url, token, timeout, want_sha256, &m)
+                 : tl_fail_status("hf_download: out of memory");
     free(url);
-    if (rc != 0) return -1;
-    if (already_verified(file, path, &m, want_sha256, s)) return 0;
-    if (make_folders(file, path, (size_t)(strrchr(path, '/') - path)) != 0) return -1;
-    if (check_space(file, dir, part, m.size) != 0) return -1;
+    if (rc == 0 && dir >= 0 && kind == 0 && already_verified(file, dir, base, &m, want_sha256, s)) {
+        close(dir);
+        return 0;
+    }
+    if (rc == 0 && dir < 0) dir = open_folders(rev, shown_rev, sub, true, file, shown_dir);
+    if (rc != 0 || dir < 0) {
+        if (dir >= 0) close(dir);
+        return -1;
+    }
+    rc = check_space(file, dir, shown_dir, base, m.size);
     char endpoint_origin[2048], bytes_origin[2048];
     origin_of(endpoint, endpoint_origin, sizeof endpoint_origin);
     origin_of(m.url, bytes_origin, sizeof bytes_origin);
-    const char *auth = strcmp(bytes_origin, endpoint_origin) == 0 ? token : NULL;  /* never to another host */
+    /* the token never goes to another host */
+    const char *auth = strcmp(bytes_origin, endpoint_origin) == 0 ? token : NULL;
     s->progress = isatty(STDERR_FILENO) && m.size >= PROGRESS_MIN_BYTES;
-    return transfer(file, part, path, &m, auth, want_sha256, timeout, s);
+    if (rc == 0) rc = transfer(file, dir, base, shown_dir, &m, auth, want_sha256, timeout, s);
+    close(dir);
+    return rc;
 }
 
 char *hf_download(const char *repo_id, const char *const *filenames, int n,
@@ -866,10 +1121,10 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
                        "bytes (check HF_ENDPOINT)", endpoint, sizeof base - 1);
     snprintf(base, sizeof base, "%.*s", (int)elen, endpoint);
 
-    /* cache_dir/<org>--<name>/<revision> */
-    char *dir = NULL;
+    /* cache_dir/<org>--<name>/<revision>, the revision's folder */
+    char *rel = NULL, shown[PATH_BYTES];
     const char *slash = strchr(repo_id, '/');
-    if (asprintf(&dir, "%s/%.*s%s%s/%s", cache_dir, slash ? (int)(slash - repo_id) : 0, repo_id,
+    if (asprintf(&rel, "%.*s%s%s/%s", slash ? (int)(slash - repo_id) : 0, repo_id,
                  slash ? "--" : "", slash ? slash + 1 : repo_id, revision) < 0)
         return tl_fail("hf_download: out of memory");
     const char *offline_env = getenv("HF_HUB_OFFLINE");
@@ -877,8 +1132,21 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
     const char *token = getenv("HF_TOKEN");
     if (token && !*token) token = NULL;
 
-    if (!offline && make_folders("the cache", dir, strlen(dir)) != 0) {
-        free(dir);
+    int root = open_root(cache_dir, !offline);
+    int rev = root >= 0 ? open_folders(root, cache_dir, rel, !offline, "the cache", shown) : root;
+    if (root >= 0) close(root);
+    if (rev == -2 && n == 0) rev = -3;                /* offline, nothing asked: fine */
+    if (rev == -2)
+        tl_fail("hf_download: %s: HF_HUB_OFFLINE=1 and %s/%s is not in the cache: unset "
+                "HF_HUB_OFFLINE to download it", filenames[0], cache_dir, rel);
+    char *dir = NULL;
+    if (rev >= 0 || rev == -3) {
+        if (asprintf(&dir, "%s/%s", cache_dir, rel) < 0) dir = NULL;
+        if (!dir) tl_fail("hf_download: out of memory");
+    }
+    free(rel);
+    if (!dir) {
+        if (rev >= 0) close(rev);
         return NULL;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -889,10 +1157,11 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
         rc = -1;
     }
     for (int i = 0; i < n && rc == 0; i++)
-        rc = download_one(dir, base, repo_id, revision, filenames[i], sha256 ? sha256[i] : NULL,
-                          token, timeout, offline, &s);
+        rc = download_one(rev, dir, base, repo_id, revision, filenames[i],
+                          sha256 ? sha256[i] : NULL, token, timeout, offline, &s);
     EVP_MD_CTX_free(s.sha256);
     EVP_MD_CTX_free(s.sha1);
+    if (rev >= 0) close(rev);
     if (rc != 0) {
         free(dir);
         return NULL;

@@ -1,0 +1,261 @@
+/* repo_listing.c: a repo's files through the Hub's API (see repo_listing.h). */
+#include "repo_listing.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "tinyllm/io/hf.h"
+#include "tinyllm/tensor.h"
+
+#define MAX_PAGES 10000
+#define MAX_FILES 1000000
+#define ATTEMPTS 3
+
+typedef struct {
+    char *body;
+    size_t len;
+    char next[4096];        /* Link rel="next", or "" */
+    char error_code[64];    /* X-Error-Code */
+} answer;
+
+static size_t on_body(char *data, size_t one, size_t n, void *arg) {
+    answer *a = arg;
+    (void)one;
+    if (a->len + n > 256u * 1024 * 1024) return 0;   /* no listing is that large */
+    char *grown = realloc(a->body, a->len + n + 1);
+    if (!grown) return 0;
+    memcpy(grown + a->len, data, n);
+    a->body = grown;
+    a->len += n;
+    a->body[a->len] = 0;
+    return n;
+}
+
+/* Keeps X-Error-Code and the rel="next" URL of a Link header. */
+static size_t on_header(char *line, size_t one, size_t n, void *arg) {
+    answer *a = arg;
+    (void)one;
+    if (n > 13 && !strncasecmp(line, "x-error-code:", 13))
+        sscanf(line + 13, " %63[^\r\n]", a->error_code);
+    if (n > 5 && !strncasecmp(line, "link:", 5)) {
+        char *rel = strstr(line, "rel=\"next\"");
+        char *open = rel ? memrchr(line, '<', (size_t)(rel - line)) : NULL;
+        char *close = open ? strchr(open, '>') : NULL;
+        if (close && close < rel && (size_t)(close - open - 1) < sizeof a->next)
+            snprintf(a->next, sizeof a->next, "%.*s", (int)(close - open - 1), open + 1);
+    }
+    return n;
+}
+
+/* "http://host:port" of url, to keep the token on the endpoint's origin. */
+static void origin_of(const char *url, char *out, size_t size) {
+    const char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    snprintf(out, size, "%.*s", (int)(host - url + (long)strcspn(host, "/?#")), url);
+}
+
+/* One GET, retried on 429, 5xx and transport errors. The status, or -1
+ * with err set. */
+static long get(const char *url, const char *token, double timeout, answer *a, char *err,
+                size_t errsize) {
+    char auth[4200], ebuf[CURL_ERROR_SIZE];
+    long status = -1;
+    for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        free(a->body);
+        *a = (answer){0};
+        CURL *c = curl_easy_init();
+        if (!c) return snprintf(err, errsize, "out of memory"), -1;
+        struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
+        if (token) {
+            snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+            h = curl_slist_append(h, auth);
+        }
+        ebuf[0] = 0;
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, a);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+        curl_easy_setopt(c, CURLOPT_USERAGENT, "tinyllm-hf/1.0");
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(4 * timeout * 1000));
+        CURLcode cc = curl_easy_perform(c);
+        status = -1;
+        if (cc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        if (cc != CURLE_OK)
+            snprintf(err, errsize, "no answer from %.*s: %s", (int)strcspn(url, "?"), url,
+                     *ebuf ? ebuf : curl_easy_strerror(cc));
+        if (cc == CURLE_OK && status != 429 && status < 500) return status;
+        if (attempt < ATTEMPTS) {
+            struct timespec ts = {0, 250000000L * attempt};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (status > 0)
+        snprintf(err, errsize, "HTTP %ld from %.*s (%d attempts): the Hub keeps failing: try "
+                 "again later", status, (int)strcspn(url, "?"), url, ATTEMPTS);
+    return -1;
+}
+
+/* A failed status as a message a user can act on. */
+static void explain(long status, const answer *a, const char *url, char *err, size_t errsize) {
+    const char *what = !strcmp(a->error_code, "RepoNotFound")
+                           ? "the repository does not exist, or is private (set HF_TOKEN)"
+                       : !strcmp(a->error_code, "RevisionNotFound") ? "the revision does not exist"
+                       : status == 401 || status == 403 ? "access denied: set HF_TOKEN"
+                       : "the Hub refused the request";
+    snprintf(err, errsize, "HTTP %ld%s%s from %.*s: %s", status, *a->error_code ? " " : "",
+             a->error_code, (int)strcspn(url, "?"), url, what);
+}
+
+static int add_path(repo_listing *l, const char *path, char *err, size_t errsize) {
+    if (hf_validate_filename(path) != 0) {
+        snprintf(err, errsize, "the listing names '%.200s': %s", path, tl_error());
+        tl_clear_error();
+        return -1;
+    }
+    if (l->n == MAX_FILES) return snprintf(err, errsize, "more than %d files", MAX_FILES), -1;
+    char **grown = realloc(l->paths, (size_t)(l->n + 1) * sizeof *grown);
+    char *copy = strdup(path);
+    if (grown) l->paths = grown;
+    if (!grown || !copy) {
+        free(copy);
+        return snprintf(err, errsize, "out of memory"), -1;
+    }
+    l->paths[l->n++] = copy;
+    return 0;
+}
+
+/* Percent-encodes a revision with no safe characters ("refs/pr/1"). */
+static void encode_revision(const char *rev, char *out, size_t size) {
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)rev; *c && o + 4 < size; c++) {
+        if (isalnum(*c) || strchr("_.-~", *c)) out[o++] = (char)*c;
+        else o += (size_t)snprintf(out + o, size - o, "%%%02X", *c);
+    }
+    out[o] = 0;
+}
+
+int repo_list_remote(const char *endpoint, const char *repo, const char *revision,
+                     const char *token, double timeout, repo_listing *out, char *err,
+                     size_t errsize) {
+    *out = (repo_listing){0};
+    char rev[1024], url[4096], origin[2048], next_origin[2048];
+    encode_revision(revision, rev, sizeof rev);
+    size_t elen = strlen(endpoint);
+    while (elen > 0 && endpoint[elen - 1] == '/') elen--;
+    origin_of(endpoint, origin, sizeof origin);
+    answer a = {0};
+    int rc = -1;
+
+    snprintf(url, sizeof url, "%.*s/api/models/%s/revision/%s?expand=sha", (int)elen, endpoint,
+             repo, rev);
+    long status = get(url, token, timeout, &a, err, errsize);
+    if (status != 200) {
+        if (status > 0) explain(status, &a, url, err, errsize);
+        goto done;
+    }
+    cJSON *info = cJSON_Parse(a.body ? a.body : "");
+    const char *sha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "sha"));
+    if (sha && strlen(sha) == 40) snprintf(out->commit, sizeof out->commit, "%s", sha);
+    cJSON_Delete(info);
+
+    snprintf(url, sizeof url, "%.*s/api/models/%s/tree/%s?recursive=true&expand=false",
+             (int)elen, endpoint, repo, rev);
+    for (int page = 0; *url; page++) {
+        if (page == MAX_PAGES) {
+            snprintf(err, errsize, "more than %d pages of listing: giving up", MAX_PAGES);
+            goto done;
+        }
+        status = get(url, token, timeout, &a, err, errsize);
+        if (status != 200) {
+            if (status > 0) explain(status, &a, url, err, errsize);
+            goto done;
+        }
+        cJSON *arr = cJSON_Parse(a.body ? a.body : ""), *e;
+        if (!cJSON_IsArray(arr)) {
+            cJSON_Delete(arr);
+            snprintf(err, errsize, "%.*s did not answer a JSON list of files: is it a Hub?",
+                     (int)strcspn(url, "?"), url);
+            goto done;
+        }
+        int bad = 0;
+        cJSON_ArrayForEach(e, arr) {
+            const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+            const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "path"));
+            if (type && !strcmp(type, "file") && path && add_path(out, path, err, errsize) != 0) {
+                bad = 1;
+                break;
+            }
+        }
+        cJSON_Delete(arr);
+        if (bad) goto done;
+        if (*a.next) {   /* the token must stay on the endpoint's origin */
+            origin_of(a.next, next_origin, sizeof next_origin);
+            if (strcmp(origin, next_origin) != 0) {
+                snprintf(err, errsize, "the listing's next page is on another host (%.200s): "
+                         "refusing to follow it", next_origin);
+                goto done;
+            }
+        }
+        snprintf(url, sizeof url, "%s", a.next);
+    }
+    rc = 0;
+done:
+    free(a.body);
+    if (rc != 0) repo_listing_free(out);
+    return rc;
+}
+
+static repo_listing *walk_out;
+static size_t walk_skip;
+static char walk_err[512];
+
+static int walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)ftw;
+    size_t n = strlen(path);
+    if (flag != FTW_F || (n > 5 && !strcmp(path + n - 5, ".part"))) return 0;
+    return add_path(walk_out, path + walk_skip, walk_err, sizeof walk_err) != 0;
+}
+
+int repo_list_cached(const char *dir, repo_listing *out, char *err, size_t errsize) {
+    *out = (repo_listing){0};
+    walk_out = out;
+    walk_skip = strlen(dir) + 1;
+    walk_err[0] = 0;
+    errno = 0;
+    int rc = nftw(dir, walk_one, 16, FTW_PHYS);   /* links are not followed (FTW_SL: skipped) */
+    if (rc == 0) return 0;
+    if (*walk_err) snprintf(err, errsize, "%s", walk_err);
+    else snprintf(err, errsize, "HF_HUB_OFFLINE=1 and %s is not in the cache (%s): unset "
+                  "HF_HUB_OFFLINE to download it", dir, strerror(errno));
+    repo_listing_free(out);
+    return -1;
+}
+
+int repo_listing_has(const repo_listing *l, const char *path) {
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->paths[i], path)) return 1;
+    return 0;
+}
+
+void repo_listing_free(repo_listing *l) {
+    for (int i = 0; i < l->n; i++) free(l->paths[i]);
+    free(l->paths);
+    *l = (repo_listing){0};
+}
