@@ -33,9 +33,16 @@ $(OL_REPORT_CHECK): $(BUILD)/obj/tests/ol/report_check.o
 	$(CC) $< -o $@ $(LDFLAGS) $(CJSON_LIBS)
 
 ALL_TARGETS  += $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK)
+BENCH_TARGETS += bench-ol
 TEST_TARGETS += test-ol test-lessons
 
-.PHONY: test-ol test-lessons
+.PHONY: test-ol test-lessons bench-ol
+# What grading costs: ol check L7.1 with the model answers, cold and warm, median of 5
+# (OL_BENCH_BASELINE=path/to/another/ol compares, in turn).
+bench-ol: $(OL_BIN) $(CORE_LIB) $(TESTING_LIB)
+	@echo "== ol check benchmark (bench/ol_check.sh) =="
+	@bash bench/ol_check.sh $(OL_BIN) 5 $(OL_BENCH_BASELINE)
+
 # The layers of tools/ol (no circle of includes or calls) and its README's
 # file table; the parsers and formats (Check); then ol itself on L7.1
 # (start, tests, check and its failure modes, the reports, the instructor

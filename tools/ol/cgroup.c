@@ -1,5 +1,6 @@
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -172,6 +173,36 @@ int cgroup_create(cgroup *cg, long long memory_bytes, int max_tasks) {
     return -1;
 }
 
+/* Groups an ol that was killed left behind (empty: the kernel ended their
+ * processes with the jail): removed, so they do not pile up. */
+static void sweep(const char *parent) {
+    DIR *d = parent ? opendir(parent) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        long pid;
+        int n;
+        if (sscanf(e->d_name, "ol-%ld-%d", &pid, &n) != 2 || pid <= 0) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* that ol still runs */
+        char *dir = path_join(parent, e->d_name);
+        rmdir(dir); /* only if empty */
+        free(dir);
+    }
+    if (d) closedir(d);
+}
+
+static void sweep_all(void) {
+    char *point = v2_parent();
+    sweep(point);
+    free(point);
+    const char *const controllers[] = {"memory", "pids"};
+    for (int k = 0; k < 2; k++) {
+        char *own = NULL, *mount = mount_of(false, controllers[k], &own);
+        sweep(own);
+        free(own);
+        free(mount);
+    }
+}
+
 bool cgroup_available(const char **why) {
     static int known = -1;
     static const char *reason;
@@ -183,6 +214,7 @@ bool cgroup_available(const char **why) {
             reason = "OL_TEST_NO_CGROUP is set";
         } else if (cgroup_create(&cg, 64LL << 20, 64) == 0) {
             known = 1;
+            sweep_all();
             cgroup_destroy(&cg);
         } else {
             known = 0;
