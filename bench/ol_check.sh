@@ -18,7 +18,10 @@ rm -f c/tests/l7-1-rmsnorm/*.c
 cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c c/tests/l7-1-rmsnorm/
 seconds() { # OL: one check, its wall time (it must pass)
   local s e
-  s=$(date +%s.%N); "$1" check L7.1 > "$W/out.txt" 2>&1 || { echo "bench: the check failed:" >&2; tail -20 "$W/out.txt" >&2; exit 1; }
+  s=$(date +%s.%N)
+  if ! "$1" check L7.1 > "$W/out.txt" 2>&1; then
+    echo "bench: the check failed:" >&2; tail -20 "$W/out.txt" >&2; exit 1
+  fi
   e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN {printf "%.3f\n", e - s}'
 }
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
@@ -32,7 +35,8 @@ for i in $(seq "$N"); do
     if [ "$who" = new ]; then cold+=("$c"); warm+=("$w"); else bcold+=("$c"); bwarm+=("$w"); fi
   done
 done
-printf 'ol check L7.1 (model answers), median of %d: cold %.2f s, warm %.3f s\n' "$N" "$(median "${cold[@]}")" "$(median "${warm[@]}")"
+printf 'ol check L7.1 (model answers), median of %d: cold %.2f s, warm %.3f s\n' "$N" \
+  "$(median "${cold[@]}")" "$(median "${warm[@]}")"
 if [ -n "$BASE" ]; then
   printf 'baseline %s: cold %.2f s, warm %.3f s; ratio cold %.2f, warm %.2f\n' "$BASE" \
     "$(median "${bcold[@]}")" "$(median "${bwarm[@]}")" \

@@ -27,9 +27,12 @@ trap cleanup EXIT
 failures=0 checks=0
 
 ok()   { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -40; }
+fail() {
+  checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"
+  printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -40
+}
 # run CMD...: sets $out (stdout and stderr) and $rc; a run longer than 10 minutes is stopped
-run() { out=$(timeout 600 "$@" 2>&1); rc=$?; }
+run() { out=$(timeout -k 10 600 "$@" 2>&1); rc=$?; }
 expect() { # NAME RC TEXT...: the last run exited RC and printed every TEXT
   local name=$1 want=$2; shift 2
   if [ "$rc" != "$want" ]; then fail "$name (exit $rc, expected $want)"; return; fi
@@ -49,7 +52,9 @@ TESTS=c/tests/l7-1-rmsnorm
 STUB=$ROOT/stubs/tinyllm/modern/rmsnorm.c
 REFSRC=$ROOT/reference/tinyllm/modern/rmsnorm.c
 SECRET="eps inside the root"  # a comment of the reference, in no other file a student sees
-model_answer() { rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"; }
+model_answer() {
+  rm -rf "$TESTS"; mkdir -p "$TESTS"; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"
+}
 set_tests() { rm -rf "$TESTS"; mkdir -p "$TESTS"; printf '%s\n' "$2" > "$TESTS/$1"; }
 HEAD='#include <check.h>
 #include <stdio.h>
@@ -91,7 +96,8 @@ static unsigned long long fingerprint(void)
     unsigned long long h = 1469598103934665603ULL;
     tl_scope_push();
     float x[48];
-    for (int i = 0; i < 48; i++) x[i] = i < 8 ? 1e-4f * (float)(i + 1) : 0.37f * (float)(i % 7) - 0.9f;
+    for (int i = 0; i < 48; i++)
+        x[i] = i < 8 ? 1e-4f * (float)(i + 1) : 0.37f * (float)(i % 7) - 0.9f;
     for (int gemma = 0; gemma < 2; gemma++) {
         RMSNorm n;
         if (rmsnorm_init(&n, 8, 1e-5, gemma) != 0) return mix(h, "init", 4);
@@ -169,9 +175,10 @@ START_TEST(test_store_in_sysv_memory)
 }
 END_TEST"
 run "$OL" check L7.1
-graded_fail "1. a suite that keeps what each run computed in /tmp, /var/tmp, /dev/shm or System V memory gets no grade"
+graded_fail "1. a suite keeping its runs' results in /tmp, /var/tmp, /dev/shm, System V: no grade"
 expect "1. ... every one of those stores is the run's own: none of its tests kills a mutant" 1 \
-  "Tests that kill no mutant: test_store_in_tmp, test_store_in_var_tmp, test_store_in_dev_shm, test_store_in_sysv_memory"
+  "Tests that kill no mutant: test_store_in_tmp, test_store_in_var_tmp, test_store_in_dev_shm, "\
+"test_store_in_sysv_memory"
 
 # ---- 2. processes that outlive their run --------------------------------------------------
 # The same judge, with the store in a daemon: the first run starts it (forked twice, in a session of
@@ -191,7 +198,8 @@ struct inet_address { unsigned short family, port; unsigned addr; char zero[8]; 
 static struct inet_address here(void)
 {
     unsigned port = $PORT;
-    struct inet_address a = {2, (unsigned short)((port >> 8) | ((port & 255) << 8)), 0x0100007f, {0}};
+    unsigned short big_endian = (unsigned short)((port >> 8) | ((port & 255) << 8));
+    struct inet_address a = {2, big_endian, 0x0100007f, {0}};
     return a;
 }
 static void serve(void)
@@ -244,14 +252,17 @@ START_TEST(test_store_in_a_daemon)
     }
     ck_assert_msg(s >= 0, \"the daemon answers\");
     int reply[2];
-    ck_assert(write(s, &fp, sizeof fp) == (long)sizeof fp && read(s, reply, sizeof reply) == (long)sizeof reply);
+    ck_assert(write(s, &fp, sizeof fp) == (long)sizeof fp);
+    ck_assert(read(s, reply, sizeof reply) == (long)sizeof reply);
     ck_assert_msg(reply[0] < 3 || reply[1], \"a mutant: nothing earlier computed this\");
 }
 END_TEST"
 run "$OL" check L7.1
-graded_fail "2. a suite that keeps what each run computed in a daemon it leaves behind gets no grade"
-expect "2. ... the daemon dies with its run: the test kills no mutant" 1 "Tests that kill no mutant: test_store_in_a_daemon"
-if pgrep -x "$DAEMON" > /dev/null; then fail "2. no process a test started outlives ol check"; else ok "2. no process a test started outlives ol check"; fi
+graded_fail "2. a suite keeping what each run computed in a daemon it leaves behind: no grade"
+expect "2. ... the daemon dies with its run: the test kills no mutant" \
+  1 "Tests that kill no mutant: test_store_in_a_daemon"
+if pgrep -x "$DAEMON" > /dev/null; then fail "2. no process a test started outlives ol check"
+else ok "2. no process a test started outlives ol check"; fi
 
 # What a test may touch, each property one test that passes only when it holds (on the reference,
 # so a broken property makes the suite INVALID, the property named).
@@ -282,7 +293,8 @@ START_TEST(test_probe_network_is_loopback_only)
     char line[512], others[512] = \"\";
     while (fgets(line, sizeof line, f)) {
         char name[64];
-        if (strchr(line, ':') && sscanf(line, \" %63[^:]:\", name) == 1 && strcmp(name, \"lo\") != 0 &&
+        bool named = strchr(line, ':') && sscanf(line, \" %63[^:]:\", name) == 1;
+        if (named && strcmp(name, \"lo\") != 0 &&
             strlen(others) < 400) {
             strcat(others, \" \");
             strcat(others, name);
@@ -306,14 +318,16 @@ START_TEST(test_probe_loopback_works)
 END_TEST
 START_TEST(test_probe_only_the_usual_devices)
 {
-    const char *usual[] = {\"/dev/null\", \"/dev/zero\", \"/dev/full\", \"/dev/random\", \"/dev/urandom\"};
+    const char *usual[] = {\"/dev/null\", \"/dev/zero\", \"/dev/full\", \"/dev/random\",
+                           \"/dev/urandom\"};
     for (int i = 0; i < 5; i++) {
         FILE *f = fopen(usual[i], \"r\");
         ck_assert_msg(f != NULL, \"%s opens\", usual[i]);
         fclose(f);
     }
-    const char *others[] = {\"/dev/kmsg\", \"/dev/mem\", \"/dev/port\", \"/dev/console\", \"/dev/tty0\", \"/dev/vda\",
-                            \"/dev/sda\", \"/dev/nvme0n1\", \"/dev/loop0\", \"/dev/net/tun\", \"/dev/fuse\", \"/dev/kvm\",
+    const char *others[] = {\"/dev/kmsg\", \"/dev/mem\", \"/dev/port\", \"/dev/console\",
+                            \"/dev/tty0\", \"/dev/vda\", \"/dev/sda\", \"/dev/nvme0n1\",
+                            \"/dev/loop0\", \"/dev/net/tun\", \"/dev/fuse\", \"/dev/kvm\",
                             \"/dev/vsock\", \"/dev/vhost-vsock\", \"/dev/ptmx\"};
     for (int i = 0; i < 15; i++) {
         FILE *f = fopen(others[i], \"r\");
@@ -374,7 +388,8 @@ START_TEST(test_probe_no_namespaces)
 }
 END_TEST"
 run "$OL" check L7.1
-expect "2. a test cannot ptrace, reach a network, open unusual devices, exec, read its program, be root, start many processes, share a keyring or make namespaces" 1 "[4/6] PASS"
+# ptrace, networks, unusual devices, exec, its program, root, many processes, keyrings, namespaces
+expect "2. a test can do none of what the probes try" 1 "[4/6] PASS"
 
 # ---- 3. telling the stage a test runs in -------------------------------------------------------
 # The model answer's tests (they kill every pitfall), and one more that is wrong: it wants the
@@ -400,15 +415,16 @@ START_TEST(test_bit_for_bit_as_the_reference_rounds)
     ck_assert_int_eq(rmsnorm_init(&n, 64, 1e-5, false), 0);
     tl_tensor *xt = tl_from_f32(x, TL_SHAPE(4, 64));
     tl_tensor *y = tl_contiguous(rmsnorm_forward(&n, xt));
-    tl_tensor *want = tl_contiguous(tl_mul(tl_mul(xt, tl_rsqrt(tl_add_scalar(tl_mean(tl_square(xt), -1, true),
-                                                                          1e-5))), n.weight));
+    tl_tensor *ms = tl_mean(tl_square(xt), -1, true);
+    tl_tensor *r = tl_rsqrt(tl_add_scalar(ms, 1e-5));
+    tl_tensor *want = tl_contiguous(tl_mul(tl_mul(xt, r), n.weight));
     ck_assert(y && want && memcmp(tl_f32(y), tl_f32(want), sizeof x) == 0);
     rmsnorm_free(&n);
     tl_scope_pop();
 }
 END_TEST' > "$TESTS/test_rounding.c"
 run "$OL" check L7.1
-expect "3. a test that is wrong on a wheat is INVALID even when it stays quiet under the validity runs' settings" 1 \
+expect "3. a test wrong on a wheat is INVALID, even quiet under the validity runs' settings" 1 \
   "INVALID" "test_bit_for_bit_as_the_reference_rounds" "on wheat w0"
 
 # ---- 4. reading the program's own machine code -----------------------------------------------
@@ -416,7 +432,8 @@ expect "3. a test that is wrong on a wheat is INVALID even when it stays quiet u
 # tools/ol/build.c) and keeps each function's bytes, relocated fields masked. A test passes when its
 # program's lesson code is one of those, and fails otherwise: on every mutant.
 SIG=$T/signature; mkdir -p "$SIG/w"
-CFLAGS_OL="-std=c11 -g -Wall -Wextra -D_GNU_SOURCE -fopenmp -fdiagnostics-color=never -I$ROOT/contracts $(pkg-config --cflags check)"
+CFLAGS_OL="-std=c11 -g -Wall -Wextra -D_GNU_SOURCE -fopenmp -fdiagnostics-color=never"
+CFLAGS_OL="$CFLAGS_OL -I$ROOT/contracts $(pkg-config --cflags check)"
 objects=()
 (cd "$ROOT" && gcc $CFLAGS_OL -O2 -c reference/tinyllm/modern/rmsnorm.c -o "$SIG/reference.o" \
   && gcc $CFLAGS_OL -O0 --coverage -c reference/tinyllm/modern/rmsnorm.c -o "$SIG/coverage.o")
@@ -426,14 +443,16 @@ for wheat in "$ROOT"/course/L7.1/wheats/*.wheat; do
   rm -rf "$SIG/w/$id"; mkdir -p "$SIG/w/$id/reference/tinyllm/modern"
   cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" "$SIG/w/$id/reference/tinyllm/modern/"
   sed '1,/^---$/d' "$wheat" | (cd "$SIG/w/$id" && patch -s -p1) \
-    && (cd "$SIG/w/$id" && gcc $CFLAGS_OL -O2 -c reference/tinyllm/modern/rmsnorm.c -o "$SIG/$id.o") \
+    && (cd "$SIG/w/$id" && gcc $CFLAGS_OL -O2 -c reference/tinyllm/modern/rmsnorm.c \
+          -o "$SIG/$id.o") \
     && objects+=("$id=$SIG/$id.o")
 done
 model_answer
 # the runtime functions a test can name (the contracts declare them)
 grep -rhoE '\btl_[a-z0-9_]+\(' "$ROOT/contracts/tinyllm/tensor.h" "$ROOT/contracts/tinyllm/ops.h" \
   "$ROOT/contracts/tinyllm/autograd.h" | tr -d '(' | sort -u > "$SIG/callable.txt"
-python3 "$ROOT/tests/ol/code_signature.py" --callable="$SIG/callable.txt" "${objects[@]}" > "$TESTS/signature.h"
+python3 "$ROOT/tests/ol/code_signature.py" --callable="$SIG/callable.txt" "${objects[@]}" \
+  > "$TESTS/signature.h"
 printf '%s\n' "$HEAD" '#include "signature.h"
 /* which variant this program holds: one whose every function is byte for byte this one, the
  * linker'"'"'s fields aside; NULL for anything else (a mutant) */
@@ -487,13 +506,15 @@ START_TEST(test_the_code_is_a_known_good_one)
 END_TEST' > "$TESTS/test_whitelist.c"
 rm -f "$TESTS"/test_my_*.c  # the whitelist alone
 run "$OL" check L7.1
-graded_fail "4. a suite that recognises the reference and the wheats by their machine code gets no grade"
-expect "4. ... it fails on a control built another way, so it is INVALID" 1 "INVALID" "test_the_code_is_a_known_good_one"
+graded_fail "4. a suite recognising the reference and the wheats by their machine code: no grade"
+expect "4. ... it fails on a control built another way, so it is INVALID" \
+  1 "INVALID" "test_the_code_is_a_known_good_one"
 
 # ---- 5. the compiler reads what the test cannot ----------------------------------------------
 model_answer
 # the student's code is the reference, included by a relative path
-REL=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$REFSRC" "$W/c/tinyllm/modern")
+REL=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+  "$REFSRC" "$W/c/tinyllm/modern")
 printf '#include "%s"\n' "$REL" > c/tinyllm/modern/rmsnorm.c
 run "$OL" check L7.1
 graded_fail "5. code that #includes the reference by a relative path gets no grade"
@@ -504,9 +525,10 @@ run "$OL" check L7.1
 graded_fail "5. code that is a symbolic link to the reference gets no grade"
 expect "5. ... the link is refused by name" 1 "c/tinyllm/modern/rmsnorm.c is a symbolic link"
 rm -f c/tinyllm/modern/rmsnorm.c; cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
-# a test embeds the reference with an .incbin the assembler builds (.irp), and shows it when it fails
+# a test embeds the reference with an .incbin the assembler builds (.irp), shown when it fails
 set_tests test_embed.c "$HEAD
-__asm__(\".section .rodata\\n.globl embedded\\nembedded:\\n.irp x,inc\\n.\\\\x\\\\()bin \\\"$REFSRC\\\"\\n.endr\\n.byte 0\\n.text\");
+__asm__(\".section .rodata\\n.globl embedded\\nembedded:\\n\"
+        \".irp x,inc\\n.\\\\x\\\\()bin \\\"$REFSRC\\\"\\n.endr\\n.byte 0\\n.text\");
 extern const char embedded[];
 START_TEST(test_shows_what_it_embedded)
 {
@@ -523,15 +545,18 @@ set_tests test_fifo.c "$HEAD
 #include \"helpers.h\"
 START_TEST(test_x) { ck_assert(1); } END_TEST"
 mkfifo "$TESTS/helpers.h"
-run timeout 60 "$OL" check L7.1
-expect "5. a named pipe in the test folder is refused by name" 1 "c/tests/l7-1-rmsnorm/helpers.h is a named pipe"
+run timeout -k 10 60 "$OL" check L7.1
+expect "5. a named pipe in the test folder is refused by name" \
+  1 "c/tests/l7-1-rmsnorm/helpers.h is a named pipe"
 # a header that includes itself twice, 40 deep: 2^40 includes, in little memory
 set_tests test_deep.c "$HEAD
 #include \"twice.h\"
 START_TEST(test_x) { ck_assert(1); } END_TEST"
-printf '%s\n' '#if __INCLUDE_LEVEL__ < 40' '#include "twice.h"' '#include "twice.h"' '#endif' > "$TESTS/twice.h"
-OL_COMPILE_TIMEOUT=5 run timeout 120 "$OL" check L7.1
-expect "5. a header that includes itself without end is refused" 1 "test_deep.c: error: the test opens more than"
+printf '%s\n' '#if __INCLUDE_LEVEL__ < 40' '#include "twice.h"' '#include "twice.h"' '#endif' \
+  > "$TESTS/twice.h"
+OL_COMPILE_TIMEOUT=5 run timeout -k 10 120 "$OL" check L7.1
+expect "5. a header that includes itself without end is refused" \
+  1 "test_deep.c: error: the test opens more than"
 # code the compiler unrolls 65534 x 65534 times: a compile that never ends
 set_tests test_slow.c "$HEAD
 START_TEST(test_x)
@@ -544,15 +569,17 @@ START_TEST(test_x)
     ck_assert(s != 1);
 }
 END_TEST"
-OL_COMPILE_TIMEOUT=5 run timeout 120 "$OL" check L7.1
-expect "5. a compile that never ends is stopped at its time limit" 1 "ran past its time limit of 5 s"
+OL_COMPILE_TIMEOUT=5 run timeout -k 10 120 "$OL" check L7.1
+expect "5. a compile that never ends is stopped at its time limit" \
+  1 "ran past its time limit of 5 s"
 
 # ---- 6. redefining the grading machinery -----------------------------------------------------
 # The stub, and an _exit() that always says "passed": a course test that fails leaves its process
 # with _exit(1), which now exits 0, and Check reads that as a pass.
 model_answer
 { cat "$STUB"; printf '%s\n' 'long syscall(long, ...);' \
-  '__attribute__((noreturn)) void _exit(int status) { (void)status; for (;;) syscall(231, 0); }'; } \
+  '__attribute__((noreturn)) void _exit(int status)' \
+  '{' '    (void)status;' '    for (;;) syscall(231, 0);' '}'; } \
   > c/tinyllm/modern/rmsnorm.c
 run "$OL" check L7.1
 graded_fail "6. the stub with an _exit() that reports success gets no grade"
@@ -564,7 +591,7 @@ START_TEST(test_x) { ck_assert(1); } END_TEST"
 run "$OL" check L7.1
 expect "6. a test defining Check's symbols is refused by name" 1 "defines srunner_ntests_failed"
 
-# ---- 7. grading data written by tests, and what INVALID shows --------------------------------------
+# ---- 7. grading data written by tests, and what INVALID shows -------------------------------
 # an INVALID test spells what the reference computed in letters, and names a line of the reference
 # as the place it failed
 set_tests test_leak.c "$HEAD
@@ -584,7 +611,8 @@ START_TEST(test_points_at_the_reference)
 }
 END_TEST"
 run "$OL" check L7.1
-expect "7. INVALID tests are named" 1 "INVALID" "test_spells_the_answer" "test_points_at_the_reference"
+expect "7. INVALID tests are named" \
+  1 "INVALID" "test_spells_the_answer" "test_points_at_the_reference"
 absent "7. ... never with their message (values however spelled)" "LEAK["
 absent "7. ... never with a line of a file that is not theirs" "$SECRET"
 
@@ -617,16 +645,18 @@ START_TEST(test_spoils_the_coverage_notes)
 END_TEST"
 run "$OL" check L7.1
 model_answer
-echo "/* a suite ol has not graded yet, so its coverage is read again */" >> "$TESTS/test_my_golden.c"
+echo "/* a suite not graded yet: its coverage is read again */" >> "$TESTS/test_my_golden.c"
 run "$OL" check L7.1
-expect "7. after a test tried to spoil the coverage notes, the next check grades as before" 0 "PASS: L7.1 reaches R3"
+expect "7. after a test tried to spoil the coverage notes, the next check grades as before" \
+  0 "PASS: L7.1 reaches R3"
 # whatever spoils ol's cache (a disk, an older ol), a bad entry is made again, never fatal
 for f in build/ol/cov/*/*.gcno; do echo spoiled > "$f"; done
 for f in build/ol/bin/*; do : > "$f"; done
 for f in build/ol/run/*.json; do echo '{"tests": 3' > "$f"; done
 run "$OL" check L7.1
-expect "7. spoiled coverage notes, programs and results in the cache are made again" 0 "PASS: L7.1 reaches R3"
-# ---- 8. bounded cost: a scratch course whose L7.1 allows 0.5 s per test and 256 MiB ---------------
+expect "7. spoiled coverage notes, programs and results in the cache are made again" \
+  0 "PASS: L7.1 reaches R3"
+# ---- 8. bounded cost: a scratch course whose L7.1 allows 0.5 s per test and 256 MiB ---------
 R=$T/root; mkdir -p "$R/reference"
 for d in oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
 for d in course contracts stubs tests; do cp -r "$ROOT/$d" "$R/$d"; done
@@ -655,13 +685,15 @@ __attribute__((constructor)) static void spin(void) { for (volatile int on = 1; 
 START_TEST(test_a) { touch_lesson(); } END_TEST
 START_TEST(test_b) { touch_lesson(); } END_TEST"
 run "$OL" check L7.1
-expect "8. a constructor that loops is stopped soon after the per-test timeout, and is no result" 1 "INVALID" \
+expect "8. a constructor that loops is stopped soon after the per-test timeout, and is no result" \
+  1 "INVALID" \
   "finished no test for"
 set_tests test_loop.c "$HEAD
 $TOUCH
 START_TEST(test_loops) { touch_lesson(); for (volatile int on = 1; on;) {} } END_TEST"
 run "$OL" check L7.1
-expect "8. a test that loops is INVALID after one run (it timed out on the reference)" 1 "INVALID" "test_loops: timed out"
+expect "8. a test that loops is INVALID after one run (it timed out on the reference)" \
+  1 "INVALID" "test_loops: timed out"
 absent "8. ... and runs no more" "it fails the same way on"
 lesson_timeout() { # SECONDS: the scratch L7.1's per-test timeout (builds stay cached)
   python3 - "$R/course/L7.1/lesson.json" "$1" <<'PY'
@@ -685,9 +717,11 @@ START_TEST(test_uses_512_mib)
 END_TEST"
 run "$OL" check L7.1
 if grep -q "no control groups" <<<"$out"; then # a limit per process: malloc fails
-  expect "8. a test using more memory than the lesson allows is INVALID" 1 "INVALID" "test_uses_512_mib"
+  expect "8. a test using more memory than the lesson allows is INVALID" \
+    1 "INVALID" "test_uses_512_mib"
 else
-  expect "8. a test using more memory than the lesson allows is INVALID, and told why" 1 "INVALID" "test_uses_512_mib" \
+  expect "8. a test using more memory than the lesson allows is INVALID, and told why" \
+    1 "INVALID" "test_uses_512_mib" \
     "more memory than the lesson allows"
 fi
 lesson_timeout 0.25  # 60 x 0.25 s: the overall limit
@@ -697,7 +731,8 @@ set_tests test_slow.c "$HEAD
 $TOUCH
 $slow"
 run "$OL" check L7.1
-expect "8. a check whose tests run too long stops at its overall limit, and says so" 1 "overall time limit of 15 s"
+expect "8. a check whose tests run too long stops at its overall limit, and says so" \
+  1 "overall time limit of 15 s"
 export OL_ROOT=$ROOT
 
 # ---- where the machine lacks a mechanism (test hooks): the model answer still grades, and ol says
@@ -705,12 +740,14 @@ export OL_ROOT=$ROOT
 model_answer
 rm -f "$TESTS/test_my_errors.c" "$TESTS/test_my_properties.c" # fewer tests, the same kills
 for hook in NAMESPACES SECCOMP CGROUP LANDLOCK; do
-  env "OL_TEST_NO_$hook=1" timeout 600 "$OL" check L7.1 > "$T/hook.out" 2>&1; rc=$?; out=$(cat "$T/hook.out")
+  env "OL_TEST_NO_$hook=1" timeout -k 10 600 "$OL" check L7.1 > "$T/hook.out" 2>&1; rc=$?
+  out=$(cat "$T/hook.out")
   case $hook in
     NAMESPACES) said="no namespaces" ;; SECCOMP) said="no seccomp supervisor" ;;
     CGROUP) said="no control groups" ;; LANDLOCK) said="no Landlock" ;;
   esac
-  expect "without ${hook,,}, the model answer passes and ol says what is missing" 0 "PASS: L7.1 reaches R3" "$said"
+  expect "without ${hook,,}, the model answer passes and ol says what is missing" \
+    0 "PASS: L7.1 reaches R3" "$said"
 done
 
 echo "ol hostile: $((checks - failures)) of $checks checks passed"

@@ -18,8 +18,7 @@ static char *flags_of(const char *build) {
     return joined;
 }
 
-START_TEST(test_the_same_seed_gives_the_same_flags)
-{
+START_TEST(test_the_same_seed_gives_the_same_flags) {
     char *a = flags_of("control 0"), *b = flags_of("control 0");
     ck_assert_str_eq(a, b);
     free(a);
@@ -27,8 +26,7 @@ START_TEST(test_the_same_seed_gives_the_same_flags)
 }
 END_TEST
 
-START_TEST(test_builds_differ)
-{
+START_TEST(test_builds_differ) {
     strlist seen = {0};
     for (int i = 0; i < 64; i++) {
         char build[32];
@@ -42,8 +40,7 @@ START_TEST(test_builds_differ)
 }
 END_TEST
 
-START_TEST(test_every_build_pads_after_its_entry)
-{
+START_TEST(test_every_build_pads_after_its_entry) {
     for (int i = 0; i < 200; i++) {
         char build[32];
         snprintf(build, sizeof build, "control %d", i);

@@ -8,8 +8,7 @@
 
 #include "ol/proc.h"
 
-START_TEST(test_a_child_without_progress_is_stopped)
-{
+START_TEST(test_a_child_without_progress_is_stopped) {
     char path[] = "/tmp/ol-progress-XXXXXX";
     int fd = mkstemp(path);
     ck_assert(fd >= 0);
@@ -29,8 +28,7 @@ START_TEST(test_a_child_without_progress_is_stopped)
 }
 END_TEST
 
-START_TEST(test_a_deadline_stops_and_skips)
-{
+START_TEST(test_a_deadline_stops_and_skips) {
     proc_job jobs[3];
     memset(jobs, 0, sizeof jobs);
     for (int i = 0; i < 3; i++) {

@@ -21,8 +21,7 @@ static void filtered(void) {
     ck_assert_int_eq(listener, -1);
 }
 
-START_TEST(test_refuses_what_no_test_needs)
-{
+START_TEST(test_refuses_what_no_test_needs) {
     if (!seccomp_available()) return;
     filtered();
     errno = 0;
@@ -39,8 +38,7 @@ START_TEST(test_refuses_what_no_test_needs)
 }
 END_TEST
 
-START_TEST(test_ordinary_work_goes_on)
-{
+START_TEST(test_ordinary_work_goes_on) {
     if (!seccomp_available()) return;
     filtered();
     int s = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_UNIX, SOCK_STREAM, 0);

@@ -378,10 +378,11 @@ static void scan_assembler(const char *text, strbuf *records) {
     for (const char *p = text; *p;) {
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        long lineno;
-        int used = 0;
-        if (p[0] == '#' && sscanf(p, "# %ld \"%n", &lineno, &used) == 1 && used > 0) {
-            const char *q = p + used, *end = q;
+        /* "# LINE "FILE" FLAGS" (no sscanf: it would measure the whole text each time) */
+        char *after = NULL;
+        long lineno = p[0] == '#' && p[1] == ' ' && isdigit((unsigned char)p[2]) ? strtol(p + 2, &after, 10) : 0;
+        if (after && after[0] == ' ' && after[1] == '"') {
+            const char *q = after + 2, *end = q;
             while (end < p + len && *end != '"') end += *end == '\\' && end + 1 < p + len ? 2 : 1;
             snprintf(file, sizeof file, "%.*s", (int)(end - q), q);
             line = lineno;

@@ -55,7 +55,8 @@ static char *mount_of(bool v2, const char *controller, char **own) {
         if (!match) continue;
         const char *path = c2 + 1;
         size_t n = strlen(root);
-        if (strcmp(root, "/") != 0 && strncmp(path, root, n) == 0) path += n; /* as the mount shows it */
+        if (strcmp(root, "/") != 0 && strncmp(path, root, n) == 0)
+            path += n; /* as the mount shows it */
         *own = xasprintf("%s%s", found, path);
     }
     if (f) fclose(f);
@@ -155,7 +156,8 @@ int cgroup_create(cgroup *cg, long long memory_bytes, int max_tasks) {
         free(point);
         char *dir = own ? path_join(own, name) : NULL;
         free(own);
-        if (dir && mkdir(dir, 0755) == 0) cg->dirs[cg->n++] = dir;
+        if (dir && mkdir(dir, 0755) == 0)
+            cg->dirs[cg->n++] = dir;
         else if (k == 0) { /* no memory hierarchy: no group */
             free(dir);
             return -1;
@@ -218,7 +220,8 @@ bool cgroup_available(const char **why) {
             cgroup_destroy(&cg);
         } else {
             known = 0;
-            reason = "no cgroup v2 with memory and pids that ol may divide, nor a writable cgroup v1 memory "
+            reason = "no cgroup v2 with memory and pids that ol may divide, nor a writable cgroup "
+                     "v1 memory "
                      "hierarchy (ol is not root, or runs in a container)";
         }
     }
@@ -244,7 +247,8 @@ bool cgroup_out_of_memory(const cgroup *cg) {
 /* Kills every process listed in the group (v1 has no cgroup.kill). */
 static void kill_listed(const char *dir) {
     char *text = read_text(dir, "cgroup.procs");
-    for (char *save = NULL, *w = text ? strtok_r(text, "\n", &save) : NULL; w; w = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *w = text ? strtok_r(text, "\n", &save) : NULL; w;
+         w = strtok_r(NULL, "\n", &save)) {
         long pid = strtol(w, NULL, 10);
         if (pid > 0) kill((pid_t)pid, SIGKILL);
     }

@@ -12,9 +12,9 @@
 #include <stdbool.h>
 
 typedef struct cgroup {
-    char *dirs[2];  /* v2: one folder; v1: the memory one and the pids one */
+    char *dirs[2]; /* v2: one folder; v1: the memory one and the pids one */
     int n;
-    int version;    /* 1 or 2; 0 when none was made */
+    int version; /* 1 or 2; 0 when none was made */
 } cgroup;
 
 /* Can ol make control groups here? Probed once (makes and removes one);

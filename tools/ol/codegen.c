@@ -88,10 +88,12 @@ void codegen_flags(const char *seed, strlist *flags) {
     unsigned n = 1 + pick(&b, 16), m = pick(&b, n);
     sl_push_owned(flags, xasprintf("-fpatchable-function-entry=%u,%u", n, m));
     static const char *const ALIGNED[] = {"functions", "loops", "jumps", "labels"};
-    for (int i = 0; i < 4; i++) sl_push_owned(flags, xasprintf("-falign-%s=%u", ALIGNED[i], ALIGN[pick(&b, 7)]));
+    for (int i = 0; i < 4; i++)
+        sl_push_owned(flags, xasprintf("-falign-%s=%u", ALIGNED[i], ALIGN[pick(&b, 7)]));
     static const char *const CHOICES[][4] = {
         {"-fomit-frame-pointer", "-fno-omit-frame-pointer", NULL},
-        {"-fno-stack-protector", "-fstack-protector", "-fstack-protector-strong", "-fstack-protector-all"},
+        {"-fno-stack-protector", "-fstack-protector", "-fstack-protector-strong",
+         "-fstack-protector-all"},
         {"-fschedule-insns2", "-fno-schedule-insns2", "-fschedule-insns", NULL},
         {"-fira-algorithm=CB", "-fira-algorithm=priority", NULL},
         {"-fira-region=one", "-fira-region=all", "-fira-region=mixed", NULL},

@@ -69,7 +69,8 @@ pid_t jail_clone(void) {
     outer_uid = geteuid();
     outer_gid = getegid();
     /* fork's way: the child runs on a copy of this stack */
-    return (pid_t)syscall(SYS_clone, (unsigned long)clone_flags() | SIGCHLD, NULL, NULL, NULL, NULL);
+    return (pid_t)syscall(SYS_clone, (unsigned long)clone_flags() | SIGCHLD, NULL, NULL, NULL,
+                          NULL);
 }
 
 static int write_proc(const char *path, const char *text) {
@@ -95,7 +96,8 @@ static int map_ids(void) {
 /* ---- the file system ---- */
 
 static int fail(const char *what, const char *path) {
-    fprintf(stderr, "ol: cannot %s %s in the test's sandbox: %s\n", what, path ? path : "", strerror(errno));
+    fprintf(stderr, "ol: cannot %s %s in the test's sandbox: %s\n", what, path ? path : "",
+            strerror(errno));
     return -1;
 }
 
@@ -155,35 +157,43 @@ static int bind_path(const char *host, const char *target, bool writable, bool d
         }
         return rc == 0 ? 0 : fail("link", target);
     }
-    if ((S_ISDIR(st.st_mode) ? make_dirs(target) : make_file(target)) != 0) return fail("make", target);
+    if ((S_ISDIR(st.st_mode) ? make_dirs(target) : make_file(target)) != 0)
+        return fail("make", target);
     if (mount(host, target, NULL, MS_BIND | MS_REC, NULL) != 0) return fail("bind", host);
     /* read-only (the whole tree, submounts too, where the kernel can), no
      * set-user-ID programs, devices only where asked for */
     unsigned long keep = kept_flags(host);
     unsigned long want = MS_NOSUID | (writable ? 0 : MS_RDONLY) | (device ? 0 : MS_NODEV);
-    struct ol_mount_attr attr = {.attr_set = ATTR_NOSUID | (writable ? 0 : ATTR_RDONLY) | (device ? 0 : ATTR_NODEV)};
-    if (syscall(SYS_mount_setattr, AT_FDCWD, target, AT_RECURSIVE, &attr, sizeof attr) == 0) return 0;
+    struct ol_mount_attr attr = {.attr_set = ATTR_NOSUID | (writable ? 0 : ATTR_RDONLY) |
+                                             (device ? 0 : ATTR_NODEV)};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, target, AT_RECURSIVE, &attr, sizeof attr) == 0)
+        return 0;
     /* before Linux 5.12: the top mount only */
     unsigned long flags = MS_REMOUNT | MS_BIND | keep | want;
-    if (geteuid() == 0 && !(clone_flags() & CLONE_NEWUSER)) flags = (flags & ~(MS_RELATIME | MS_NODIRATIME)) | MS_NOATIME;
-    if (mount(NULL, target, NULL, flags, NULL) != 0 && mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | keep | want, NULL) != 0)
+    if (geteuid() == 0 && !(clone_flags() & CLONE_NEWUSER))
+        flags = (flags & ~(MS_RELATIME | MS_NODIRATIME)) | MS_NOATIME;
+    if (mount(NULL, target, NULL, flags, NULL) != 0 &&
+        mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | keep | want, NULL) != 0)
         return fail("make read-only", target);
     return 0;
 }
 
 static int tmpfs(const char *target, long long bytes, const char *mode) {
     char opts[128];
-    snprintf(opts, sizeof opts, "size=%lld,nr_inodes=65536,mode=%s", bytes > 0 ? bytes : 64LL << 20, mode);
+    snprintf(opts, sizeof opts, "size=%lld,nr_inodes=65536,mode=%s", bytes > 0 ? bytes : 64LL << 20,
+             mode);
     if (make_dirs(target) != 0) return fail("make", target);
-    if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) return fail("mount a tmpfs on", target);
+    if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
+        return fail("mount a tmpfs on", target);
     return 0;
 }
 
 static int devdir(const char *target, long long bytes) {
     if (tmpfs(target, bytes, "0755") != 0) return -1;
-    static const char *const LINKS[][2] = {
-        {"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
-        {"stderr", "/proc/self/fd/2"}};
+    static const char *const LINKS[][2] = {{"fd", "/proc/self/fd"},
+                                           {"stdin", "/proc/self/fd/0"},
+                                           {"stdout", "/proc/self/fd/1"},
+                                           {"stderr", "/proc/self/fd/2"}};
     for (size_t i = 0; i < sizeof LINKS / sizeof *LINKS; i++) {
         char *at = path_join(target, LINKS[i][0]);
         int rc = symlink(LINKS[i][1], at);
@@ -223,14 +233,15 @@ static int build_root(const jail *j) {
      * where the kernel can (subset=pid, Linux 5.8) */
     char *proc = path_join(j->root, "proc");
     unsigned long pflags = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY;
-    if (make_dirs(proc) != 0 ||
-        (mount("proc", proc, "proc", pflags, "subset=pid") != 0 && mount("proc", proc, "proc", pflags, NULL) != 0)) {
+    if (make_dirs(proc) != 0 || (mount("proc", proc, "proc", pflags, "subset=pid") != 0 &&
+                                 mount("proc", proc, "proc", pflags, NULL) != 0)) {
         free(proc);
         return fail("mount", "/proc");
     }
     free(proc);
     /* the old root goes; the new one becomes read-only */
-    if (chdir(j->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0) return fail("enter", j->root);
+    if (chdir(j->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0)
+        return fail("enter", j->root);
     if (umount2(".", MNT_DETACH) != 0 || chdir("/") != 0) return fail("leave", "the old root");
     if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
         return fail("make read-only", "/");
@@ -263,7 +274,8 @@ static int send_fd(int sock, int fd) {
         char buf[CMSG_SPACE(sizeof(int))];
     } c;
     memset(&c, 0, sizeof c);
-    struct msghdr msg = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
+    struct msghdr msg = {
+        .msg_iov = &io, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
     struct cmsghdr *h = CMSG_FIRSTHDR(&msg);
     h->cmsg_level = SOL_SOCKET;
     h->cmsg_type = SCM_RIGHTS;
@@ -279,7 +291,8 @@ static int recv_fd(int sock) {
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int))];
     } c;
-    struct msghdr msg = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
+    struct msghdr msg = {
+        .msg_iov = &io, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
     if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
     struct cmsghdr *h = CMSG_FIRSTHDR(&msg);
     if (!h || h->cmsg_type != SCM_RIGHTS) return -1;
@@ -359,13 +372,15 @@ void jail_run(const jail *j, char **argv, int status_fd, jail_enter_fn enter, co
         if (listener >= 0 && (p[1].revents & (POLLHUP | POLLERR))) {
             close(listener);
             listener = -1;
-        } else if (listener >= 0 && (p[1].revents & POLLIN) && seccomp_answer(listener, &exec_done) != 0) {
+        } else if (listener >= 0 && (p[1].revents & POLLIN) &&
+                   seccomp_answer(listener, &exec_done) != 0) {
             close(listener);
             listener = -1;
         }
         if (sfd >= 0 && (p[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
-            if (read(sfd, &si, sizeof si) < 0) {}
+            if (read(sfd, &si, sizeof si) < 0) {
+            }
         }
         /* PID 1 reaps every orphan of the jail */
         pid_t w;
@@ -378,7 +393,8 @@ void jail_run(const jail *j, char **argv, int status_fd, jail_enter_fn enter, co
             }
         if (ended) break;
     }
-    if (write(status_fd, &status, sizeof status) != (ssize_t)sizeof status) {}
+    if (write(status_fd, &status, sizeof status) != (ssize_t)sizeof status) {
+    }
     _exit(0);
 }
 
@@ -404,10 +420,13 @@ bool jail_available(const char **why) {
                 if (rc == 0) {
                     step = "mount";
                     rc = mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-                         mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=65536") == 0 &&
-                         mkdir("/tmp/proc", 0755) == 0 &&
-                         mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) == 0
-                             ? 0 : -1;
+                                 mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+                                       "size=65536") == 0 &&
+                                 mkdir("/tmp/proc", 0755) == 0 &&
+                                 mount("proc", "/tmp/proc", "proc",
+                                       MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) == 0
+                             ? 0
+                             : -1;
                 }
                 if (rc == 0) {
                     step = "bring up lo";
@@ -415,22 +434,28 @@ bool jail_available(const char **why) {
                 }
                 if (rc != 0 && p[1] >= 0) {
                     char msg[200];
-                    int n = snprintf(msg, sizeof msg, "%s in new namespaces: %s", step, strerror(errno));
-                    if (write(p[1], msg, (size_t)n) < 0) {}
+                    int n = snprintf(msg, sizeof msg, "%s in new namespaces: %s", step,
+                                     strerror(errno));
+                    if (write(p[1], msg, (size_t)n) < 0) {
+                    }
                 }
                 _exit(rc == 0 ? 0 : 1);
             }
             if (p[1] >= 0) close(p[1]);
             int status = 0;
             if (pid < 0) {
-                snprintf(reason, sizeof reason, "clone with new mount, PID, network, IPC and UTS namespaces%s: %s",
+                snprintf(reason, sizeof reason,
+                         "clone with new mount, PID, network, IPC and UTS namespaces%s: %s",
                          geteuid() != 0 ? " (and a user namespace)" : "", strerror(errno));
-            } else if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            } else if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                       WEXITSTATUS(status) == 0) {
                 known = 1;
             } else {
                 ssize_t n = p[0] >= 0 ? read(p[0], reason, sizeof reason - 1) : -1;
-                if (n <= 0) snprintf(reason, sizeof reason, "the namespaces' first process failed");
-                else reason[n] = 0;
+                if (n <= 0)
+                    snprintf(reason, sizeof reason, "the namespaces' first process failed");
+                else
+                    reason[n] = 0;
             }
             if (p[0] >= 0) close(p[0]);
         }

@@ -20,11 +20,11 @@
 struct cgroup;
 
 typedef enum {
-    JAIL_RO,     /* the host's path, bound read-only at the same path (a folder or a file) */
-    JAIL_RW,     /* the host's path, bound writable at the same path */
-    JAIL_TMPFS,  /* a fresh private tmpfs (sticky, writable by anyone) */
-    JAIL_DEV,    /* a device file of the host, bound at the same path */
-    JAIL_DEVDIR  /* /dev itself: an empty tmpfs, with fd, stdin, stdout and stderr links */
+    JAIL_RO,    /* the host's path, bound read-only at the same path (a folder or a file) */
+    JAIL_RW,    /* the host's path, bound writable at the same path */
+    JAIL_TMPFS, /* a fresh private tmpfs (sticky, writable by anyone) */
+    JAIL_DEV,   /* a device file of the host, bound at the same path */
+    JAIL_DEVDIR /* /dev itself: an empty tmpfs, with fd, stdin, stdout and stderr links */
 } jail_kind;
 
 typedef struct {

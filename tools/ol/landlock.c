@@ -24,10 +24,10 @@
 #define LL_WRITE_FILE (1ULL << 1)
 #define LL_READ_FILE (1ULL << 2)
 #define LL_READ_DIR (1ULL << 3)
-#define LL_ABI1_ALL ((1ULL << 13) - 1) /* execute ... make_sym */
-#define LL_REFER (1ULL << 13)          /* ABI 2 */
-#define LL_TRUNCATE (1ULL << 14)       /* ABI 3 */
-#define LL_IOCTL_DEV (1ULL << 15)      /* ABI 5 */
+#define LL_ABI1_ALL ((1ULL << 13) - 1)            /* execute ... make_sym */
+#define LL_REFER (1ULL << 13)                     /* ABI 2 */
+#define LL_TRUNCATE (1ULL << 14)                  /* ABI 3 */
+#define LL_IOCTL_DEV (1ULL << 15)                 /* ABI 5 */
 #define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #define LL_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
 /* the rights that apply to a file (the rest only to folders) */
@@ -96,12 +96,14 @@ int landlock_restrict(const strlist *read_trees, const strlist *write_trees) {
         const strlist *l = k == 0 ? read_trees : write_trees;
         for (int i = 0; i < l->n; i++)
             if (add_rule(ruleset, l->v[i], k == 0 ? read : all) != 0) {
-                fprintf(stderr, "ol: cannot let the test program reach %s: %s\n", l->v[i], strerror(errno));
+                fprintf(stderr, "ol: cannot let the test program reach %s: %s\n", l->v[i],
+                        strerror(errno));
                 close(ruleset);
                 return -1;
             }
     }
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
         fprintf(stderr, "ol: cannot sandbox the test program: %s\n", strerror(errno));
         close(ruleset);
         return -1;

@@ -19,7 +19,12 @@ enum { WAITING, RUNNING, DONE };
 
 static volatile sig_atomic_t interrupted;
 
-static void on_signal(int sig) { interrupted = sig; }
+/* The first Ctrl-C or SIGTERM stops the children and lets ol say so; a
+ * second one (ol busy elsewhere) ends it at once. */
+static void on_signal(int sig) {
+    if (interrupted) _exit(130);
+    interrupted = sig;
+}
 
 void proc_setup(void) {
     struct sigaction sa;

@@ -22,14 +22,15 @@
 #define TEST_UID_FIRST 0x7a000000u
 #define TEST_UID_COUNT 0x01000000u
 /* The devices a test may open. */
-static const char *const DEVICES[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+static const char *const DEVICES[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                      "/dev/urandom"};
 
 bool sandbox_jails(void) { return jail_available(NULL); }
 
 char *sandbox_mode(const strlist *keep_out) {
     return xasprintf("%s%s%s landlock-%d%s", sandbox_jails() ? "jail" : "no-jail",
-                     seccomp_available() ? " seccomp" : "", cgroup_available(NULL) ? " cgroup" : "", landlock_abi(),
-                     sandbox_sealed(keep_out) ? " sealed" : " open");
+                     seccomp_available() ? " seccomp" : "", cgroup_available(NULL) ? " cgroup" : "",
+                     landlock_abi(), sandbox_sealed(keep_out) ? " sealed" : " open");
 }
 
 bool sandbox_sealed(const strlist *keep_out) {
@@ -90,14 +91,16 @@ static void allow_around(sandbox *sb, const char *tree, const strlist *keep_out,
 
 void sandbox_system(sandbox *sb, const strlist *keep_out, bool shared_tmp) {
     /* not /run: its sockets (a container engine's, the system bus) are no test's business */
-    static const char *const READ[] = {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc",
-                                       "/opt", "/proc", "/sys", "/nix", "/gnu"};
+    static const char *const READ[] = {"/usr", "/lib",  "/lib32", "/lib64", "/libx32",
+                                       "/bin", "/sbin", "/etc",   "/opt",   "/proc",
+                                       "/sys", "/nix",  "/gnu"};
     static const char *const WRITE[] = {"/tmp", "/var/tmp", "/dev"};
     sb->sealed = true;
-    for (size_t i = 0; i < sizeof READ / sizeof *READ; i++) allow_around(sb, READ[i], keep_out, false);
-    for (size_t i = 0; shared_tmp && i < sizeof WRITE / sizeof *WRITE; i++) allow_around(sb, WRITE[i], keep_out, true);
+    for (size_t i = 0; i < sizeof READ / sizeof *READ; i++)
+        allow_around(sb, READ[i], keep_out, false);
+    for (size_t i = 0; shared_tmp && i < sizeof WRITE / sizeof *WRITE; i++)
+        allow_around(sb, WRITE[i], keep_out, true);
 }
-
 
 void sandbox_allow(sandbox *sb, const char *path, bool writable) {
     /* by its real path: a jail mounts what a link leads to, not the link */
@@ -178,7 +181,8 @@ int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, 
         if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) x = (uint32_t)getpid() * 2654435761u;
         sb->uid = (uid_t)(TEST_UID_FIRST + x % TEST_UID_COUNT);
         if (give_folders(run_dir, sb->uid) != 0) {
-            ol_error("cannot hand the run folder %s to the test's user: %s", run_dir, strerror(errno));
+            ol_error("cannot hand the run folder %s to the test's user: %s", run_dir,
+                     strerror(errno));
             return -1;
         }
     }
@@ -193,7 +197,8 @@ int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, 
             return -1;
         }
         for (int i = 0; i < sb->read.n; i++)
-            if (strcmp(sb->read.v[i], "/proc") != 0) jail_add(j, sb->read.v[i], JAIL_RO); /* its own, fresh */
+            if (strcmp(sb->read.v[i], "/proc") != 0)
+                jail_add(j, sb->read.v[i], JAIL_RO); /* its own, fresh */
         for (int i = 0; i < sb->write.n; i++) jail_add(j, sb->write.v[i], JAIL_RW);
         /* the system's trees are listed by their real paths: the links to
          * them (/lib64 -> usr/lib64, where the dynamic loader is) come too */
@@ -204,14 +209,17 @@ int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, 
         }
         jail_add(j, program, JAIL_RO); /* over itself: chmod fails, whoever owns it */
         jail_add(j, "/dev", JAIL_DEVDIR);
-        for (size_t i = 0; i < sizeof DEVICES / sizeof *DEVICES; i++) jail_add(j, DEVICES[i], JAIL_DEV);
+        for (size_t i = 0; i < sizeof DEVICES / sizeof *DEVICES; i++)
+            jail_add(j, DEVICES[i], JAIL_DEV);
         static const char *const PRIVATE[] = {"/tmp", "/var/tmp", "/dev/shm"};
-        for (size_t i = 0; i < sizeof PRIVATE / sizeof *PRIVATE; i++) jail_add(j, PRIVATE[i], JAIL_TMPFS);
+        for (size_t i = 0; i < sizeof PRIVATE / sizeof *PRIVATE; i++)
+            jail_add(j, PRIVATE[i], JAIL_TMPFS);
         /* Landlock inside, on the same view */
         sl_push(&sb->write, "/tmp");
         sl_push(&sb->write, "/var/tmp");
         sl_push(&sb->write, "/dev");
-        if (sb->memory_bytes > 0 && cgroup_available(NULL)) cgroup_create(&sb->cg, sb->memory_bytes, sb->extra_tasks);
+        if (sb->memory_bytes > 0 && cgroup_available(NULL))
+            cgroup_create(&sb->cg, sb->memory_bytes, sb->extra_tasks);
     }
     return 0;
 }
@@ -241,8 +249,10 @@ static long user_tasks(void) {
         if (!f) continue;
         long uid = -1, threads = 1;
         while (fgets(line, sizeof line, f)) {
-            if (strncmp(line, "Uid:", 4) == 0) uid = strtol(line + 4, NULL, 10);
-            else if (strncmp(line, "Threads:", 8) == 0) threads = strtol(line + 8, NULL, 10);
+            if (strncmp(line, "Uid:", 4) == 0)
+                uid = strtol(line + 4, NULL, 10);
+            else if (strncmp(line, "Threads:", 8) == 0)
+                threads = strtol(line + 8, NULL, 10);
         }
         fclose(f);
         if (uid == (long)me) total += threads;
@@ -282,17 +292,20 @@ static int enter(const void *arg, int *listener) {
     if (sb->file_bytes > 0) limit(RLIMIT_FSIZE, (rlim_t)sb->file_bytes);
     /* a user of its own (or a user namespace) starts with no tasks counted */
     bool counted_alone = sb->uid != 0 || (sb->jl.root && geteuid() != 0);
-    if (sb->extra_tasks > 0) limit(RLIMIT_NPROC, (rlim_t)((counted_alone ? 0 : user_tasks()) + sb->extra_tasks));
+    if (sb->extra_tasks > 0)
+        limit(RLIMIT_NPROC, (rlim_t)((counted_alone ? 0 : user_tasks()) + sb->extra_tasks));
     limit(RLIMIT_CORE, 0);
     if (sb->uid != 0) {
         if (setgroups(0, NULL) != 0 || setresgid(sb->uid, sb->uid, sb->uid) != 0 ||
-            setresuid(sb->uid, sb->uid, sb->uid) != 0 || getuid() != sb->uid || geteuid() != sb->uid)
+            setresuid(sb->uid, sb->uid, sb->uid) != 0 || getuid() != sb->uid ||
+            geteuid() != sb->uid)
             return fail("take the test's own user");
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail("forbid new privileges");
     if (landlock_restrict(&sb->read, &sb->write) != 0) return -1;
     /* exec once needs a supervisor: the jail's PID 1 */
-    if (sb->seccomp && seccomp_install(sb->jl.root != NULL, listener) != 0) return fail("install the seccomp filter");
+    if (sb->seccomp && seccomp_install(sb->jl.root != NULL, listener) != 0)
+        return fail("install the seccomp filter");
     return 0;
 }
 
@@ -316,20 +329,29 @@ void sandbox_exec(const sandbox *sb, char **argv, int status_fd) {
 void sandbox_gaps(strlist *out) {
     const char *why = NULL;
     if (!jail_available(&why))
-        sl_push_owned(out, xasprintf("no namespaces (%s): tests share the machine's /tmp, /var/tmp and /dev/shm, "
-                                     "its network and its devices, and a process a test leaves behind outlives "
-                                     "its run", why));
+        sl_push_owned(
+            out,
+            xasprintf("no namespaces (%s): tests share the machine's /tmp, /var/tmp and /dev/shm, "
+                      "its network and its devices, and a process a test leaves behind outlives "
+                      "its run",
+                      why));
     else if (!cgroup_available(&why))
-        sl_push_owned(out, xasprintf("no control groups (%s): memory is limited per process, not per run", why));
+        sl_push_owned(
+            out,
+            xasprintf("no control groups (%s): memory is limited per process, not per run", why));
     if (landlock_abi() == 0)
-        sl_push(out, "no Landlock (Linux 5.13 or later, enabled): without namespaces too, tests could read the "
+        sl_push(out, "no Landlock (Linux 5.13 or later, enabled): without namespaces too, tests "
+                     "could read the "
                      "course's reference and ol's caches; with them, they see only the jail");
     if (!seccomp_available())
-        sl_push(out, "no seccomp supervisor (Linux 5.5): tests may ptrace, exec other programs and use keyrings");
+        sl_push(out, "no seccomp supervisor (Linux 5.5): tests may ptrace, exec other programs and "
+                     "use keyrings");
     if (geteuid() != 0 && !jail_available(NULL))
         sl_push(out, "ol is not root and has no namespaces: a test can read its own program file");
     if (tests_run_as_root)
-        sl_push(out, "tests run as root: without namespaces, a user of their own could not reach the workspace "
-                     "(a folder above it lets only its owner in), so RLIMIT_NPROC does not hold and the program "
+        sl_push(out, "tests run as root: without namespaces, a user of their own could not reach "
+                     "the workspace "
+                     "(a folder above it lets only its owner in), so RLIMIT_NPROC does not hold "
+                     "and the program "
                      "file is readable");
 }

@@ -29,23 +29,23 @@
 #include "util.h"
 
 typedef struct sandbox {
-    strlist read;         /* trees readable (and executable) beneath */
-    strlist write;        /* trees also writable beneath */
-    bool sealed;          /* false: a writable system tree holds the course or workspace */
-    char *unsealed_by;    /* that tree ("/tmp"), for the note */
+    strlist read;      /* trees readable (and executable) beneath */
+    strlist write;     /* trees also writable beneath */
+    bool sealed;       /* false: a writable system tree holds the course or workspace */
+    char *unsealed_by; /* that tree ("/tmp"), for the note */
     /* resource limits (0: leave as inherited) */
-    double cpu_seconds;   /* RLIMIT_CPU, per process */
+    double cpu_seconds;     /* RLIMIT_CPU, per process */
     long long memory_bytes; /* per process (RLIMIT_DATA) or, in a control group, the whole run */
     long long file_bytes;   /* RLIMIT_FSIZE */
-    int extra_tasks;      /* RLIMIT_NPROC: that many more tasks than the user has (or, as a user of
-                           * its own, in all) */
+    int extra_tasks;        /* RLIMIT_NPROC: that many more tasks than the user has (as a
+                             * user of its own, in all) */
     /* a test program: set by sandbox_test_program */
     bool test_program;
-    char *program;        /* its file: executable, not readable */
-    uid_t uid;            /* ol is root: the test's own user and group (0: stay) */
-    bool seccomp;         /* the filter, with exec only once */
-    jail jl;              /* jailed when jl.root is set */
-    cgroup cg;            /* made by sandbox_test_program when the machine allows */
+    char *program; /* its file: executable, not readable */
+    uid_t uid;     /* ol is root: the test's own user and group (0: stay) */
+    bool seccomp;  /* the filter, with exec only once */
+    jail jl;       /* jailed when jl.root is set */
+    cgroup cg;     /* made by sandbox_test_program when the machine allows */
 } sandbox;
 
 /* The system's trees (read: /usr, /etc, /proc, ...; and, for a test program

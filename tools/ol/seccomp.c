@@ -23,13 +23,14 @@
 
 /* The calls refused outright. Each is named only where the C library knows
  * it, so an older <sys/syscall.h> leaves out what it cannot spell. */
+/* clang-format off */
 static const long DENIED[] = {
     SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp,
     SYS_add_key, SYS_request_key, SYS_keyctl,
     SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_unshare, SYS_setns,
     SYS_swapon, SYS_swapoff, SYS_reboot, SYS_kexec_load, SYS_init_module, SYS_finit_module,
-    SYS_delete_module, SYS_acct, SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex,
-    SYS_iopl, SYS_ioperm, SYS_syslog, SYS_quotactl, SYS_lookup_dcookie, SYS_vhangup,
+    SYS_delete_module, SYS_acct, SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime,
+    SYS_adjtimex, SYS_iopl, SYS_ioperm, SYS_syslog, SYS_quotactl, SYS_lookup_dcookie, SYS_vhangup,
     SYS_open_by_handle_at, SYS_name_to_handle_at, SYS_perf_event_open, SYS_bpf, SYS_userfaultfd,
     SYS_fanotify_init, SYS_uselib, SYS_personality,
 #ifdef SYS_kexec_file_load
@@ -54,9 +55,11 @@ static const long DENIED[] = {
     SYS_quotactl_fd,
 #endif
 };
+/* clang-format on */
 
-#define NS_FLAGS (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
-                  CLONE_NEWCGROUP | 0x00000080 /* CLONE_NEWTIME */)
+#define NS_FLAGS                                                                                   \
+    (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |     \
+     CLONE_NEWCGROUP | 0x00000080 /* CLONE_NEWTIME */)
 
 typedef struct {
     struct sock_filter v[160];
@@ -76,8 +79,10 @@ static void on_call(program *p, long call, uint32_t what) {
 }
 
 static void build(program *p, bool exec_once) {
-    const uint32_t nr = offsetof(struct seccomp_data, nr), arch = offsetof(struct seccomp_data, arch),
-                   arg0 = offsetof(struct seccomp_data, args[0]); /* its low 32 bits (little-endian) */
+    const uint32_t nr = offsetof(struct seccomp_data, nr),
+                   arch = offsetof(struct seccomp_data, arch),
+                   arg0 =
+                       offsetof(struct seccomp_data, args[0]); /* its low 32 bits (little-endian) */
     const uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
     p->n = 0;
     op(p, BPF_LD | BPF_W | BPF_ABS, arch, 0, 0);
@@ -87,7 +92,7 @@ static void build(program *p, bool exec_once) {
     op(p, BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1);
     ret(p, SECCOMP_RET_ERRNO | ENOSYS);
     for (size_t i = 0; i < sizeof DENIED / sizeof *DENIED; i++) on_call(p, DENIED[i], eperm);
-    /* clone3 keeps its flags in memory a filter cannot read: ENOSYS makes
+        /* clone3 keeps its flags in memory a filter cannot read: ENOSYS makes
      * the C library fall back to clone, whose flags it can */
 #ifdef SYS_clone3
     on_call(p, SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS);
@@ -145,12 +150,14 @@ bool seccomp_available(void) {
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         int listener;
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || seccomp_install(true, &listener) != 0) _exit(1);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || seccomp_install(true, &listener) != 0)
+            _exit(1);
         struct seccomp_notif_sizes sizes;
         _exit(syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 ? 0 : 1);
     }
     int status = 0;
-    known = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    known =
+        pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     return known;
 }
 
@@ -158,7 +165,8 @@ int seccomp_answer(int listener, bool *exec_done) {
     struct seccomp_notif req;
     struct seccomp_notif_resp resp;
     memset(&req, 0, sizeof req);
-    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return errno == EINTR || errno == ENOENT ? 0 : -1;
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
+        return errno == EINTR || errno == ENOENT ? 0 : -1;
     memset(&resp, 0, sizeof resp);
     resp.id = req.id;
     /* the first exec is ol's own: nothing of the test has run yet */

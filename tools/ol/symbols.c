@@ -11,8 +11,8 @@
 #include "proc.h"
 
 /* What grading relies on, by name. */
-static const char *const HARNESS[] = {"main", "srunner_*", "suite_*", "tcase_*", "_ck_*", "testgen_*",
-                                      "__wrap_*", "__real_*", "tl_*"};
+static const char *const HARNESS[] = {"main",      "srunner_*", "suite_*",  "tcase_*", "_ck_*",
+                                      "testgen_*", "__wrap_*",  "__real_*", "tl_*"};
 
 /* The global symbols `nm` says path defines (dynamic: a shared library's
  * exports), "NAME" each, into out. An archive's members are all read. Not
@@ -31,7 +31,8 @@ static int nm_defined(ol_ctx *ctx, const char *path, bool dynamic, strlist *out)
     char *text = read_file(memo, NULL);
     int rc = 0;
     if (text && strncmp(text, digest, HASH_HEX - 1) == 0 && text[HASH_HEX - 1] == '\n') {
-        for (char *save = NULL, *w = strtok_r(text + HASH_HEX, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+        for (char *save = NULL, *w = strtok_r(text + HASH_HEX, "\n", &save); w;
+             w = strtok_r(NULL, "\n", &save))
             sl_push(out, w);
     } else {
         strlist names = {0};
@@ -120,7 +121,8 @@ int symbols_of_reference(ol_ctx *ctx, const lesson *l, strlist *out) {
             ol_error("the reference of %s does not compile", x->id);
             rc = -1;
         }
-        for (int i = 0; i < lib.n && rc == 0; i++) rc = nm_defined(ctx, lib.units[i].obj, false, out);
+        for (int i = 0; i < lib.n && rc == 0; i++)
+            rc = nm_defined(ctx, lib.units[i].obj, false, out);
         lesson_lib_free(&lib);
     }
     lessons_free(need, nneed);
@@ -159,9 +161,11 @@ static char *library_symbols(ol_ctx *ctx, const lesson *l) {
         for (int i = 0; i < inputs.n && rc == 0; i++) {
             strlist names = {0};
             size_t n = strlen(inputs.v[i]);
-            bool shared = strstr(inputs.v[i], ".so") != NULL && !(n > 2 && !strcmp(inputs.v[i] + n - 2, ".a"));
+            bool shared = strstr(inputs.v[i], ".so") != NULL &&
+                          !(n > 2 && !strcmp(inputs.v[i] + n - 2, ".a"));
             rc = nm_defined(ctx, inputs.v[i], shared, &names);
-            for (int k = 0; k < names.n; k++) sb_printf(&b, "%s\t%s\n", names.v[k], path_base(inputs.v[i]));
+            for (int k = 0; k < names.n; k++)
+                sb_printf(&b, "%s\t%s\n", names.v[k], path_base(inputs.v[i]));
             sl_free(&names);
         }
         text = sb_take(&b);
@@ -210,19 +214,24 @@ int symbols_check(ol_ctx *ctx, const lesson *l, const unit *units, const char *c
             bool lesson_own = sl_contains(lesson_functions, name);
             char *why = NULL;
             if (tests && lesson_own) {
-                why = xstrdup("one of the lesson's functions: a test that defines it replaces the code it grades");
+                why = xstrdup("one of the lesson's functions: a test that defines it replaces the "
+                              "code it grades");
             } else if (!lesson_own) {
                 char *lib = defined_by(table, name);
                 if (lib)
-                    why = xasprintf("which %s defines too: the linker would take yours, and change how the test "
-                                    "program (or Check, which reports its results) works", lib);
+                    why = xasprintf("which %s defines too: the linker would take yours, and change "
+                                    "how the test "
+                                    "program (or Check, which reports its results) works",
+                                    lib);
                 for (size_t p = 0; !why && p < sizeof HARNESS / sizeof *HARNESS; p++)
                     if (fnmatch(HARNESS[p], name, 0) == 0)
-                        why = xstrdup("a name grading keeps for itself (Check's runner, ol's harness, the runtime)");
+                        why = xstrdup("a name grading keeps for itself (Check's runner, ol's "
+                                      "harness, the runtime)");
                 free(lib);
             }
             if (!why) continue;
-            sl_push_owned(problems, xasprintf("%s: defines %s, %s: make it static, or rename it", shown[i], name, why));
+            sl_push_owned(problems, xasprintf("%s: defines %s, %s: make it static, or rename it",
+                                              shown[i], name, why));
             free(why);
         }
         sl_free(&names);
