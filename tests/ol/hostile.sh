@@ -524,7 +524,8 @@ rm -f c/tinyllm/modern/rmsnorm.c; ln -s "$REFSRC" c/tinyllm/modern/rmsnorm.c
 run "$OL" check L7.1
 graded_fail "5. code that is a symbolic link to the reference gets no grade"
 expect "5. ... the link is refused by name" 1 "c/tinyllm/modern/rmsnorm.c is a symbolic link"
-rm -f c/tinyllm/modern/rmsnorm.c; cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
+rm -f c/tinyllm/modern/rmsnorm.c
+cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
 # a test embeds the reference with an .incbin the assembler builds (.irp), shown when it fails
 set_tests test_embed.c "$HEAD
 __asm__(\".section .rodata\\n.globl embedded\\nembedded:\\n\"

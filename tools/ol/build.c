@@ -193,6 +193,13 @@ static sandbox *compile_sandbox(ol_ctx *ctx, const unit *u, const char *scratch)
     sl_push(&keep_out, ctx->ws);
     sandbox_system(sb, &keep_out, false);
     sl_free(&keep_out);
+    /* nor /proc and /sys: an #include of /proc/self/environ would print ol's environment */
+    for (int i = sb->read.n - 1; i >= 0; i--)
+        if (!strcmp(sb->read.v[i], "/proc") || !strcmp(sb->read.v[i], "/sys") ||
+            !strncmp(sb->read.v[i], "/proc/", 6) || !strncmp(sb->read.v[i], "/sys/", 5)) {
+            free(sb->read.v[i]);
+            sb->read.v[i] = sb->read.v[--sb->read.n];
+        }
     char *contracts = path_join(ctx->root, "contracts"), real[PATH_MAX];
     sandbox_allow(sb, contracts, false);
     static strlist reached; /* once per run of ol */
@@ -294,6 +301,7 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
                 proc_arg(j, tmp_objs[njobs]);
                 if (scratch[njobs]) {
                     j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
+                    j->clean_env = true; /* the student's file sees nothing of ol's */
                     proc_env(j, "TMPDIR", scratch[njobs]);
                 }
             } else {
@@ -557,6 +565,7 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
             outs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.i") : xstrdup("/nonexistent/out.i");
             if (scratch[njobs]) {
                 j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
+                j->clean_env = true;
                 proc_env(j, "TMPDIR", scratch[njobs]);
             }
         } else {

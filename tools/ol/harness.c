@@ -86,15 +86,10 @@ void print_problems(const strlist *problems) {
     }
 }
 
-/* What the student's compiled code may hold: includes of contracts, system
- * headers and its own files only; no symbol grading relies on. */
+/* What the student's compiled code may hold: no symbol grading relies on. */
 static int student_code_rules(ol_ctx *ctx, const lesson *l, lesson_lib **libs, int n) {
     strlist problems = {0}, allowed = {0};
-    int rc = OL_PASS;
-    for (int i = 0; i < n && rc == OL_PASS; i++)
-        if (libs[i]->kind == LIB_STUDENT && code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems) < 0)
-            rc = OL_USAGE;
-    if (rc == OL_PASS && !problems.n && symbols_of_reference(ctx, l, &allowed) != 0) rc = OL_USAGE;
+    int rc = symbols_of_reference(ctx, l, &allowed) != 0 ? OL_USAGE : OL_PASS;
     for (int i = 0; i < n && rc == OL_PASS && !problems.n; i++) {
         if (libs[i]->kind != LIB_STUDENT) continue;
         const char **shown = xcalloc((size_t)libs[i]->n + 1, sizeof *shown);
@@ -135,16 +130,21 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
     lesson_lib **libs = xcalloc((size_t)d->n + 1, sizeof *libs);
     libs[0] = mine;
     for (int i = 0; i < d->n; i++) libs[i + 1] = &d->libs[i];
-    int failed = lesson_libs_build(ctx, libs, d->n + 1);
-    for (int i = 0; i <= d->n && failed >= 0; i++) lesson_lib_print_log(ctx, libs[i]);
+    /* the include rule first, on the preprocessor alone: a file it refuses is never
+     * compiled, so no compiler message shows a line of it */
     int rc = OL_PASS;
+    for (int i = 0; i <= d->n && rc == OL_PASS; i++)
+        if (libs[i]->kind == LIB_STUDENT && code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems) < 0)
+            rc = OL_USAGE;
+    if (rc == OL_PASS && problems.n) {
+        print_problems(&problems);
+        rc = OL_FAIL;
+    }
+    int failed = rc == OL_PASS ? lesson_libs_build(ctx, libs, d->n + 1) : 0;
+    for (int i = 0; i <= d->n && failed >= 0 && rc == OL_PASS; i++) lesson_lib_print_log(ctx, libs[i]);
     if (failed < 0)
         rc = OL_USAGE;
     else if (failed > 0) {
-        /* an include the compiler's sandbox refused: say which rule it breaks */
-        for (int i = 0; i <= d->n; i++)
-            if (libs[i]->kind == LIB_STUDENT) code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems);
-        print_problems(&problems);
         for (int i = 0; i <= d->n; i++)
             if (!libs[i]->ok)
                 ol_error("%s does not compile (the compiler's messages are above)", libs[i]->label);

@@ -84,8 +84,12 @@ static void child_exec(proc_job *j) {
         if (in > 0) close(in);
     }
     if (j->clean_env) {
+        /* PATH stays: where the compiler is (nothing secret); the rest goes */
+        const char *path = getenv("PATH");
+        char *keep = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
         clearenv();
-        setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+        setenv("PATH", keep, 1);
+        free(keep);
         setenv("HOME", j->cwd ? j->cwd : "/", 1);
         setenv("LC_ALL", "C", 1);
     }

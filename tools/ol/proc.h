@@ -13,7 +13,7 @@ typedef struct proc_job {
     strlist argv;         /* argv[0] is looked up in PATH */
     strlist env;          /* "KEY=VALUE" set in the child */
     bool clean_env;       /* start from an empty environment (PATH, HOME and LC_ALL=C, then env):
-                           * a test program sees nothing of ol's or the caller's */
+                           * a test program or a student's compile sees nothing else of ol's */
     const struct sandbox *sandbox; /* what it may touch (sandbox.h); NULL: anything */
     char *cwd;            /* NULL: ol's own */
     char *out_path;       /* stdout and stderr; NULL: /dev/null */
