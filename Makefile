@@ -14,6 +14,7 @@ LDFLAGS  += -fopenmp $(SAN)
 PKG_CFLAGS := $(shell pkg-config --cflags check libcjson libcurl libmicrohttpd openblas 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 CJSON_LIBS := -lcjson
+TOKENIZER_LIBS := -lonig -lutf8proc   # the tokenizer's regexes (Oniguruma) and Unicode forms
 CURL_LIBS  := -lcurl -lcrypto
 MHD_LIBS   := -lmicrohttpd
 BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null)
@@ -22,7 +23,7 @@ CPPFLAGS   += $(PKG_CFLAGS)
 # Libraries every runtime consumer links, in link order.
 CORE_LIB    := $(BUILD)/lib/libtinyllm_core.a
 TESTING_LIB := $(BUILD)/lib/libtinyllm_testing.a
-CORE_LINK   := $(CORE_LIB) $(CJSON_LIBS) $(BLAS_LIBS) -lm -lpthread
+CORE_LINK   := $(CORE_LIB) $(CJSON_LIBS) $(TOKENIZER_LIBS) $(BLAS_LIBS) -lm -lpthread
 TESTGEN     := $(BUILD)/bin/tl-testgen
 
 # Areas append to these.
@@ -66,6 +67,7 @@ test-memory:
 	@$(MAKE) --no-print-directory asan
 	@echo "== runtime tests under valgrind (make valgrind) =="
 	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory valgrind-tokenizer
 
 bench: deps
 	@$(MAKE) --no-print-directory -j2 build-all
@@ -75,7 +77,7 @@ bench: deps
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  test-core
+	  test-core test-tokenizer-unit
 
 clean:
 	rm -rf $(BUILD) build

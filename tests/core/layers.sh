@@ -17,6 +17,12 @@ layer_of() {
     cast|views|autograd|ops_*) echo 5 ;;         # the ops-autograd cycle
     nn|safetensors) echo 6 ;;
     nn_layers|nn_load|safetensors_write|checkpoint) echo 7 ;;
+    # the tokenizer and chat templates (tokenizer.h, chat_template.h)
+    tokenizer_text|jinja_value) echo 1 ;;
+    tokenizer_pattern|tokenizer_bpe|tokenizer_vocab|jinja_context|jinja_lex|jinja_parse) echo 2 ;;
+    tokenizer_normalize|tokenizer_pretokenize|jinja_builtins) echo 3 ;;
+    tokenizer_encode|tokenizer_decode|jinja_eval) echo 4 ;;
+    tokenizer_load|chat_template) echo 6 ;;
     *) echo "layers.sh: $1.c has no layer; add it to tests/core/layers.sh" >&2; exit 2 ;;
     esac
 }

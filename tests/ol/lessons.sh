@@ -57,7 +57,9 @@ for json in "$ROOT"/course/*/lesson.json; do
     fail "$id: lesson.json names no model_tests folder"
     continue
   fi
-  rm -rf "c/$slug"; mkdir -p "c/$slug"; cp "$ROOT/$model"/*.c "c/$slug/"
+  # the test files and any header of their own folder (course/FORMAT.md allows them)
+  rm -rf "c/$slug"; mkdir -p "c/$slug"
+  find "$ROOT/$model" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) -exec cp {} "c/$slug/" \;
   run "$OL" check "$id" --ref-deps
   [ "$rc" = 0 ] && ok "$id: the model-answer tests reach rung $(field "$id" rung)" \
                 || fail "$id: the model-answer tests reach rung $(field "$id" rung)"

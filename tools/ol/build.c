@@ -685,6 +685,8 @@ static void link_args(ol_ctx *ctx, const link_spec *l, strlist *args) {
     sl_push(args, ctx->core_lib);
     for (int i = 0; i < l->ldflags.n; i++) sl_push(args, l->ldflags.v[i]);
     sl_push(args, "-lcjson");
+    sl_push(args, "-lonig");        /* the runtime's tokenizer (tokenizer.h) */
+    sl_push(args, "-lutf8proc");
     add_words(args, OL_BLAS_LIBS);
     add_words(args, OL_CHECK_LIBS);
     sl_push(args, "-lm");

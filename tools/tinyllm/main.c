@@ -1,5 +1,6 @@
 /* main.c: `tinyllm VERB [ARGS]`, the milestone's command line. The verbs
  * are listed in verbs.h; this file only finds the one asked for. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,10 +19,23 @@ static const verb VERBS[] = {
 };
 #define N_VERBS (sizeof VERBS / sizeof VERBS[0])
 
+/* A verb's C name has '_' where the command line has '-' (chat_template is
+ * typed chat-template). */
+static bool same_verb(const char *typed, const char *name) {
+    for (; *typed && *name; typed++, name++)
+        if (*typed != *name && !(*typed == '-' && *name == '_')) return false;
+    return *typed == *name;
+}
+
 static void usage(FILE *out) {
     fprintf(out, "usage: tinyllm VERB [ARGS]\n\nverbs:\n");
-    for (size_t i = 0; i < N_VERBS; i++)
-        fprintf(out, "  %-10s %-8s %s\n", VERBS[i].name, VERBS[i].args, VERBS[i].help);
+    for (size_t i = 0; i < N_VERBS; i++) {
+        char shown[32];
+        snprintf(shown, sizeof shown, "%s", VERBS[i].name);
+        for (char *c = shown; *c; c++)
+            if (*c == '_') *c = '-';
+        fprintf(out, "  %-13s %-6s %s\n", shown, VERBS[i].args, VERBS[i].help);
+    }
     fprintf(out, "\n`tinyllm VERB --help` describes one verb.\n");
 }
 
@@ -36,7 +50,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < N_VERBS; i++)
-        if (strcmp(name, VERBS[i].name) == 0) {
+        if (same_verb(name, VERBS[i].name)) {
             int status = VERBS[i].run(argc - 1, argv + 1);
             tl_shutdown();   /* so leak checkers see a clean exit */
             return status;

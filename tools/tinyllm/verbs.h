@@ -10,7 +10,10 @@
 
 #define TINYLLM_VERBS(VERB)                                                                  \
     VERB(inspect, "PATH", "list a checkpoint's tensors (name, dtype, shape, bytes) and metadata") \
-    VERB(pull, "REPO", "download a model's files from the Hub into the cache (resumed, verified)")
+    VERB(pull, "REPO", "download a model's files from the Hub into the cache (resumed, verified)") \
+    VERB(tokenize, "PATH", "encode a text into token ids (a JSON array), as tokenizer(text)") \
+    VERB(detokenize, "PATH", "decode token ids (--ids 1,2,3) into text, as tokenizer.decode") \
+    VERB(chat_template, "PATH", "render a conversation (--messages F.json) with the chat template")
 
 #define TINYLLM_DECLARE_VERB(name, args, help) int tinyllm_##name(int argc, char **argv);
 TINYLLM_VERBS(TINYLLM_DECLARE_VERB)

@@ -1,0 +1,481 @@
+/* jinja_value.c: Jinja values as Python sees them (chat_template.h): the
+ * render's arena, truthiness, equality and order, str() and json.dumps(). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "jinja_internal.h"
+
+/* ---- the arena ------------------------------------------------------------- */
+
+struct jarena_chunk {
+    jarena_chunk *next;
+    size_t used, size;
+    max_align_t data[];
+};
+
+void *ja_alloc(jarena *a, size_t size) {
+    size = (size + 15) & ~(size_t)15;
+    jarena_chunk *c = a->head;
+    if (!c || c->used + size > c->size) {
+        size_t chunk = size > 65536 ? size : 65536;
+        c = malloc(sizeof *c + chunk);
+        if (!c) {
+            a->failed = true;
+            return NULL;
+        }
+        c->next = a->head;
+        c->used = 0;
+        c->size = chunk;
+        a->head = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *ja_strndup(jarena *a, const char *s, size_t n) {
+    char *d = ja_alloc(a, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+void ja_free(jarena *a) {
+    while (a->head) {
+        jarena_chunk *next = a->head->next;
+        free(a->head);
+        a->head = next;
+    }
+}
+
+void js_append(jstr *s, const char *data, size_t n) {
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        while (cap < s->len + n + 1) cap *= 2;
+        char *d = ja_alloc(s->arena, cap);
+        if (!d) return;
+        if (s->len) memcpy(d, s->data, s->len);
+        s->data = d;
+        s->cap = cap;
+    }
+    if (n) memcpy(s->data + s->len, data, n);
+    s->len += n;
+    s->data[s->len] = '\0';
+}
+
+void js_puts(jstr *s, const char *text) { js_append(s, text, strlen(text)); }
+
+/* ---- making values ----------------------------------------------------------- */
+
+jv jv_undefined(const char *name) { return (jv){.kind = JV_UNDEFINED, .undefined_name = name}; }
+jv jv_none(void) { return (jv){.kind = JV_NONE}; }
+jv jv_bool(bool b) { return (jv){.kind = JV_BOOL, .u.b = b}; }
+jv jv_int(int64_t i) { return (jv){.kind = JV_INT, .u.i = i}; }
+jv jv_float(double f) { return (jv){.kind = JV_FLOAT, .u.f = f}; }
+jv jv_string(const char *s, size_t len) {
+    return (jv){.kind = JV_STRING, .u.str = {s ? s : "", len}};
+}
+jv jv_cstring(const char *s) { return jv_string(s, strlen(s)); }
+
+jv jv_new_list(jarena *a) {
+    return (jv){.kind = JV_LIST, .u.list = ja_alloc(a, sizeof(jlist))};
+}
+
+jv jv_new_dict(jarena *a) {
+    return (jv){.kind = JV_DICT, .u.dict = ja_alloc(a, sizeof(jdict))};
+}
+
+void jl_push(jarena *a, jlist *l, jv v) {
+    if (!l) return;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        jv *items = ja_alloc(a, cap * sizeof *items);
+        if (!items) return;
+        if (l->count) memcpy(items, l->items, l->count * sizeof *items);
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->count++] = v;
+}
+
+jv *jd_get(const jdict *d, jv key) {
+    if (!d) return NULL;
+    for (size_t i = 0; i < d->count; i++)
+        if (jv_equal(d->keys[i], key)) return &d->values[i];
+    return NULL;
+}
+
+jv *jd_get_str(const jdict *d, const char *key) { return jd_get(d, jv_cstring(key)); }
+
+void jd_set(jarena *a, jdict *d, jv key, jv value) {
+    if (!d) return;
+    jv *slot = jd_get(d, key);
+    if (slot) {
+        *slot = value;
+        return;
+    }
+    if (d->count == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        jv *keys = ja_alloc(a, cap * sizeof *keys), *values = ja_alloc(a, cap * sizeof *values);
+        if (!keys || !values) return;
+        if (d->count) {
+            memcpy(keys, d->keys, d->count * sizeof *keys);
+            memcpy(values, d->values, d->count * sizeof *values);
+        }
+        d->keys = keys;
+        d->values = values;
+        d->cap = cap;
+    }
+    d->keys[d->count] = key;
+    d->values[d->count++] = value;
+}
+
+/* ---- truth, equality, order ------------------------------------------------------ */
+
+bool jv_truthy(jv v) {
+    switch (v.kind) {
+    case JV_UNDEFINED:
+    case JV_NONE: return false;
+    case JV_BOOL: return v.u.b;
+    case JV_INT: return v.u.i != 0;
+    case JV_FLOAT: return v.u.f != 0;
+    case JV_STRING: return v.u.str.len > 0;
+    case JV_LIST: return v.u.list->count > 0;
+    case JV_DICT: return v.u.dict->is_namespace || v.u.dict->count > 0;
+    default: return true;
+    }
+}
+
+static bool is_number(jv v) { return v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL; }
+static double as_double(jv v) {
+    return v.kind == JV_FLOAT ? v.u.f : v.kind == JV_INT ? (double)v.u.i : (double)v.u.b;
+}
+
+bool jv_equal(jv a, jv b) {
+    if (is_number(a) && is_number(b)) {
+        if (a.kind != JV_FLOAT && b.kind != JV_FLOAT) {
+            int64_t x = a.kind == JV_INT ? a.u.i : a.u.b, y = b.kind == JV_INT ? b.u.i : b.u.b;
+            return x == y;
+        }
+        return as_double(a) == as_double(b);
+    }
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+    case JV_UNDEFINED:
+    case JV_NONE: return true;
+    case JV_STRING:
+        return a.u.str.len == b.u.str.len && !memcmp(a.u.str.s, b.u.str.s, a.u.str.len);
+    case JV_LIST:
+        if (a.u.list->count != b.u.list->count || a.u.list->is_tuple != b.u.list->is_tuple)
+            return false;
+        for (size_t i = 0; i < a.u.list->count; i++)
+            if (!jv_equal(a.u.list->items[i], b.u.list->items[i])) return false;
+        return true;
+    case JV_DICT:
+        if (a.u.dict->count != b.u.dict->count) return false;
+        for (size_t i = 0; i < a.u.dict->count; i++) {
+            jv *other = jd_get(b.u.dict, a.u.dict->keys[i]);
+            if (!other || !jv_equal(a.u.dict->values[i], *other)) return false;
+        }
+        return true;
+    case JV_MACRO: return a.u.macro.node == b.u.macro.node;
+    default: return false;
+    }
+}
+
+bool jv_compare(jv a, jv b, int *order) {
+    if (is_number(a) && is_number(b)) {
+        double x = as_double(a), y = as_double(b);
+        if (a.kind == JV_INT && b.kind == JV_INT) *order = (a.u.i > b.u.i) - (a.u.i < b.u.i);
+        else *order = (x > y) - (x < y);
+        return true;
+    }
+    if (a.kind == JV_STRING && b.kind == JV_STRING) {
+        size_t n = a.u.str.len < b.u.str.len ? a.u.str.len : b.u.str.len;
+        int c = memcmp(a.u.str.s, b.u.str.s, n);   /* UTF-8 order is code point order */
+        *order = c ? (c > 0 ? 1 : -1) : (a.u.str.len > b.u.str.len) - (a.u.str.len < b.u.str.len);
+        return true;
+    }
+    if (a.kind == JV_LIST && b.kind == JV_LIST && a.u.list->is_tuple == b.u.list->is_tuple) {
+        size_t n = a.u.list->count < b.u.list->count ? a.u.list->count : b.u.list->count;
+        for (size_t i = 0; i < n; i++) {
+            if (jv_equal(a.u.list->items[i], b.u.list->items[i])) continue;
+            return jv_compare(a.u.list->items[i], b.u.list->items[i], order);
+        }
+        *order = (a.u.list->count > b.u.list->count) - (a.u.list->count < b.u.list->count);
+        return true;
+    }
+    return false;
+}
+
+const char *jv_type_name(jv v) {
+    static const char *names[] = {"undefined", "NoneType", "bool", "int", "float", "str",
+                                  "list", "dict", "macro", "function", "method"};
+    if (v.kind == JV_DICT && v.u.dict->is_namespace) return "namespace";
+    return names[v.kind];
+}
+
+/* ---- str() ------------------------------------------------------------------------ */
+
+/* Python's repr of a float: the shortest digits that read back the same,
+ * fixed notation for exponents -4 to 15 (always with a ".0" or a fraction),
+ * else d.ddde+XX. */
+static void print_float(jstr *out, double f) {
+    char buf[48], digits[24], text[400];
+    if (isnan(f)) {
+        js_puts(out, "nan");
+        return;
+    }
+    if (isinf(f)) {
+        js_puts(out, f > 0 ? "inf" : "-inf");
+        return;
+    }
+    for (int n = 1; n <= 17; n++) {
+        snprintf(buf, sizeof buf, "%.*e", n - 1, f);
+        if (strtod(buf, NULL) == f) break;
+    }
+    const char *p = buf;
+    bool negative = *p == '-';
+    if (negative) p++;
+    size_t nd = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.') digits[nd++] = *p;
+    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    digits[nd] = '\0';
+    int exp = atoi(p + 1);
+    size_t o = 0;
+    if (negative) text[o++] = '-';
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            o += (size_t)snprintf(text + o, sizeof text - o, "0.");
+            for (int i = 0; i < -exp - 1; i++) text[o++] = '0';
+            o += (size_t)snprintf(text + o, sizeof text - o, "%s", digits);
+        } else {
+            for (int i = 0; i <= exp; i++) text[o++] = (size_t)i < nd ? digits[i] : '0';
+            text[o++] = '.';
+            if ((size_t)exp + 1 < nd) o += (size_t)snprintf(text + o, sizeof text - o, "%s",
+                                                            digits + exp + 1);
+            else text[o++] = '0';
+        }
+        text[o] = '\0';
+    } else {
+        snprintf(text + o, sizeof text - o, "%c%s%s%se%c%02d", digits[0], nd > 1 ? "." : "",
+                 nd > 1 ? digits + 1 : "", "", exp < 0 ? '-' : '+', abs(exp));
+    }
+    js_puts(out, text);
+}
+
+/* repr() of a string: Python picks single quotes unless the text holds ' and no ". */
+static void repr_string(jstr *out, const char *s, size_t n) {
+    bool has_single = memchr(s, '\'', n) != NULL, has_double = memchr(s, '"', n) != NULL;
+    char q = has_single && !has_double ? '"' : '\'';
+    js_append(out, &q, 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        if (c == (unsigned char)q || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            js_append(out, esc, 2);
+        } else if (c == '\n') js_puts(out, "\\n");
+        else if (c == '\r') js_puts(out, "\\r");
+        else if (c == '\t') js_puts(out, "\\t");
+        else if (c < 0x20 || c == 0x7F) {
+            snprintf(esc, sizeof esc, "\\x%02x", c);
+            js_puts(out, esc);
+        } else js_append(out, (const char *)&c, 1);
+    }
+    js_append(out, &q, 1);
+}
+
+static void print_repr(jstr *out, jv v) {
+    if (v.kind == JV_STRING) repr_string(out, v.u.str.s, v.u.str.len);
+    else jv_print(out, v);
+}
+
+void jv_print(jstr *out, jv v) {
+    char buf[32];
+    switch (v.kind) {
+    case JV_UNDEFINED: return;
+    case JV_NONE: js_puts(out, "None"); return;
+    case JV_BOOL: js_puts(out, v.u.b ? "True" : "False"); return;
+    case JV_INT:
+        snprintf(buf, sizeof buf, "%lld", (long long)v.u.i);
+        js_puts(out, buf);
+        return;
+    case JV_FLOAT: print_float(out, v.u.f); return;
+    case JV_STRING: js_append(out, v.u.str.s, v.u.str.len); return;
+    case JV_LIST: {
+        bool tuple = v.u.list->is_tuple;
+        js_puts(out, tuple ? "(" : "[");
+        for (size_t i = 0; i < v.u.list->count; i++) {
+            if (i) js_puts(out, ", ");
+            print_repr(out, v.u.list->items[i]);
+        }
+        js_puts(out, tuple ? (v.u.list->count == 1 ? ",)" : ")") : "]");
+        return;
+    }
+    case JV_DICT:
+        if (v.u.dict->is_namespace) {
+            js_puts(out, "<Namespace>");
+            return;
+        }
+        js_puts(out, "{");
+        for (size_t i = 0; i < v.u.dict->count; i++) {
+            if (i) js_puts(out, ", ");
+            print_repr(out, v.u.dict->keys[i]);
+            js_puts(out, ": ");
+            print_repr(out, v.u.dict->values[i]);
+        }
+        js_puts(out, "}");
+        return;
+    case JV_MACRO: js_puts(out, "<Macro>"); return;
+    default: js_puts(out, "<function>"); return;
+    }
+}
+
+/* ---- json.dumps --------------------------------------------------------------------- */
+
+static void json_string(jstr *out, const char *s, size_t n) {
+    js_puts(out, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        if (c == '"') js_puts(out, "\\\"");
+        else if (c == '\\') js_puts(out, "\\\\");
+        else if (c == '\n') js_puts(out, "\\n");
+        else if (c == '\r') js_puts(out, "\\r");
+        else if (c == '\t') js_puts(out, "\\t");
+        else if (c == '\b') js_puts(out, "\\b");
+        else if (c == '\f') js_puts(out, "\\f");
+        else if (c < 0x20 || c == 0x7F) {
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            js_puts(out, esc);
+        } else js_append(out, (const char *)&c, 1);
+    }
+    js_puts(out, "\"");
+}
+
+static void newline(jstr *out, int indent, int depth) {
+    js_puts(out, "\n");
+    for (int i = 0; i < indent * depth; i++) js_puts(out, " ");
+}
+
+static int key_order(const void *a, const void *b) {
+    const jv *x = *(const jv *const *)a, *y = *(const jv *const *)b;
+    int o = 0;
+    jv_compare(*x, *y, &o);
+    return o;
+}
+
+static bool tojson_at(jstr *out, jv v, int indent, bool sort_keys, int depth) {
+    char buf[32];
+    switch (v.kind) {
+    case JV_UNDEFINED:
+    case JV_NONE: js_puts(out, "null"); return true;
+    case JV_BOOL: js_puts(out, v.u.b ? "true" : "false"); return true;
+    case JV_INT:
+        snprintf(buf, sizeof buf, "%lld", (long long)v.u.i);
+        js_puts(out, buf);
+        return true;
+    case JV_FLOAT:
+        if (isnan(v.u.f)) js_puts(out, "NaN");
+        else if (isinf(v.u.f)) js_puts(out, v.u.f > 0 ? "Infinity" : "-Infinity");
+        else print_float(out, v.u.f);
+        return true;
+    case JV_STRING: json_string(out, v.u.str.s, v.u.str.len); return true;
+    case JV_LIST: {
+        jlist *l = v.u.list;
+        if (!l->count) {
+            js_puts(out, "[]");
+            return true;
+        }
+        js_puts(out, "[");
+        for (size_t i = 0; i < l->count; i++) {
+            if (i) js_puts(out, indent >= 0 ? "," : ", ");
+            if (indent >= 0) newline(out, indent, depth + 1);
+            if (!tojson_at(out, l->items[i], indent, sort_keys, depth + 1)) return false;
+        }
+        if (indent >= 0) newline(out, indent, depth);
+        js_puts(out, "]");
+        return true;
+    }
+    case JV_DICT: {
+        jdict *d = v.u.dict;
+        if (!d->count) {
+            js_puts(out, "{}");
+            return true;
+        }
+        const jv **keys = ja_alloc(out->arena, d->count * sizeof *keys);
+        if (!keys) return false;
+        for (size_t i = 0; i < d->count; i++) keys[i] = &d->keys[i];
+        if (sort_keys) qsort(keys, d->count, sizeof *keys, key_order);
+        js_puts(out, "{");
+        for (size_t i = 0; i < d->count; i++) {
+            if (i) js_puts(out, indent >= 0 ? "," : ", ");
+            if (indent >= 0) newline(out, indent, depth + 1);
+            jv k = *keys[i];
+            if (k.kind == JV_STRING) {
+                json_string(out, k.u.str.s, k.u.str.len);
+            } else {   /* json.dumps turns int, float, bool and None keys into strings */
+                jstr key = {.arena = out->arena};
+                if (!tojson_at(&key, k, -1, false, 0)) return false;
+                json_string(out, key.data ? key.data : "", key.len);
+            }
+            js_puts(out, ": ");
+            if (!tojson_at(out, *jd_get(d, k), indent, sort_keys, depth + 1)) return false;
+        }
+        if (indent >= 0) newline(out, indent, depth);
+        js_puts(out, "}");
+        return true;
+    }
+    default: return false;
+    }
+}
+
+bool jv_tojson(jstr *out, jv v, int indent, bool sort_keys) {
+    return tojson_at(out, v, indent, sort_keys, 0);
+}
+
+static jv from_cjson(jarena *a, const cJSON *j) {
+    if (cJSON_IsNull(j)) return jv_none();
+    if (cJSON_IsBool(j)) return jv_bool(cJSON_IsTrue(j));
+    if (cJSON_IsNumber(j)) {
+        /* JSON has one number type; Python reads 3 as int, 3.0 as float: cJSON
+         * keeps no text, so a whole value inside int64 is an int */
+        double d = j->valuedouble;
+        if (d == floor(d) && fabs(d) < 9e15) return jv_int((int64_t)d);
+        return jv_float(d);
+    }
+    if (cJSON_IsString(j)) {
+        const char *s = ja_strndup(a, j->valuestring, strlen(j->valuestring));
+        return jv_string(s, s ? strlen(s) : 0);
+    }
+    if (cJSON_IsArray(j)) {
+        jv l = jv_new_list(a);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, j) jl_push(a, l.u.list, from_cjson(a, e));
+        return l;
+    }
+    jv d = jv_new_dict(a);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j) {
+        const char *k = ja_strndup(a, e->string, strlen(e->string));
+        jd_set(a, d.u.dict, jv_string(k, k ? strlen(k) : 0), from_cjson(a, e));
+    }
+    return d;
+}
+
+bool jv_from_json(jarena *a, const char *json, jv *out) {
+    cJSON *j = cJSON_Parse(json);
+    if (!j) return false;
+    *out = from_cjson(a, j);
+    cJSON_Delete(j);
+    return !a->failed;
+}

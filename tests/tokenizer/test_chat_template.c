@@ -1,0 +1,249 @@
+/* Chat templates: the Jinja semantics real templates rely on, each against
+ * the text Jinja2 (in transformers' environment: trim_blocks, lstrip_blocks,
+ * loopcontrols) renders, worked out by hand; raise_exception's message; a
+ * construct that is not implemented refused by name, never rendered wrong;
+ * apply_chat_template's variables on the fixture tokenizers. */
+#include "tinyllm/chat_template.h"
+#include "tk_test_util.h"
+
+#define ROOT TL_SOURCE_ROOT "/fixtures/tokenizer/"
+
+static const char *render(const char *source, const char *vars) {
+    static char buf[4096];
+    tl_clear_error();
+    size_t len;
+    char *s = tl_jinja_render(source, vars, &len);
+    ck_assert_msg(s != NULL, "render of \"%s\" failed: %s", source, tl_error());
+    ck_assert_uint_lt(len, sizeof buf);
+    memcpy(buf, s, len + 1);
+    free(s);
+    return buf;
+}
+
+static void assert_render_fails(const char *source, const char *vars, const char *needle) {
+    tl_clear_error();
+    char *s = tl_jinja_render(source, vars, NULL);
+    ck_assert_msg(s == NULL, "\"%s\" rendered \"%s\" but should fail", source, s ? s : "");
+    ck_assert_msg(strstr(tl_error(), needle), "the message '%s' should mention '%s'", tl_error(),
+                  needle);
+    tl_clear_error();
+}
+
+START_TEST(jinja_whitespace_control_trim_and_lstrip_blocks)
+{
+    /* trim_blocks eats the newline after %}, lstrip_blocks the indent before {% */
+    ck_assert_str_eq(render("a\n  {% if true %}\nb\n  {% endif %}\nc", NULL), "a\nb\nc");
+    ck_assert_str_eq(render("a  {{- ' b ' -}}  c", NULL), "a b c");
+    ck_assert_str_eq(render("x {%- if true -%} y {%- endif %}", NULL), "xy");
+    ck_assert_str_eq(render("{% if true +%}\nkeep{% endif %}", NULL), "\nkeep");
+    ck_assert_str_eq(render("  {%+ if true %}k{% endif %}", NULL), "  k");
+    ck_assert_str_eq(render("{# a comment #}\nz  {{ 1 }}\n", NULL), "z  1");   /* last \n dropped */
+    ck_assert_str_eq(render("l1\r\nl2", NULL), "l1\nl2");
+}
+END_TEST
+
+START_TEST(jinja_loops_loop_variables_and_scoping)
+{
+    const char *v = J("{'xs': ['a', 'b', 'c']}");
+    ck_assert_str_eq(render("{% for x in xs %}{{ loop.index }}{{ x }}{{ '|' if not loop.last }}"
+                            "{% endfor %}", v), "1a|2b|3c");
+    ck_assert_str_eq(render("{% for x in xs %}{{ loop.index0 }}{{ loop.first }}"
+                            "{{ loop.revindex }}{{ loop.length }} {% endfor %}", v),
+                     "0True33 1False23 2False13 ");
+    ck_assert_str_eq(render("{% for x in xs if x != 'b' %}{{ loop.index }}{{ x }}{% endfor %}", v),
+                     "1a2c");
+    ck_assert_str_eq(render("{% for x in [] %}x{% else %}empty{% endfor %}", NULL), "empty");
+    ck_assert_str_eq(render("{% for x in xs %}{% if x == 'b' %}{% break %}{% endif %}{{ x }}"
+                            "{% endfor %}", v), "a");
+    ck_assert_str_eq(render("{% for x in xs %}{{ loop.previtem is defined }}{{ loop.cycle(0, 1) }}"
+                            "{% endfor %}", v), "False0True1True0");
+    /* a set inside a loop does not leak out; a namespace does */
+    ck_assert_str_eq(render("{% set n = 0 %}{% set ns = namespace(n=0) %}{% for x in xs %}"
+                            "{% set n = n + 1 %}{% set ns.n = ns.n + 1 %}{% endfor %}"
+                            "{{ n }} {{ ns.n }}", v), "0 3");
+    ck_assert_str_eq(render("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}",
+                            J("{'d': {'b': 1, 'a': 2}}")), "b=1;a=2;");
+}
+END_TEST
+
+START_TEST(jinja_expressions_as_python)
+{
+    ck_assert_str_eq(render("{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 7 / 2 }} "
+                            "{{ 2 ** 10 }} {{ 1 + 2 * 3 }}", NULL), "3 -4 1 2 3.5 1024 7");
+    ck_assert_str_eq(render("{{ 'a' ~ 1 ~ none ~ true }} {{ 'ab' * 2 }} {{ [1] + [2] }}", NULL),
+                     "a1NoneTrue abab [1, 2]");
+    ck_assert_str_eq(render("{{ 1.0 }} {{ 0.1 + 0.2 }} {{ 1e20 }} {{ 1e-5 }} {{ 10 / 4 }}", NULL),
+                     "1.0 0.30000000000000004 1e+20 1e-05 2.5");
+    ck_assert_str_eq(render("{{ 'x' if false }}|{{ 'y' if 0 else 'z' }}|{{ none or 'd' }}|"
+                            "{{ 'a' and 'b' }}", NULL), "|z|d|b");
+    ck_assert_str_eq(render("{{ 'b' in 'abc' }} {{ 2 not in [1, 2] }} {{ 'k' in {'k': 1} }} "
+                            "{{ 1 < 2 < 3 }} {{ [1, 2] == [1, 2] }}", NULL),
+                     "True False True True True");
+    ck_assert_str_eq(render("{{ s[1:] }} {{ s[:-1] }} {{ s[::-1] }} {{ s[0] }} {{ s[-1] }}",
+                            J("{'s': 'h\xC3\xA9llo'}")),
+                     "\xC3\xA9llo h\xC3\xA9ll oll\xC3\xA9h h o");
+    ck_assert_str_eq(render("{{ xs[1:] }} {{ xs[-2] }} {{ d['k'] }} {{ d.k }} {{ d.missing }}|",
+                            J("{'xs': [1, 'two', null], 'd': {'k': 'v'}}")),
+                     "['two', None] two v v |");
+    ck_assert_str_eq(render("{{ {'a': [1, 2.5, true, none, \"q'\"]} }}", NULL),
+                     "{'a': [1, 2.5, True, None, \"q'\"]}");
+    ck_assert_str_eq(render("{{ (1, 'a') }} {{ (1,) }} {{ (1, 2) == [1, 2] }}", NULL),
+                     "(1, 'a') (1,) False");
+}
+END_TEST
+
+START_TEST(jinja_tests_filters_and_methods)
+{
+    const char *v = J("{'m': {'role': 'user', 'content': '  Hi There  '}, 'n': null}");
+    ck_assert_str_eq(render("{{ m.content.strip() }}|{{ m.content | trim }}|{{ m.content.lstrip() "
+                            "}}"
+                            "|{{ 'xxhixx'.strip('x') }}", v),
+                     "Hi There|Hi There|Hi There  |hi");
+    ck_assert_str_eq(render("{{ m.content.split() }} {{ 'a,b,,c'.split(',') }} {{ 'a b c'.split(' "
+                            "', 1) }}",
+                            v), "['Hi', 'There'] ['a', 'b', '', 'c'] ['a', 'b c']");
+    ck_assert_str_eq(render("{{ m.role.startswith('us') }} {{ m.role.endswith(('x', 'er')) }} "
+                            "{{ m.role | upper }} {{ 'hello world' | title }} {{ 'aBC' | "
+                            "capitalize }}",
+                            v), "True True USER Hello World Abc");
+    ck_assert_str_eq(render("{{ x is defined }} {{ m is defined }} {{ n is none }} {{ n is not "
+                            "none }} "
+                            "{{ m is mapping }} {{ m.role is string }} {{ 3 is odd }} {{ 4 is "
+                            "divisibleby 2 }}",
+                            v), "False True True False True True True True");
+    ck_assert_str_eq(render("{{ [3, 1, 2] | sort }} {{ [1, 2, 3] | length }} {{ 'héllo' | length "
+                            "}} "
+                            "{{ [1, 2] | first }} {{ [1, 2] | last }} {{ ['a', 'b'] | join('-') }} "
+                            "{{ x | default('dflt') }} {{ '' | default('e', true) }}", NULL),
+                     "[1, 2, 3] 3 5 1 2 a-b dflt e");
+    const char *msgs = J("{'ms': [{'role': 'system', 'content': 's'}, {'role': 'user', "
+                         "'content': 'u'}, {'role': 'user', 'content': 'v', 'tool_calls': []}]}");
+    ck_assert_str_eq(render("{{ ms | selectattr('role', 'equalto', 'user') | "
+                            "map(attribute='content')"
+                            " | list }} {{ ms | rejectattr('tool_calls', 'defined') | list | "
+                            "length }}"
+                            " {{ ms | map(attribute='role') | unique | list }}", msgs),
+                     "['u', 'v'] 2 ['system', 'user']");
+    ck_assert_str_eq(render("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.keys() | list }} "
+                            "{{ d | dictsort }} {{ d | items | list }}", J("{'d': {'b': 2, 'a': "
+                                                                           "1}}")),
+                     "1 0 ['b', 'a'] [('a', 1), ('b', 2)] [('b', 2), ('a', 1)]");
+    ck_assert_str_eq(render("{{ 'a\\nb' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}|{{ '<&>' | "
+                            "e }}",
+                            NULL), "a\n  b|  a\n  b|&lt;&amp;&gt;");
+}
+END_TEST
+
+START_TEST(jinja_tojson_spacing_as_json_dumps)
+{
+    const char *v = J("{'t': {'name': 'f', 'args': {'x': [1, 2.5, true, null]}, 'u': 'caf\xC3\xA9 "
+                      "\\\"q\\\"\\n'}}");
+    ck_assert_str_eq(render("{{ t | tojson }}", v),
+                     "{\"name\": \"f\", \"args\": {\"x\": [1, 2.5, true, null]}, "
+                     "\"u\": \"caf\xC3\xA9 \\\"q\\\"\\n\"}");
+    ck_assert_str_eq(render("{{ t.args | tojson(indent=2) }}", v),
+                     "{\n  \"x\": [\n    1,\n    2.5,\n    true,\n    null\n  ]\n}");
+    ck_assert_str_eq(render("{{ {'b': 1, 'a': 2} | tojson(sort_keys=true) }} {{ [] | tojson }}",
+                            NULL), "{\"a\": 2, \"b\": 1} []");
+}
+END_TEST
+
+START_TEST(jinja_macros_and_set_blocks)
+{
+    ck_assert_str_eq(render("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro "
+                            "%}"
+                            "{{ greet('Ann') }} {{ greet('Bob', punct='?') }}", NULL),
+                     "Hi Ann! Hi Bob?");
+    ck_assert_str_eq(render("{% set block %}in {{ 1 + 1 }}{% endset %}[{{ block }}]", NULL),
+                     "[in 2]");
+    ck_assert_str_eq(render("{% filter upper %}shout {{ 'this' }}{% endfilter %}", NULL),
+                     "SHOUT THIS");
+    ck_assert_str_eq(render("{% generation %}kept{% endgeneration %}", NULL), "kept");
+}
+END_TEST
+
+START_TEST(jinja_raise_exception_and_unsupported_constructs_fail_by_name)
+{
+    assert_render_fails("{{ raise_exception('Roles must alternate') }}", NULL,
+                        "raised an exception: Roles must alternate");
+    assert_render_fails("x\n{% include 'other.jinja' %}", NULL, "{% include %}");
+    assert_render_fails("{% include 'other.jinja' %}", NULL, "line 1");
+    assert_render_fails("{% extends 'base' %}", NULL, "extends");
+    assert_render_fails("{{ x | groupby('a') }}", NULL, "the filter 'groupby'");
+    assert_render_fails("{{ x is escaped }}", NULL, "the test 'is escaped'");
+    assert_render_fails("{{ '%s' % 1 }}", NULL, "string formatting");
+    assert_render_fails("{% for x in xs recursive %}{% endfor %}", NULL, "recursive");
+    assert_render_fails("{{ xs.append(1) }}", J("{'xs': []}"), "list.append");
+    assert_render_fails("{% if true %}never closed", NULL, "{% endif %}");
+    assert_render_fails("{{ 1 + }}", NULL, "unexpected");
+    assert_render_fails("{{ 'open }}", NULL, "not closed");
+    assert_render_fails("{{ x.y }}", NULL, "'x' is undefined");
+    assert_render_fails("{{ 1 / 0 }}", NULL, "division by zero");
+    assert_render_fails("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", NULL, "deeper");
+}
+END_TEST
+
+START_TEST(jinja_strftime_now_formats_the_time)
+{
+    const char *s = render("{{ strftime_now('%Y') }}", NULL);
+    ck_assert_uint_eq(strlen(s), 4);
+    ck_assert(s[0] == '2');
+}
+END_TEST
+
+START_TEST(apply_chat_template_on_the_fixture_tokenizers)
+{
+    tl_tokenizer *smol = tl_tokenizer_load(ROOT "tiny-bytelevel");
+    ck_assert_msg(smol != NULL, "%s", tl_error());
+    tl_chat_request req = {.messages_json = J("[{'role': 'user', 'content': 'Hi'}]"),
+                           .add_generation_prompt = true};
+    size_t len;
+    char *p = tl_chat_template_apply(smol, &req, &len);
+    ck_assert_msg(p != NULL, "%s", tl_error());
+    ck_assert_str_eq(p, "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, "
+                        "trained by Hugging Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                        "<|im_start|>assistant\n");
+    /* the prompt holds its specials: encoded without adding more, they are single ids */
+    int32_t *ids;
+    int64_t n = tl_tokenizer_encode(smol, p, len, false, &ids);
+    ck_assert_int_gt(n, 5);
+    ck_assert_int_eq(ids[0], 1);
+    int starts = 0, ends = 0;
+    for (int64_t i = 0; i < n; i++) starts += ids[i] == 1, ends += ids[i] == 2;
+    ck_assert_int_eq(starts, 3);   /* <|im_start|> for system, user, assistant */
+    ck_assert_int_eq(ends, 2);
+    free(ids);
+    free(p);
+    ck_assert(tl_chat_template_exists(smol, NULL));
+    ck_assert(!tl_chat_template_exists(smol, "tool_use"));
+    req.template_name = "tool_use";
+    tl_clear_error();
+    ck_assert_ptr_null(tl_chat_template_apply(smol, &req, NULL));
+    ck_assert_ptr_nonnull(strstr(tl_error(), "'tool_use'"));
+    tl_tokenizer_free(smol);
+
+    tl_tokenizer *sp = tl_tokenizer_load(ROOT "tiny-sentencepiece");
+    ck_assert_msg(sp != NULL, "%s", tl_error());
+    tl_chat_request bad = {.messages_json = J("[{'role': 'assistant', 'content': 'first'}]")};
+    tl_clear_error();
+    ck_assert_ptr_null(tl_chat_template_apply(sp, &bad, NULL));
+    ck_assert_msg(strstr(tl_error(), "Conversation roles must alternate"), "%s", tl_error());
+    tl_chat_request two = {.messages_json = J("[{'role': 'user', 'content': 'a'}, "
+                                              "{'role': 'assistant', 'content': 'b'}]")};
+    p = tl_chat_template_apply(sp, &two, NULL);
+    ck_assert_str_eq(p, "<s>[INST] a [/INST]b</s>");
+    free(p);
+    tl_chat_request junk = {.messages_json = "{\"role\": \"user\"}"};
+    tl_clear_error();
+    ck_assert_ptr_null(tl_chat_template_apply(sp, &junk, NULL));
+    ck_assert_ptr_nonnull(strstr(tl_error(), "JSON list"));
+    tl_tokenizer_free(sp);
+
+    tl_tokenizer *none = make(J("{'model': {'type': 'BPE', 'vocab': {'a': 0}, 'merges': []}}"));
+    tl_clear_error();
+    ck_assert_ptr_null(tl_chat_template_apply(none, &two, NULL));
+    ck_assert_ptr_nonnull(strstr(tl_error(), "no chat_template"));
+    tl_tokenizer_free(none);
+    tl_clear_error();
+}
+END_TEST

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# `tinyllm tokenize | detokenize | chat-template` on the fixture tokenizers:
+# the outputs the issue specifies (a JSON array on one line, the text, the
+# rendered prompt), a round trip through the three verbs, the reason and exit 1
+# on a bad file or input, exit 2 on usage errors, and no crash (no exit status
+# of 128 or more) on garbage. Run by `make test-tokenizer`.
+set -u
+TINYLLM=${TINYLLM:-build/bin/tinyllm}
+FIXTURES=${FIXTURES:-fixtures}
+smol=$FIXTURES/tokenizer/tiny-bytelevel
+sp=$FIXTURES/tokenizer/tiny-sentencepiece
+work=$(mktemp -d /tmp/tl-tokenizer-verbs-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# check NAME EXPECTED_STATUS NEEDLE... -- COMMAND...: the exit status, and every
+# needle in stdout+stderr.
+check() {
+    local name=$1 want=$2
+    shift 2
+    local needles=()
+    while [ "$1" != "--" ]; do needles+=("$1"); shift; done
+    shift
+    local out status
+    out=$("$@" 2>&1)
+    status=$?
+    local ok=1
+    [ "$status" -eq "$want" ] || { ok=0; echo "FAIL $name: exit status $status, expected $want"; }
+    for n in "${needles[@]}"; do
+        grep -qF -- "$n" <<<"$out" || { ok=0; echo "FAIL $name: output lacks '$n'"; }
+    done
+    if [ $ok = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "$out" | head -20; fi
+}
+
+check tokenize_prints_a_json_array_with_bos 0 "[1, " "]" -- "$TINYLLM" tokenize "$sp" --text "The cat"
+check tokenize_no_special_leaves_bos_out 0 "[" -- "$TINYLLM" tokenize "$sp" --text "The cat" --no-special
+if "$TINYLLM" tokenize "$sp" --text "The cat" --no-special | grep -q '^\[1, '; then
+    echo "FAIL tokenize_no_special: starts with <s>"; failed=$((failed + 1)); else passed=$((passed + 1)); fi
+check tokenize_accepts_the_file_itself 0 "[" -- "$TINYLLM" tokenize "$smol/tokenizer.json" --text "x"
+lines=$("$TINYLLM" tokenize "$smol" --text $'one\ntwo\nthree' | wc -l)
+[ "$lines" -eq 1 ] && passed=$((passed + 1)) || { echo "FAIL tokenize_one_line: $lines lines"; failed=$((failed + 1)); }
+
+# round trip: text -> ids -> text
+printf 'Hello, world! caf\xc3\xa9 12\n' >"$work/text.txt"
+ids=$("$TINYLLM" tokenize "$smol" --file "$work/text.txt" --no-special | tr -d '[] ')
+"$TINYLLM" detokenize "$smol" --ids "$ids" >"$work/back.txt"
+printf 'Hello, world! caf\xc3\xa9 12\n\n' >"$work/want.txt"   # detokenize adds one newline
+if cmp -s "$work/back.txt" "$work/want.txt"; then passed=$((passed + 1)); else
+    echo "FAIL round_trip: $(od -c "$work/back.txt" | head -3)"; failed=$((failed + 1)); fi
+check detokenize_takes_a_json_array 0 "<s>" -- "$TINYLLM" detokenize "$sp" --ids "[1, 270]"
+check detokenize_skip_special 0 "" -- "$TINYLLM" detokenize "$sp" --ids 1,2 --skip-special
+check detokenize_notes_unknown_ids 0 "outside the vocabulary" -- "$TINYLLM" detokenize "$sp" --ids 1,99999
+
+printf '[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]' >"$work/m.json"
+check chat_template_renders 0 "<s>[INST] Hi [/INST]Hello</s>" -- "$TINYLLM" chat-template "$sp" --messages "$work/m.json"
+check chat_template_generation_prompt 0 "<|im_start|>assistant" -- \
+    "$TINYLLM" chat-template "$smol" --messages "$work/m.json" --add-generation-prompt
+"$TINYLLM" chat-template "$smol" --messages "$work/m.json" --add-generation-prompt >"$work/prompt.txt"
+check chat_template_then_tokenize 0 "[1, " -- "$TINYLLM" tokenize "$smol" --file "$work/prompt.txt" --no-special
+printf '[{"role": "assistant", "content": "first"}]' >"$work/bad.json"
+check chat_template_raise_exception_exits_1 1 "Conversation roles must alternate" -- \
+    "$TINYLLM" chat-template "$sp" --messages "$work/bad.json"
+printf '{"role": "user"}' >"$work/notlist.json"
+check chat_template_messages_must_be_a_list 1 "JSON list" -- \
+    "$TINYLLM" chat-template "$sp" --messages "$work/notlist.json"
+check chat_template_missing_messages_file 1 "cannot read" -- \
+    "$TINYLLM" chat-template "$sp" --messages "$work/none.json"
+check chat_template_unknown_template_name 1 "'tool_use'" -- \
+    "$TINYLLM" chat-template "$sp" --messages "$work/m.json" --template tool_use
+
+# errors: exit 1 with the reason
+printf 'ab\xff\n' >"$work/invalid.txt"
+check tokenize_invalid_utf8_exits_1 1 "not valid UTF-8" "offset 2" -- \
+    "$TINYLLM" tokenize "$smol" --file "$work/invalid.txt"
+check tokenize_missing_path_exits_1 1 "does not exist" -- "$TINYLLM" tokenize "$work/nothing" --text x
+mkdir -p "$work/unknown"
+printf '{"pre_tokenizer": {"type": "UnicodeScripts"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}' \
+    >"$work/unknown/tokenizer.json"
+check tokenize_unknown_component_is_named 1 "UnicodeScripts" "$work/unknown/tokenizer.json" -- \
+    "$TINYLLM" tokenize "$work/unknown" --text x
+head -c 3000 "$smol/tokenizer.json" >"$work/cut.json"
+check tokenize_cut_file_exits_1 1 "not valid JSON" -- "$TINYLLM" tokenize "$work/cut.json" --text x
+mkdir -p "$work/noconfig"
+cp "$smol/tokenizer.json" "$work/noconfig/"
+check chat_template_without_a_template 1 "no chat_template" -- \
+    "$TINYLLM" chat-template "$work/noconfig" --messages "$work/m.json"
+
+# usage errors: exit 2; --help: exit 0
+check tokenize_needs_text_or_file 2 "usage: tinyllm tokenize" -- "$TINYLLM" tokenize "$smol"
+check tokenize_not_both 2 "usage" -- "$TINYLLM" tokenize "$smol" --text a --file b
+check tokenize_unknown_option 2 "--nope" -- "$TINYLLM" tokenize "$smol" --text a --nope
+check detokenize_bad_id 2 "'x'" -- "$TINYLLM" detokenize "$smol" --ids 1,x
+check detokenize_negative_id 2 "not an id" -- "$TINYLLM" detokenize "$smol" --ids -3
+check chat_template_needs_messages 2 "usage" -- "$TINYLLM" chat-template "$smol"
+for verb in tokenize detokenize chat-template; do
+    check "${verb}_help" 0 "usage: tinyllm $verb" -- "$TINYLLM" "$verb" --help
+done
+
+# garbage never crashes a verb
+for k in 1 2 3 4 5 6 7 8; do
+    head -c $((k * 1711)) /dev/urandom >"$work/garbage.json"
+    "$TINYLLM" tokenize "$work/garbage.json" --text abc >/dev/null 2>&1
+    status=$?
+    if [ $status -ge 128 ]; then echo "FAIL garbage_$k: exit status $status"; failed=$((failed + 1));
+    else passed=$((passed + 1)); fi
+done
+
+echo "tokenizer verbs: $passed passed, $failed failed"
+[ $failed -eq 0 ]
