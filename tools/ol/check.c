@@ -307,7 +307,11 @@ static int prepare_canary(ol_ctx *ctx, check_report *r, work *w) {
     char *dir = ctx_cache_dir(ctx, "gen");
     char *path = dir ? xasprintf("%s/canary-%s.c", dir, key) : NULL;
     int rc = OL_PASS;
-    if (!path || (!is_file(path) && write_file_atomic(path, src.s, src.len) != 0))
+    /* the file is named by its content: a file there with anything else is made again */
+    char *was = path ? read_file(path, NULL) : NULL;
+    bool whole = was && strcmp(was, src.s) == 0;
+    free(was);
+    if (!path || (!whole && write_file_atomic(path, src.s, src.len) != 0))
         rc = harness(r, xstrdup("cannot write the canary's source under build/ol/gen"));
     else {
         w->canary.src = xstrdup(path);

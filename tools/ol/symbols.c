@@ -20,7 +20,7 @@ static const char *const HARNESS[] = {"main",      "srunner_*", "suite_*",  "tca
 static int nm_run(ol_ctx *ctx, const char *path, bool dynamic, strlist *out);
 
 /* nm_run, remembered beside an object of ol's cache (PATH.nm: the object's
- * digest, then the names), so a rerun asks nm nothing. */
+ * digest, then the names; sealed like the object), so a rerun asks nm nothing. */
 static int nm_defined(ol_ctx *ctx, const char *path, bool dynamic, strlist *out) {
     if (path_rel(path, ctx->cache) == path) return nm_run(ctx, path, dynamic, out);
     hasher *h = hash_new();
@@ -28,7 +28,7 @@ static int nm_defined(ol_ctx *ctx, const char *path, bool dynamic, strlist *out)
     char digest[HASH_HEX];
     hash_done(h, digest);
     char *memo = xasprintf("%s.nm", path);
-    char *text = read_file(memo, NULL);
+    char *text = cache_intact(memo) ? read_file(memo, NULL) : NULL;
     int rc = 0;
     if (text && strncmp(text, digest, HASH_HEX - 1) == 0 && text[HASH_HEX - 1] == '\n') {
         for (char *save = NULL, *w = strtok_r(text + HASH_HEX, "\n", &save); w;
@@ -44,7 +44,7 @@ static int nm_defined(ol_ctx *ctx, const char *path, bool dynamic, strlist *out)
                 sb_printf(&b, "%s\n", names.v[i]);
                 sl_push(out, names.v[i]);
             }
-            write_file_atomic(memo, b.s ? b.s : "", b.len);
+            if (write_file_atomic(memo, b.s ? b.s : "", b.len) == 0) cache_seal(memo);
             sb_free(&b);
         }
         sl_free(&names);
