@@ -58,38 +58,42 @@ test: deps
 	@$(MAKE) --no-print-directory test-memory
 	@echo "make test: every test passed"
 
-# The memory claims, proved on every run: the runtime's tests under ASan and
-# UBSan, then under valgrind (no leaks, no invalid access), and the fake Hub
-# under valgrind.
+# The memory claims of the runtime, its tokenizer and the fake Hub: their tests
+# under ASan and UBSan (make asan), then under valgrind (no invalid access, no
+# definite leak). The lessons' references are checked the same way by
+# test-lessons (ol tests --asan and --valgrind, course tests and model answers).
 .PHONY: test-memory
 test-memory:
-	@echo "== runtime tests under AddressSanitizer and UBSan (make asan) =="
+	@echo "== runtime, tokenizer and fake Hub tests under ASan and UBSan (make asan) =="
 	@$(MAKE) --no-print-directory asan
 	@echo "== runtime tests under valgrind (make valgrind) =="
 	@$(MAKE) --no-print-directory valgrind
+	@echo "== fake Hub tests under valgrind (make valgrind-hub) =="
+	@$(MAKE) --no-print-directory valgrind-hub
 	@$(MAKE) --no-print-directory valgrind-tokenizer
 
 bench: deps
 	@$(MAKE) --no-print-directory -j2 build-all
 	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory $$t; done
 
-# AddressSanitizer and UBSan build in its own tree.
+# The runtime's, the tokenizer's and the fake Hub's tests, built with
+# AddressSanitizer and UBSan in a tree of their own (build/asan).
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  test-core test-tokenizer-unit
+	  test-core test-hub-suite test-tokenizer-unit
 
 clean:
 	rm -rf $(BUILD) build
 
 # Reruns every oracle into fixtures/: the runtime's goldens, then each lesson's
-# (ol fixtures L7.x; lessons without an oracle folder have no fixtures yet).
+# whose lesson.json names an "oracle" (ol lesson list, ol fixtures L7.x).
 fixtures: deps
 	@$(MAKE) --no-print-directory -j2 build-all
 	/usr/bin/python3 oracle/core/make_safetensors_golden.py fixtures
-	@set -e; for j in course/*/lesson.json; do \
-	  id=$$(basename $$(dirname $$j)); \
-	  if [ -d oracle/$$id ]; then $(BUILD)/bin/ol fixtures $$id; fi; \
+	@set -e; for id in $$($(BUILD)/bin/ol lesson list); do \
+	  oracle=$$($(BUILD)/bin/ol lesson show $$id --field oracle); \
+	  if [ -n "$$oracle" ]; then $(BUILD)/bin/ol fixtures $$id; fi; \
 	done
 	@git status --short fixtures/ | sed 's/^/changed: /'; true
 

@@ -386,7 +386,7 @@ int main(void) {
     double read_median = pool[N_GEMV_SHAPES * REPS / 2];
 
     printf("\nprefill: GEMM C[M,N] = A[M,K] @ B[N,K]^T through OpenBLAS %s core\n",
-           openblas_get_corename());
+           tl_blas_prepare());   /* the kernels the runtime's GEMMs run on */
     warn_if_blas_core_is_old();
     static const int64_t GEMM_SHAPES[][3] = {{128, 1536, 576}, {128, 49152, 576}};
     for (int i = 0; i < 2; i++) {

@@ -1,7 +1,8 @@
 # The fake Hugging Face Hub (tools/hub, hub-protocol.md): libtlhub.a, which
 # tests start in-process; tl-hub, the same server as a program (`tl-hub serve
 # DIR`, what `ol hub serve` runs); and its tests (tests/hub).
-# Users include "hub/hub.h" and link $(HUB_LINK).
+# Users include "tinyllm/testing/hub.h" (contracts/: the API, documented) and
+# link $(HUB_LINK).
 
 HUB_LIB   := $(BUILD)/lib/libtlhub.a
 HUB_BIN   := $(BUILD)/bin/tl-hub
@@ -27,7 +28,7 @@ $(eval $(call check_suite,$(HUB_SUITE),hub,$(HUB_TESTS),$(HUB_TEST_CLIENT) $(HUB
 ALL_TARGETS  += $(HUB_LIB) $(HUB_BIN) $(HUB_SUITE)
 TEST_TARGETS += test-hub
 
-.PHONY: test-hub valgrind-hub
+.PHONY: test-hub test-hub-suite valgrind-hub
 # The Check suite, then real clients against tl-hub: curl and Python's
 # urllib, and the official JavaScript client @huggingface/hub (pinned by
 # tests/hub/js/package-lock.json, installed once into build/npm/hub).
@@ -36,6 +37,11 @@ test-hub: $(HUB_SUITE) $(HUB_BIN)
 	@CK_FORK=yes $(HUB_SUITE)
 	@bash tests/hub/real_clients.sh $(HUB_BIN)
 	@HUB_JS_DIR=$(BUILD)/npm/hub bash tests/hub/js_client.sh $(HUB_BIN)
+
+# The Check suite alone (what `make asan` runs in its sanitized tree).
+test-hub-suite: $(HUB_SUITE)
+	@echo "== fake Hub tests (tests/hub), the suite =="
+	@CK_FORK=yes $(HUB_SUITE)
 
 # No fork, so valgrind follows every test; a definite leak fails the run.
 valgrind-hub: $(HUB_SUITE)

@@ -43,24 +43,29 @@ bench-ol: $(OL_BIN) $(CORE_LIB) $(TESTING_LIB)
 	@echo "== ol check benchmark (bench/ol_check.sh) =="
 	@bash bench/ol_check.sh $(OL_BIN) 5 $(OL_BENCH_BASELINE)
 
-# The layers of tools/ol (no circle of includes or calls) and its README's
-# file table; the parsers and formats (Check); then ol itself on L7.1
-# (start, tests, check and its failure modes, the reports, the instructor
-# verbs).
+# The layers of tools/ol (no circle of includes or calls), its README's file
+# table, the contract headers' form, the documents files point to; the
+# parsers and formats (Check); then ol itself on L7.1 (start, tests, check
+# and its failure modes, the reports, the instructor verbs); then a hostile
+# student's attacks on the sandbox and the grade (hostile.sh).
 test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
 	@echo "== ol (tests/ol) =="
 	@python3 tests/ol/layers.py tools/ol $(BUILD)/obj/tools/ol
 	@bash tests/ol/file_table.sh
+	@bash tests/ol/contracts.sh
+	@bash tests/ol/docs.sh
 	@CK_FORK=yes $(OL_UNIT)
 	@bash tests/ol/e2e.sh $(OL_BIN) $(OL_REPORT_CHECK)
 	@bash tests/ol/hostile.sh $(OL_BIN)
 
-# For every course/*/lesson.json: the reference passes the course tests and
-# the stub fails them with "not implemented"; every mutant verifies; the
-# model-answer tests reach the rung.
-test-lessons: $(OL_BIN) $(CORE_LIB) $(TESTING_LIB)
-	@echo "== every lesson holds together (course/*/lesson.json) =="
-	@bash tests/ol/lessons.sh $(OL_BIN)
+# For every lesson (`ol lesson list`), or only LESSON=L7.x: lesson.json is
+# valid, the stub fails the course tests with "not implemented", the
+# reference passes them, every mutant verifies, the model-answer tests reach
+# the rung. Two lessons at a time (OL_LESSONS_PARALLEL).
+LESSON ?=
+test-lessons: $(OL_BIN) $(CORE_LIB) $(TESTING_LIB) $(HUB_LIB)
+	@echo "== every lesson holds together ($(if $(LESSON),$(LESSON),ol lesson list)) =="
+	@bash tests/ol/lessons.sh $(OL_BIN) $(LESSON)
 
 # The student's flow on L7.1, in a scratch workspace (build/demo): start,
 # the reference as the student's code, the model-answer tests, the grade.

@@ -1,10 +1,12 @@
 # The `tinyllm` command line (tools/tinyllm): one file per verb, listed in
 # tools/tinyllm/verbs.h. A verb that needs more libraries adds them to
-# TINYLLM_LIBS (before CORE_LINK, in link order).
+# TINYLLM_LIBS (before CORE_LINK, in link order). `tinyllm pull` runs the
+# course's downloader, the reference's (reference/tinyllm/io/hf.c): its
+# object joins the verbs', libcurl and libcrypto the libraries.
 
 TINYLLM_BIN  := $(BUILD)/bin/tinyllm
-TINYLLM_SRCS := $(sort $(wildcard tools/tinyllm/*.c))
-TINYLLM_LIBS := $(CORE_LINK)
+TINYLLM_SRCS := $(sort $(wildcard tools/tinyllm/*.c)) reference/tinyllm/io/hf.c
+TINYLLM_LIBS := $(CURL_LIBS) $(CORE_LINK)
 
 $(TINYLLM_BIN): $(TINYLLM_SRCS:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -13,7 +15,9 @@ $(TINYLLM_BIN): $(TINYLLM_SRCS:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 ALL_TARGETS  += $(TINYLLM_BIN)
 TEST_TARGETS += test-tinyllm
 
+# inspect on the fixtures; pull against the fake Hub run as a program (tl-hub).
 .PHONY: test-tinyllm
-test-tinyllm: $(TINYLLM_BIN)
+test-tinyllm: $(TINYLLM_BIN) $(HUB_BIN)
 	@echo "== tinyllm command line (tests/tinyllm) =="
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_inspect.sh
+	@TINYLLM=$(TINYLLM_BIN) TL_HUB=$(HUB_BIN) bash tests/tinyllm/test_pull.sh

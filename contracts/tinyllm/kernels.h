@@ -1,19 +1,72 @@
 /* tinyllm/kernels.h: the hot loops of inference, on raw row-major arrays.
+ *
  * Decode reads every weight once per token, so a matrix-vector product is
  * bound by memory bandwidth: these kernels stream each weight row once,
- * split rows across OpenMP threads (TINYLLM_THREADS, default: all cores),
- * and widen bf16 to f32 in registers. */
+ * share blocks of rows among threads (TINYLLM_THREADS, default: all cores;
+ * a product under 64K weights runs on the calling thread; tl_parallel_chunks
+ * below), and widen bf16 to f32 in registers. Each result element is
+ * computed by one thread, so results do not depend on the thread count.
+ * AVX2+FMA loops are chosen at run time (TINYLLM_SIMD=0 forces the portable
+ * ones).
+ *
+ * Arrays are the caller's; nothing is allocated but the GEMM scratch. Bad
+ * arguments write nothing and set an error (tensor.h): "<kernel>: NULL W for a
+ * [3, 4] product; pass the weight, input and output arrays", or, for GEMM,
+ * "<kernel>: NULL B for [2, 4] @ [3, 4]^T; pass all three arrays" and
+ * "<kernel>: [M, K] @ [N, K]^T has a size above 2147483647, the largest
+ * OpenBLAS accepts; split the product into smaller blocks". An empty output
+ * (rows, cols, M or N <= 0) is no work and no error; an empty inner size
+ * writes zeros.
+ */
 #ifndef TINYLLM_KERNELS_H
 #define TINYLLM_KERNELS_H
 
 #include <stdint.h>
 
-/* y[r] = sum_c W[r, c] * x[c] for r < rows; W is [rows, cols] row-major. */
+/* y[r] = sum_c W[r, c] * x[c] for r < rows; W is [rows, cols] row-major
+ * (a Linear weight [out, in], or K [T, D] against one query). */
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols);
 void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int64_t cols);
-/* C[M, N] = A[M, K] @ B[N, K]^T (the Linear layout), through OpenBLAS. */
+/* y[c] = sum_r p[r] * W[r, c] for c < cols: the row vector p [rows] times W
+ * [rows, cols] row-major (attention weights [T] times V [T, D]). Threads split
+ * the columns. */
+void tl_gemv_t_f32(const float *W, const float *p, float *y, int64_t rows, int64_t cols);
+void tl_gemv_t_bf16(const uint16_t *W, const float *p, float *y, int64_t rows, int64_t cols);
+/* C[M, N] = A[M, K] @ B[N, K]^T (the Linear layout), through OpenBLAS's sgemm
+ * on tl_num_threads() threads. The bf16 version widens B a block of rows at a
+ * time (4 MiB of f32 scratch, freed before it returns): B is never widened
+ * whole. It returns 0, or -1 on bad arguments (as above) and when the block
+ * cannot be allocated ("tl_gemm_bf16_nt: out of memory for a 1024 x 1024
+ * block of the BF16 matrix"). */
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);
-/* Threads the kernels use: TINYLLM_THREADS when set, else every core. */
+int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
+                    int64_t K);
+/* y[i] = e^x[i] for i < n (x and y may be the same array), within 2 ulp
+ * of the exact value; +inf above 88.72, 0 below -87.33 (e^x subnormal: a
+ * masked score's weight is exactly 0), NaN for NaN. The exp of softmax,
+ * sigmoid and SiLU. Never fails. */
+void tl_exp_f32_n(const float *x, float *y, int64_t n);
+/* Runs fn(ctx, c) for every chunk c in [0, chunks), on up to `threads`
+ * threads: the caller and helper threads the runtime starts on first use
+ * (they sleep when idle). Chunks are taken one at a time by whichever thread
+ * is free, so a helper the system has not scheduled delays nothing: the
+ * caller does the work itself. Returns when every chunk is done. Calls from
+ * inside a chunk, or while another thread's call is running, run on the
+ * calling thread alone. fn must not fail: it has no way to report. The
+ * kernels above use it; a benchmark may too. */
+typedef void (*tl_chunk_fn)(void *ctx, int64_t chunk);
+void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx);
+/* Threads the kernels use: TINYLLM_THREADS when it is a whole number from 1
+ * to 1024, else (once warning on stderr when it is set but invalid) every
+ * core. Read at every call. */
 int tl_num_threads(void);
+/* Readies OpenBLAS for a call and returns the name of the kernels it runs
+ * ("SkylakeX", "Haswell", "Prescott", ...): once per process, when OpenBLAS
+ * fell back to pre-AVX kernels on a CPU it did not recognise although the CPU
+ * has AVX2 (or AVX-512), it is asked to choose again by instruction set,
+ * unless OPENBLAS_CORETYPE is set (the user's choice is kept); then its
+ * thread count is set to tl_num_threads(). Every GEMM here and in ops.h calls
+ * it first. */
+const char *tl_blas_prepare(void);
 
 #endif

@@ -20,12 +20,28 @@ typedef struct {
     bool mlp_bias;
 } tl_model_config;
 
-/* SmolLM2-135M's configuration, the course's running example. */
+/* SmolLM2-135M's configuration, the course's running example (a value; no
+ * allocation, no failure). */
 tl_model_config tl_model_config_smollm2_135m(void);
-/* head_dim after its default; -1 (with an error) when heads do not divide. */
+/* head_dim after its default: head_dim when set (> 0), else hidden_size /
+ * num_attention_heads. Returns -1 with an error: c NULL ("model_config:
+ * config is NULL"); num_attention_heads <= 0 ("model_config:
+ * num_attention_heads must be positive, got 0"); head_dim < 0 ("model_config:
+ * head_dim must be positive (or 0 for hidden_size / num_attention_heads), got
+ * -1"); heads not dividing hidden_size when head_dim is 0 ("model_config:
+ * num_attention_heads 7 does not divide hidden_size 576; pick a divisor or
+ * set head_dim explicitly"). */
 int64_t tl_model_config_head_dim(const tl_model_config *c);
-/* Parameters as HF's num_parameters(): a tied head counted once. -1 on an
- * invalid configuration (non-positive sizes, heads not divisible). */
+/* Parameters as HF's num_parameters(): a tied head counted once, biases as
+ * the flags say. Returns the count, or -1 with an error: those of
+ * tl_model_config_head_dim; a size that is not positive ("model_config:
+ * vocab_size must be positive, got 0", and likewise hidden_size,
+ * intermediate_size, num_hidden_layers, num_attention_heads);
+ * num_key_value_heads negative ("model_config: num_key_value_heads must be
+ * positive (or 0 for num_attention_heads), got -1") or not dividing the heads
+ * ("model_config: num_key_value_heads 4 does not divide num_attention_heads
+ * 9; each KV head must serve a whole group of query heads"); a count beyond
+ * 64 bits ("model_config: the parameter count overflows 64 bits"). */
 int64_t tl_model_config_param_count(const tl_model_config *c);
 
 #endif

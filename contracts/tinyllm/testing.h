@@ -1,6 +1,10 @@
 /* tinyllm/testing.h: support for course tests and students' tests alike.
- * Include it after <check.h>. Every helper reports through Check, so a
- * failure names the test and the file:line of the assertion.
+ * Include it after <check.h>. The fixture helpers and the assertion macros
+ * report through Check, so a failure names the test and the file:line of the
+ * assertion (ck_abort: the test stops there). The functions that return a
+ * value (tl_close_report, tl_gradcheck, the random tensors) fail as tensor.h
+ * says. Tensors they return live in the current scope; checkpoints are the
+ * caller's (tl_checkpoint_free).
  */
 #ifndef TINYLLM_TESTING_H
 #define TINYLLM_TESTING_H
@@ -13,22 +17,32 @@
 #include "tinyllm/tensor.h"
 
 /* ---- fixtures ---------------------------------------------------------- */
-/* The fixtures folder: $TINYLLM_FIXTURES, else the course's fixtures/. */
+/* The fixtures folder: $TINYLLM_FIXTURES when set and not empty, else the
+ * course's fixtures/ (a path compiled in). Never fails. */
 const char *tl_fixture_dir(void);
-/* An absolute path for rel ("L7.1/rmsnorm.safetensors"); static buffer. */
+/* tl_fixture_dir()/rel ("L7.1/rmsnorm.safetensors"), in a thread-local
+ * buffer that the next call overwrites (cut at PATH_MAX). rel NULL is "". */
 const char *tl_fixture_path(const char *rel);
-/* Loads a fixture's tensors as F32; fails the test (ck_abort) when missing. */
+/* Loads a fixture's tensors as F32 (tl_checkpoint_load); the caller frees it.
+ * A missing or broken file fails the test: "fixture <path> cannot be loaded:
+ * <reason> (regenerate fixtures with `make fixtures`, ...)". */
 tl_checkpoint *tl_fixture_load(const char *rel);
-/* The named tensor of a fixture; fails the test when absent. */
+/* The named tensor of a loaded fixture (owned by fx). An absent name fails
+ * the test: "fixture has no tensor 'x' (it holds: a, b, ...)". */
 tl_tensor *tl_fixture_tensor(const tl_checkpoint *fx, const char *name);
-/* A number from a fixture's JSON by dotted path ("tolerances.golden.rtol");
- * fails the test when the file or the key is missing. */
+/* A number from a fixture's JSON by dotted path ("tolerances.golden.rtol").
+ * Fails the test: an unreadable file ("fixture <path> cannot be read
+ * (regenerate with `make fixtures`)"); bad JSON ("fixture <path> is not valid
+ * JSON"); no number at the key ("fixture <path> has no number at 'a.b'"). */
 double tl_fixture_number(const char *rel_json, const char *dotted_key);
 
 /* ---- comparisons ------------------------------------------------------- */
 /* True when shapes agree and |a - e| <= atol + rtol * |e| everywhere (NaN
- * only matches NaN). Otherwise writes into msg the worst element: its index,
- * both values, and the errors against the tolerances. */
+ * only matches NaN; any dtypes, any strides). Otherwise false, and msg (may
+ * be NULL) gets why: a NULL tensor ("actual is NULL (<tl_error()>)"), other
+ * shapes ("shapes differ: actual [2], expected [3]"), or the worst element
+ * ("3 of 6 elements differ; worst at [1, 2]: actual ..., expected ..., abs
+ * err ..., rel err ... (rtol ..., atol ...)"). Sets no error. */
 bool tl_close_report(const tl_tensor *actual, const tl_tensor *expected,
                      double rtol, double atol, char *msg, size_t msg_size);
 
@@ -65,8 +79,12 @@ typedef tl_tensor *(*tl_grad_fn)(tl_tensor *const *inputs, void *ctx);
 
 /* Compares autograd's gradient of sum(f(inputs) * R) (R a fixed random
  * tensor) with central differences of step eps, computed in double over the
- * inputs marked requires_grad. Returns the worst relative error
- * |a - n| / max(1, |a|, |n|), or -1 with an error when f fails. */
+ * inputs marked requires_grad (they are written and restored in place, so
+ * they must be writable leaves; their .grad is reset). Returns the worst
+ * relative error |a - n| / max(1, |a|, |n|) (INFINITY for a NaN), or -1 with
+ * an error: an input NULL ("gradcheck: input 2 is NULL", or its cause); an
+ * input made by an op ("gradcheck: input 1 is the result of an op, not a
+ * leaf"); f failing or changing its output's shape (f's message). */
 double tl_gradcheck(tl_grad_fn f, void *ctx, tl_tensor *const *inputs, int n, double eps);
 
 #define tl_assert_gradcheck(f, ctx, inputs, n, tol)                                \
@@ -80,8 +98,11 @@ double tl_gradcheck(tl_grad_fn f, void *ctx, tl_tensor *const *inputs, int n, do
     } while (0)
 
 /* ---- random data ------------------------------------------------------- */
+/* A generator on the tests' fixed stream, started at seed (never fails). */
 tl_pcg32 tl_test_rng(uint64_t seed);
-/* F32 tensors in the current scope, filled from rng. */
+/* F32 tensors in the current scope, filled in C order from rng: N(0, 1)
+ * (tl_pcg32_normal) or U[lo, hi) (tl_pcg32_uniform). Errors: those of
+ * tensor creation (tensor.h), NULL returned. */
 tl_tensor *tl_randn(tl_pcg32 *rng, int ndim, const int64_t *shape);
 tl_tensor *tl_rand_uniform(tl_pcg32 *rng, double lo, double hi, int ndim, const int64_t *shape);
 

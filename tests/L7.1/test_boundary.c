@@ -51,7 +51,15 @@ START_TEST(test_boundary_wrong_weight_width)
     tl_tensor *w16 = n.weight;
     n.weight = tl_tensor_new_owned(TL_F32, TL_SHAPE(12));
     assert_error3(rmsnorm_forward(&n, tl_ones(TL_F32, TL_SHAPE(2, 5, 16))), "rmsnorm_forward",
-                  "[2, 5, 16]", "12");
+                  "[12]", "[16]");
+    /* ... even when x has the weight's width: the norm's width is dim, as the contract says */
+    assert_error3(rmsnorm_forward(&n, tl_ones(TL_F32, TL_SHAPE(2, 5, 12))), "rmsnorm_forward",
+                  "[12]", "[16]");
+    tl_tensor_free(n.weight);
+    /* A weight that is not one-dimensional, though it holds 16 numbers. */
+    n.weight = tl_tensor_new_owned(TL_F32, TL_SHAPE(1, 16));
+    assert_error3(rmsnorm_forward(&n, tl_ones(TL_F32, TL_SHAPE(2, 5, 16))), "rmsnorm_forward",
+                  "[1, 16]", "[16]");
     tl_tensor_free(n.weight);
     n.weight = w16;
     /* A scalar has no last axis to normalise. */

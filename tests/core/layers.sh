@@ -9,14 +9,15 @@ dir=${1:?usage: layers.sh OBJ_DIR}
 
 layer_of() {
     case $1 in
-    error|bf16|pcg32) echo 0 ;;                 # no runtime calls at all
+    error|bf16|pcg32|pool) echo 0 ;;                 # no runtime calls at all
     shape|elements|kernels|model_config) echo 1 ;;
     scope) echo 2 ;;                             # storage and headers
     tensor) echo 3 ;;                            # creation and element access
     inputs|broadcast) echo 4 ;;                  # what ops do with their inputs
     cast|views|autograd|ops_*) echo 5 ;;         # the ops-autograd cycle
-    nn|safetensors) echo 6 ;;
+    nn|nn_fuse|safetensors) echo 6 ;;
     nn_layers|nn_load|safetensors_write|checkpoint) echo 7 ;;
+    nn_adopt) echo 8 ;;
     # the tokenizer and chat templates (tokenizer.h, chat_template.h)
     tokenizer_text|jinja_value) echo 1 ;;
     tokenizer_pattern|tokenizer_bpe|tokenizer_vocab|jinja_context|jinja_lex|jinja_parse) echo 2 ;;

@@ -9,11 +9,13 @@
  * bound holds for both code paths and for OpenBLAS whatever order they use.
  * The one-hot tests need no tolerance: each output is a single product.
  */
+#include <cblas.h>
 #include <check.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,5 +384,306 @@ START_TEST(num_threads_rejects_a_bad_TINYLLM_THREADS_with_one_message) {
     ck_assert_msg(messages == 1, "expected one message on stderr, got %d: '%s'", messages, text);
     ck_assert_msg(strstr(text, "'two'") && strstr(text, "using all"),
                   "the message should quote the value and say what is used instead: '%s'", text);
+}
+END_TEST
+
+/* ---- the transposed products (p @ W: attention's weights times V) -------- */
+
+/* y[c] against sum_r p[r] W(r, c) in double: column c of W is row c of W^T. */
+static void assert_t_matches_reference(const char *what, const void *W, weight_at at,
+                                       const float *p, const float *y, int64_t rows,
+                                       int64_t cols) {
+    for (int64_t c = 0; c < cols; c++) {
+        double exact = 0.0, magnitude = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            double v = at(W, cols, r, c) * (double)p[r];
+            exact += v;
+            magnitude += fabs(v);
+        }
+        double tol = (double)rows * 0x1p-24 * magnitude + DBL_MIN;
+        if (fabs((double)y[c] - exact) <= tol) continue;   /* one assertion per failure:
+                                                            * each passing one costs a write
+                                                            * to Check's pipe */
+        ck_abort_msg("%s [%lld x %lld]: y[%lld] = %.9g, double reference %.9g, error %.3g "
+                     "> tolerance %.3g", what, (long long)rows, (long long)cols, (long long)c,
+                     (double)y[c], exact, fabs((double)y[c] - exact), tol);
+    }
+}
+
+static void check_t_f32(int64_t rows, int64_t cols, tl_pcg32 *rng) {
+    float *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    float *p = xmalloc((size_t)rows * sizeof *p), *y = xmalloc((size_t)cols * sizeof *y);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = uniform(rng);
+    for (int64_t r = 0; r < rows; r++) p[r] = uniform(rng);
+    for (int64_t c = 0; c < cols; c++) y[c] = NAN;   /* y is output only */
+    tl_gemv_t_f32(W, p, y, rows, cols);
+    assert_t_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_t_f32 (portable)"
+                                                      : "tl_gemv_t_f32",
+                               W, f32_at, p, y, rows, cols);
+    free(W);
+    free(p);
+    free(y);
+}
+
+static void check_t_bf16(int64_t rows, int64_t cols, tl_pcg32 *rng) {
+    uint16_t *W = xmalloc((size_t)(rows * cols) * sizeof *W);
+    float *p = xmalloc((size_t)rows * sizeof *p), *y = xmalloc((size_t)cols * sizeof *y);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = random_bf16(rng);
+    for (int64_t r = 0; r < rows; r++) p[r] = uniform(rng);
+    for (int64_t c = 0; c < cols; c++) y[c] = NAN;
+    tl_gemv_t_bf16(W, p, y, rows, cols);
+    assert_t_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_t_bf16 (portable)"
+                                                      : "tl_gemv_t_bf16",
+                               W, bf16_at, p, y, rows, cols);
+    free(W);
+    free(p);
+    free(y);
+}
+
+START_TEST(gemv_t_f32_matches_double_reference_on_edge_and_random_shapes) {
+    over_shapes_and_paths(check_t_f32);
+}
+END_TEST
+
+START_TEST(gemv_t_bf16_matches_double_reference_on_edge_and_random_shapes) {
+    over_shapes_and_paths(check_t_bf16);
+}
+END_TEST
+
+START_TEST(gemv_t_result_is_identical_for_any_thread_count) {
+    int64_t rows = 300, cols = 1000;   /* 300K weights: split across threads */
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 5, 5);
+    float *W = xmalloc((size_t)(rows * cols) * sizeof *W), *p = xmalloc((size_t)rows * 4);
+    float *y1 = xmalloc((size_t)cols * 4), *y3 = xmalloc((size_t)cols * 4);
+    for (int64_t i = 0; i < rows * cols; i++) W[i] = uniform(&rng);
+    for (int64_t r = 0; r < rows; r++) p[r] = uniform(&rng);
+    env_guard one = env_set("TINYLLM_THREADS", "1");
+    tl_gemv_t_f32(W, p, y1, rows, cols);
+    env_restore(one);
+    env_guard three = env_set("TINYLLM_THREADS", "3");
+    tl_gemv_t_f32(W, p, y3, rows, cols);
+    env_restore(three);
+    ck_assert_msg(memcmp(y1, y3, (size_t)cols * 4) == 0, "1 and 3 threads differ");
+    free(W);
+    free(p);
+    free(y1);
+    free(y3);
+}
+END_TEST
+
+START_TEST(gemv_t_edges_and_null_arrays) {
+    float y[3] = {1, 2, 3}, W[3] = {1, 1, 1}, p[1] = {1};
+    tl_gemv_t_f32(NULL, NULL, y, 0, 3);   /* no rows: zeros */
+    ck_assert(y[0] == 0 && y[1] == 0 && y[2] == 0);
+    y[0] = 7;
+    tl_gemv_t_f32(W, p, y, 1, 0);   /* no columns: nothing written */
+    ck_assert(y[0] == 7);
+    tl_clear_error();
+    tl_gemv_t_bf16(NULL, p, y, 1, 3);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "tl_gemv_t_bf16: NULL W for a [1, 3] "
+                                                   "product"),
+                  "got '%s'", tl_error() ? tl_error() : "(none)");
+    ck_assert(y[0] == 7);
+    tl_gemv_t_f32(W, NULL, y, 1, 3);
+    ck_assert(strstr(tl_error(), "tl_gemv_t_f32: NULL p"));
+    tl_clear_error();
+}
+END_TEST
+
+START_TEST(gemm_bf16_nt_matches_double_reference_and_reports_failure) {
+    /* N above one block (2^20 / K rows) so the weight is widened in parts. */
+    static const int64_t shapes[][3] = {{1, 5, 3}, {7, 33, 65}, {3, 2100, 576}, {17, 1, 1}};
+    env_guard threads = env_set("TINYLLM_THREADS", "2");
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 11, 2);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *A = xmalloc((size_t)(M * K) * 4), *C = xmalloc((size_t)(M * N) * 4);
+        uint16_t *B = xmalloc((size_t)(N * K) * 2);
+        for (int64_t i = 0; i < M * K; i++) A[i] = uniform(&rng);
+        for (int64_t i = 0; i < N * K; i++) B[i] = random_bf16(&rng);
+        ck_assert_int_eq(tl_gemm_bf16_nt(A, B, C, M, N, K), 0);
+        for (int64_t m = 0; m < M; m++)
+            assert_matches_reference("tl_gemm_bf16_nt", B, bf16_at, A + m * K, C + m * N, N, K);
+        free(A);
+        free(B);
+        free(C);
+    }
+    env_restore(threads);
+    float C[2] = {5, 5}, A[2] = {1, 1};
+    tl_clear_error();
+    ck_assert_int_eq(tl_gemm_bf16_nt(A, NULL, C, 1, 2, 1), -1);
+    ck_assert(tl_error() && strstr(tl_error(), "tl_gemm_bf16_nt: NULL B"));
+    ck_assert(C[0] == 5);
+    ck_assert_int_eq(tl_gemm_bf16_nt(NULL, NULL, C, 0, 2, 1), 0);   /* nothing to do */
+    tl_clear_error();
+}
+END_TEST
+
+/* A CPU that OpenBLAS fell back on (simulated: forced to Prescott through the
+ * interface OpenBLAS offers for it) gets kernels chosen by its instruction
+ * sets at the first BLAS call; a user's OPENBLAS_CORETYPE is kept. The
+ * choice is made once per process, so this needs a process of its own
+ * (CK_FORK); without fork it only checks that a name is returned. */
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+START_TEST(blas_prepare_replaces_a_fallback_core_on_an_avx2_cpu) {
+    const char *fork_mode = getenv("CK_FORK");
+    if ((fork_mode && strcmp(fork_mode, "no") == 0) || !gotoblas_dynamic_init) {
+        ck_assert_ptr_nonnull(tl_blas_prepare());
+        return;
+    }
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    unsetenv("OPENBLAS_CORETYPE");
+    ck_assert_str_eq(openblas_get_corename(), "Prescott");
+    const char *core = tl_blas_prepare();
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        ck_assert_msg(strcmp(core, "Prescott") != 0, "still on Prescott kernels");
+    float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, C[4];
+    tl_gemm_f32_nt(A, B, C, 2, 2, 2);   /* the new kernels compute */
+    ck_assert(C[0] == 1 && C[1] == 2 && C[2] == 3 && C[3] == 4);
+}
+END_TEST
+
+START_TEST(blas_prepare_keeps_the_users_openblas_coretype) {
+    const char *fork_mode = getenv("CK_FORK");
+    if ((fork_mode && strcmp(fork_mode, "no") == 0) || !gotoblas_dynamic_init) return;
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    ck_assert_str_eq(tl_blas_prepare(), "Prescott");
+    unsetenv("OPENBLAS_CORETYPE");
+}
+END_TEST
+
+/* ---- exp ---------------------------------------------------------------------- */
+
+/* Within 2 ulp of exp in double over the whole finite range, on both code
+ * paths, for every length (the vector tails); the documented edges exact. */
+START_TEST(exp_f32_is_within_2_ulp_and_handles_the_edges) {
+    enum { N = 200003 };
+    float *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y);
+    for (int i = 0; i < N; i++) x[i] = -87.3f + 176.0f * (float)i / (float)(N - 1);
+    x[N - 1] = 88.72f;
+    const char *paths[] = {NULL, "0"};
+    for (int p = 0; p < 2; p++) {
+        env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
+        for (int n = 0; n <= 17; n++) {   /* short lengths: the tail path */
+            tl_exp_f32_n(x + 1000, y, n);
+            for (int i = 0; i < n; i++)
+                if (fabs(y[i] - exp((double)x[1000 + i])) > 2.5e-7 * exp(x[1000 + i]))
+                    ck_abort_msg("length %d, element %d", n, i);
+        }
+        tl_exp_f32_n(x, y, N);
+        double worst = 0;
+        for (int i = 0; i < N; i++) {
+            double want = exp((double)x[i]), ulp = ldexp(1.0, ilogb(want) - 23);
+            double err = fabs(y[i] - want) / ulp;
+            if (err > worst) worst = err;
+        }
+        ck_assert_msg(worst <= 2.0, "%s: worst error %.2f ulp", paths[p] ? "portable" : "AVX2",
+                      worst);
+        float edge[] = {89.0f, -87.5f, -1e9f, NAN, INFINITY, -INFINITY, 0.0f};
+        float out[7];
+        tl_exp_f32_n(edge, out, 7);
+        ck_assert(isinf(out[0]) && out[0] > 0);
+        ck_assert(out[1] == 0.0f && out[2] == 0.0f && out[5] == 0.0f);
+        ck_assert(isnan(out[3]));
+        ck_assert(isinf(out[4]));
+        ck_assert(out[6] == 1.0f);
+        float same[3] = {0.0f, 1.0f, -1.0f};   /* in place */
+        tl_exp_f32_n(same, same, 3);
+        ck_assert(same[0] == 1.0f && fabsf(same[1] - 2.7182817f) < 1e-6f);
+        env_restore(simd);
+    }
+    free(x);
+    free(y);
+}
+END_TEST
+
+/* ---- the work-sharing pool ------------------------------------------------------ */
+
+typedef struct {
+    int counts[1000];
+    int nested_total;
+} chunk_record;
+
+static void count_chunk(void *ctx, int64_t c) {
+    chunk_record *r = ctx;
+    __atomic_fetch_add(&r->counts[c], 1, __ATOMIC_RELAXED);
+}
+
+static void nested_chunk(void *ctx, int64_t c) {
+    chunk_record *r = ctx;
+    chunk_record inner = {{0}, 0};
+    tl_parallel_chunks(4, 10, count_chunk, &inner);   /* runs inline, on this thread */
+    int sum = 0;
+    for (int i = 0; i < 10; i++) sum += inner.counts[i];
+    __atomic_fetch_add(&r->nested_total, sum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&r->counts[c], 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(parallel_chunks_runs_every_chunk_once) {
+    static chunk_record r;
+    const int threads[] = {1, 2, 3, 8};
+    for (int t = 0; t < 4; t++)
+        for (int rep = 0; rep < 50; rep++) {   /* back-to-back jobs: late helpers */
+            memset(&r, 0, sizeof r);
+            int64_t n = 1 + (rep * 37) % 1000;
+            tl_parallel_chunks(threads[t], n, count_chunk, &r);
+            for (int64_t c = 0; c < 1000; c++)
+                if (r.counts[c] != (c < n))
+                    ck_abort_msg("%d threads, %lld chunks: chunk %lld ran %d times", threads[t],
+                                 (long long)n, (long long)c, r.counts[c]);
+        }
+    tl_parallel_chunks(2, 0, count_chunk, &r);   /* nothing to do */
+    memset(&r, 0, sizeof r);
+    tl_parallel_chunks(3, 20, nested_chunk, &r);
+    ck_assert_int_eq(r.nested_total, 200);
+    for (int c = 0; c < 20; c++) ck_assert_int_eq(r.counts[c], 1);
+}
+END_TEST
+
+static void *call_from_another_thread(void *arg) {
+    chunk_record *r = arg;
+    for (int rep = 0; rep < 200; rep++) tl_parallel_chunks(2, 100, count_chunk, r);
+    return NULL;
+}
+
+START_TEST(parallel_chunks_from_two_threads_at_once) {
+    static chunk_record a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, call_from_another_thread, &a), 0);
+    call_from_another_thread(&b);
+    pthread_join(th, NULL);
+    for (int c = 0; c < 100; c++) {
+        ck_assert_int_eq(a.counts[c], 200);
+        ck_assert_int_eq(b.counts[c], 200);
+    }
+}
+END_TEST
+
+/* Many tiny jobs back to back, so that a helper finishing its last chunk
+ * sometimes looks for another just as the next job is published: it must not
+ * take a ticket of a job it has not read (a chunk that then never runs hangs
+ * the caller, as bench_decode once did after hours). A stress test: the
+ * window is narrow, and this passed against the flawed pool too. */
+START_TEST(parallel_chunks_survives_back_to_back_tiny_jobs) {
+    static chunk_record r;
+    for (int rep = 0; rep < 20000; rep++) {
+        int64_t n = 2 + rep % 3;
+        for (int64_t c = 0; c < n; c++) r.counts[c] = 0;
+        tl_parallel_chunks(2, n, count_chunk, &r);
+        for (int64_t c = 0; c < n; c++)
+            if (r.counts[c] != 1) ck_abort_msg("job %d: chunk %lld ran %d times", rep,
+                                               (long long)c, r.counts[c]);
+    }
 }
 END_TEST

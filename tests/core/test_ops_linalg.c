@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "tinyllm/testing.h"
 #include "tinyllm/autograd.h"
@@ -437,5 +438,154 @@ START_TEST(test_linear_backward_repeats_rows_into_weight_grad)
     tl_assert_ok(w->grad);
     tl_assert_close(w->grad, tl_from_f32((const float[]){2, 4}, TL_SHAPE(1, 2)), 0, 0);
     tl_scope_pop();
+}
+END_TEST
+
+/* ---- matmul: the decode paths over a KV cache --------------------------- */
+
+/* A preallocated cache [B, H, T_max, D] filled with random values, as F32 or
+ * rounded to BF16; the first T positions are what attention reads. */
+static tl_tensor *random_cache(tl_pcg32 *rng, tl_dtype dt, int64_t B, int64_t H, int64_t Tmax,
+                               int64_t D) {
+    tl_tensor *c = tl_randn(rng, TL_SHAPE(B, H, Tmax, D));
+    return dt == TL_F32 ? c : tl_cast(c, TL_BF16);
+}
+
+/* Agreement with the double reference: a float32 sum of K products of unit
+ * normals errs by about sqrt(K) * 2^-24 * |terms|, under 1e-5 * K / 24 here. */
+static void assert_matches_naive(tl_tensor *got, const tl_tensor *a, const tl_tensor *b,
+                                 const char *what) {
+    tl_tensor *want = naive_matmul(a, b);
+    tl_assert_ok(got);
+    double tol = 1e-5 * (double)a->shape[a->ndim - 1] / 24.0;
+    char msg[512];
+    ck_assert_msg(tl_close_report(got, want, 1e-5, tol, msg, sizeof msg), "%s: %s", what, msg);
+}
+
+START_TEST(matmul_reads_a_cache_in_place_for_one_query_row)
+{
+    tl_pcg32 rng = tl_test_rng(71);
+    const tl_dtype dts[] = {TL_F32, TL_BF16};
+    for (int i = 0; i < 2; i++) {
+        int64_t B = 2, H = 3, Tmax = 40, T = 17, D = 24;
+        tl_tensor *k_cache = random_cache(&rng, dts[i], B, H, Tmax, D);
+        tl_tensor *v_cache = random_cache(&rng, dts[i], B, H, Tmax, D);
+        tl_tensor *k = tl_narrow(k_cache, 2, 0, T), *v = tl_narrow(v_cache, 2, 0, T);
+        tl_tensor *q = tl_randn(&rng, TL_SHAPE(B, H, 1, D));
+        tl_tensor *kt = tl_transpose(k, -1, -2);                      /* [B, H, D, T] */
+        assert_matches_naive(tl_matmul(q, kt), q, kt, "q @ K^T");
+        tl_tensor *p = tl_softmax(tl_randn(&rng, TL_SHAPE(B, H, 1, T)), -1);
+        assert_matches_naive(tl_matmul(p, v), p, v, "p @ V");
+        /* Several query rows (a group of heads, or a short prompt). */
+        tl_tensor *q5 = tl_randn(&rng, TL_SHAPE(B, H, 5, D));
+        assert_matches_naive(tl_matmul(q5, kt), q5, kt, "5 rows @ K^T");
+        tl_tensor *p5 = tl_randn(&rng, TL_SHAPE(B, H, 5, T));
+        assert_matches_naive(tl_matmul(p5, v), p5, v, "5 rows @ V");
+    }
+}
+END_TEST
+
+/* Grouped-query attention without repeat_kv: the key heads, expanded over
+ * the group axis (stride 0), serve every query head of their group. */
+START_TEST(matmul_broadcasts_a_grouped_cache_over_expanded_heads)
+{
+    tl_pcg32 rng = tl_test_rng(72);
+    int64_t B = 1, KV = 3, G = 3, Tmax = 32, T = 9, D = 16;
+    const tl_dtype dts[] = {TL_F32, TL_BF16};
+    for (int i = 0; i < 2; i++) {
+        tl_tensor *k = tl_narrow(random_cache(&rng, dts[i], B, KV, Tmax, D), 2, 0, T);
+        tl_tensor *k5 = tl_expand(tl_unsqueeze(k, 2), TL_SHAPE(B, KV, G, T, D));
+        tl_tensor *q = tl_randn(&rng, TL_SHAPE(B, KV, G, 1, D));
+        tl_tensor *kt = tl_transpose(k5, -1, -2);
+        assert_matches_naive(tl_matmul(q, kt), q, kt, "grouped q @ K^T");
+        /* The group as rows: q [B, KV, G, D] @ K^T [B, KV, D, T]. */
+        tl_tensor *qg = tl_randn(&rng, TL_SHAPE(B, KV, G, D));
+        tl_tensor *kt4 = tl_transpose(k, -1, -2);
+        assert_matches_naive(tl_matmul(qg, kt4), qg, kt4, "group rows @ K^T");
+        tl_tensor *p = tl_randn(&rng, TL_SHAPE(B, KV, G, 1, T));
+        tl_tensor *v5 = tl_expand(tl_unsqueeze(k, 2), TL_SHAPE(B, KV, G, T, D));
+        assert_matches_naive(tl_matmul(p, v5), p, v5, "grouped p @ V");
+    }
+}
+END_TEST
+
+/* Reading in place means no arena memory beyond the result: a copy of this
+ * 4 MiB cache view would show in tl_scope_bytes. */
+START_TEST(matmul_over_a_cache_allocates_only_its_result)
+{
+    tl_pcg32 rng = tl_test_rng(73);
+    int64_t H = 8, Tmax = 2048, T = 2000, D = 64;
+    tl_tensor *cache = tl_tensor_new_owned(TL_F32, TL_SHAPE(1, H, Tmax, D));
+    tl_tensor *bf = tl_tensor_new_owned(TL_BF16, TL_SHAPE(1, H, Tmax, D));
+    tl_copy_into(cache, tl_randn(&rng, TL_SHAPE(1, H, Tmax, D)));
+    tl_copy_into(bf, cache);
+    tl_tensor *q = tl_randn(&rng, TL_SHAPE(1, H, 1, D)), *p = tl_randn(&rng, TL_SHAPE(1, H, 1, T));
+    tl_tensor *caches[] = {cache, bf};
+    tl_no_grad_push();
+    for (int i = 0; i < 2; i++) {
+        tl_scope_push();
+        tl_tensor *k = tl_narrow(caches[i], 2, 0, T);
+        tl_tensor *kt = tl_transpose(k, -1, -2);
+        size_t before = tl_scope_bytes();
+        tl_tensor *scores = tl_matmul(q, kt), *mixed = tl_matmul(p, k);
+        size_t grown = tl_scope_bytes() - before;
+        tl_assert_ok(scores);
+        tl_assert_ok(mixed);
+        ck_assert_msg(grown < 1 << 20, "%s cache: matmul took %zu bytes of arena (a copy?)",
+                      i ? "BF16" : "F32", grown);
+        tl_scope_pop();
+    }
+    tl_no_grad_pop();
+    tl_tensor_free(cache);
+    tl_tensor_free(bf);
+}
+END_TEST
+
+/* One row against a BF16 weight: the result of the BF16 GEMV, with no F32
+ * copy of the weight; several rows: block-widened GEMM, same values. */
+START_TEST(linear_reads_a_bf16_weight_without_widening_it)
+{
+    tl_pcg32 rng = tl_test_rng(74);
+    int64_t out = 1536, in = 576;
+    tl_tensor *w = tl_cast(tl_randn(&rng, TL_SHAPE(out, in)), TL_BF16);
+    tl_tensor *w32 = tl_cast(w, TL_F32);
+    tl_tensor *x1 = tl_randn(&rng, TL_SHAPE(1, 1, in)), *x9 = tl_randn(&rng, TL_SHAPE(9, in));
+    tl_no_grad_push();
+    size_t before = tl_scope_bytes();
+    tl_tensor *y1 = tl_linear(x1, w, NULL);
+    ck_assert_msg(tl_scope_bytes() - before < 256 << 10, "a one-row BF16 linear took %zu bytes",
+                  tl_scope_bytes() - before);
+    before = tl_scope_bytes();
+    tl_tensor *y9 = tl_linear(x9, w, NULL);
+    ck_assert_msg(tl_scope_bytes() - before < 256 << 10, "a 9-row BF16 linear took %zu bytes",
+                  tl_scope_bytes() - before);
+    tl_no_grad_pop();
+    char msg[512];
+    ck_assert_msg(tl_close_report(y1, tl_linear(x1, w32, NULL), 1e-5, 1e-5, msg, sizeof msg),
+                  "one row: %s", msg);
+    ck_assert_msg(tl_close_report(y9, tl_linear(x9, w32, NULL), 1e-5, 1e-5, msg, sizeof msg),
+                  "nine rows: %s", msg);
+    /* matmul reads a BF16 weight's transpose in place too. */
+    tl_tensor *wt = tl_transpose(w, 0, 1);
+    assert_matches_naive(tl_matmul(tl_reshape(x1, TL_SHAPE(1, in)), wt),
+                         tl_reshape(x1, TL_SHAPE(1, in)), wt, "x @ W^T, W BF16");
+    assert_matches_naive(tl_matmul(x9, wt), x9, wt, "9 rows @ W^T, W BF16");
+}
+END_TEST
+
+/* Batched GEMV shared among threads gives the values of one thread. */
+START_TEST(matmul_batches_on_threads_match_one_thread)
+{
+    tl_pcg32 rng = tl_test_rng(75);
+    tl_tensor *k = tl_randn(&rng, TL_SHAPE(4, 9, 192, 64));
+    tl_tensor *q = tl_randn(&rng, TL_SHAPE(4, 9, 1, 64));
+    tl_tensor *kt = tl_transpose(k, -1, -2);
+    setenv("TINYLLM_THREADS", "1", 1);
+    tl_tensor *one = tl_matmul(q, kt);
+    setenv("TINYLLM_THREADS", "3", 1);
+    tl_tensor *three = tl_matmul(q, kt);
+    unsetenv("TINYLLM_THREADS");
+    char msg[512];
+    ck_assert_msg(tl_close_report(three, one, 0, 0, msg, sizeof msg), "%s", msg);
 }
 END_TEST

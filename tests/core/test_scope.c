@@ -143,3 +143,55 @@ START_TEST(scope_alloc_is_usable_and_aligned)
     tl_scope_pop();
 }
 END_TEST
+
+/* A decode loop pushes and pops a scope per token: after the first steps the
+ * arena reuses its blocks, so the memory a thread holds stops growing (not
+ * under AddressSanitizer, where every tensor gets a block of its own). */
+START_TEST(a_scope_per_step_keeps_memory_flat)
+{
+    tl_tensor *h = tl_tensor_new_owned(TL_F32, TL_SHAPE(1, 576));
+    size_t after_warmup = 0;
+#if defined(__SANITIZE_ADDRESS__)
+    const int steps = 12;    /* every tensor has its own block there: nothing to measure */
+#else
+    const int steps = 100;
+#endif
+    for (int step = 0; step < steps; step++) {
+        tl_scope_push();
+        tl_tensor *x = h;
+        for (int op = 0; op < 100; op++) x = tl_add(tl_mul_scalar(x, 0.5), h);   /* ~0.5 MB */
+        tl_assert_ok(x);
+        tl_scope_pop();
+        if (step == 10) after_warmup = tl_scope_bytes();
+    }
+#if !defined(__SANITIZE_ADDRESS__)
+    ck_assert_msg(tl_scope_bytes() == after_warmup, "arena grew from %zu to %zu bytes",
+                  after_warmup, tl_scope_bytes());
+    ck_assert_msg(after_warmup <= 16u << 20, "%zu bytes kept", after_warmup);
+#else
+    (void)after_warmup;
+#endif
+    tl_tensor_free(h);
+}
+END_TEST
+
+/* Owned storage is counted while alive and released with the last tensor. */
+START_TEST(owned_bytes_follow_owned_tensors)
+{
+    size_t before = tl_owned_bytes();
+    tl_tensor *small = tl_tensor_new_owned(TL_F32, TL_SHAPE(10));
+    tl_tensor *large = tl_tensor_new_owned(TL_F32, TL_SHAPE(1024, 1024));   /* own pages */
+    ck_assert_uint_eq(tl_owned_bytes(), before + 40 + (4u << 20));
+    float *p = tl_data(large);
+    ck_assert(p[0] == 0.0f && p[(1 << 20) - 1] == 0.0f);   /* zero-filled */
+    p[12345] = 3.0f;
+    ck_assert_double_eq(tl_item_at(large, 12345), 3.0);
+    tl_tensor_free(large);
+    tl_tensor_free(small);
+    ck_assert_uint_eq(tl_owned_bytes(), before);
+    float buf[4] = {0};
+    tl_tensor *ext = tl_tensor_wrap_external(buf, TL_F32, TL_SHAPE(4));
+    ck_assert_uint_eq(tl_owned_bytes(), before);   /* wrapped memory is not ours */
+    tl_tensor_free(ext);
+}
+END_TEST

@@ -268,3 +268,33 @@ START_TEST(creation_rejects_bad_shapes)
     ck_assert_int_eq(tl_numel(empty), 0);
 }
 END_TEST
+
+/* tl_copy_into row by row (unit stride on the last axis) gives the values of
+ * the element walk, for every dtype pair it handles: views of heads, a cache
+ * slot, F32 to BF16 rounded to nearest even and back exactly. */
+START_TEST(copy_into_strided_rows_matches_the_element_walk)
+{
+    tl_pcg32 rng = tl_test_rng(9);
+    tl_tensor *x = tl_randn(&rng, TL_SHAPE(2, 5, 3, 8));
+    tl_tensor *view = tl_narrow(tl_transpose(x, 1, 2), 2, 1, 3);   /* [2, 3, 3, 8] */
+    tl_tensor *dst = tl_zeros(TL_F32, TL_SHAPE(2, 3, 3, 8));
+    ck_assert_int_eq(tl_copy_into(dst, view), 0);
+    for (int64_t i = 0; i < tl_numel(dst); i++)
+        ck_assert_double_eq(tl_item_at(dst, i), tl_item_at(view, i));
+    tl_tensor *cache = tl_zeros(TL_BF16, TL_SHAPE(1, 3, 10, 8));
+    tl_tensor *slot = tl_narrow(cache, 2, 4, 3);                     /* [1, 3, 3, 8] */
+    tl_tensor *k = tl_narrow(view, 0, 1, 1);
+    ck_assert_int_eq(tl_copy_into(slot, k), 0);
+    for (int64_t i = 0; i < tl_numel(slot); i++)
+        ck_assert_double_eq(tl_item_at(slot, i), tl_item_at(tl_cast(tl_cast(k, TL_BF16),
+                                                                    TL_F32), i));
+    ck_assert_double_eq(tl_get(cache, (const int64_t[]){0, 0, 3, 0}), 0.0);   /* untouched */
+    tl_tensor *back = tl_zeros(TL_F32, TL_SHAPE(1, 3, 3, 8));
+    ck_assert_int_eq(tl_copy_into(back, slot), 0);
+    for (int64_t i = 0; i < tl_numel(back); i++)
+        ck_assert_double_eq(tl_item_at(back, i), tl_item_at(slot, i));
+    tl_tensor *ids = tl_arange(0, 24), *ids2 = tl_zeros(TL_I64, TL_SHAPE(24));
+    ck_assert_int_eq(tl_copy_into(ids2, tl_narrow(ids, 0, 0, 24)), 0);   /* I64 bit for bit */
+    ck_assert_double_eq(tl_item_at(ids2, 23), 23.0);
+}
+END_TEST

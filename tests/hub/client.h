@@ -7,7 +7,7 @@
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "hub/hub.h"
+#include "tinyllm/testing/hub.h"
 
 typedef struct {
     bool head;               /* HEAD instead of GET */

@@ -57,7 +57,7 @@ cmp -s c/tinyllm/modern/rmsnorm.c "$T/mine.c" && cmp -s "$TESTS/test_example.c" 
   && ok "start never overwrites" || fail "start never overwrites"
 run "$OL" start L9.9
 expect "start refuses an unknown lesson" 2 "no lesson L9.9"
-for cmd in list start tests check diff mutants fixtures hub; do
+for cmd in list start tests check diff mutants fixtures hub lesson tinyllm; do
   run "$OL" $cmd --help
   expect "ol $cmd --help" 0 "usage: ol"
 done
@@ -120,11 +120,13 @@ START_TEST(test_runs_but_checks_nothing)
 END_TEST"
 set_tests test_weak.c "$ASSERTS_NOTHING"
 run "$OL" check L7.1 --json "$T/weak.json"
-expect "check: a suite that asserts nothing fails with survivors" 1 "warning: Survived:" \
-  "reference/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing" \
-  "warning: NoCoverage:" "no test of yours executes this line"
-if grep -q 'tl_rsqrt' "$T/weak.json"; then out=$(head -c 2000 "$T/weak.json"); fail "check --json hides the reference until a pass"
-else ok "check --json hides the reference until a pass"; fi
+expect "check: a suite that asserts nothing fails with survivors" 1 "warning: Survived in rmsnorm_forward:" \
+  "c/tinyllm/modern/rmsnorm.c:" "Mutation score: 0.00" "Tests that kill no mutant: test_runs_but_checks_nothing" \
+  "warning: NoCoverage in pre_norm_residual:" "no test of yours runs the part of pre_norm_residual"
+absent "check: a student's report never names the hidden reference's files" "reference/tinyllm"
+if grep -q '"reference/' "$T/weak.json" || ! grep -q '"c/tinyllm/modern/rmsnorm.c"' "$T/weak.json"; then
+  out=$(head -c 2000 "$T/weak.json"); fail "check --json hides the reference until a pass (the student's file instead)"
+else ok "check --json hides the reference until a pass (the student's file instead)"; fi
 run "$REPORT_CHECK" stryker "$T/weak.json"
 expect "check --json with survivors is a valid Stryker report" 0 "valid stryker report"
 OL_TEST_BREAK_CANARY=1 run "$OL" check L7.1
@@ -437,14 +439,174 @@ else
 fi
 run "$OL" diff L7.1
 expect "diff after a pass shows both sides" 0 "reference/tinyllm/modern/rmsnorm.c"
+# every line whole: side by side when both files fit twice the terminal, unified otherwise
+cp c/tinyllm/modern/rmsnorm.c "$T/mine-before-diff.c"
+printf '/* %096d */\n' 0 >> c/tinyllm/modern/rmsnorm.c   # a 102-column line of the student's
+whole() { # FILE: every line of FILE is in $out, uncut
+  local line missing=0
+  while IFS= read -r line; do
+    [ -z "$line" ] && continue
+    grep -qF -- "$line" <<<"$out" || { missing=1; echo "     cut: $line"; break; }
+  done < "$1"
+  return $missing
+}
+COLUMNS=300 run "$OL" diff L7.1
+if [ "$rc" = 0 ] && grep -q '^yours: c/tinyllm' <<<"$out" && whole c/tinyllm/modern/rmsnorm.c \
+   && whole "$ROOT/reference/tinyllm/modern/rmsnorm.c"; then ok "diff side by side in a wide terminal, no line cut"
+else fail "diff side by side in a wide terminal, no line cut"; fi
+COLUMNS=160 run "$OL" diff L7.1
+if [ "$rc" = 0 ] && grep -q '^(a unified diff: the longest line, 102 columns, does not fit twice in 160' <<<"$out" \
+   && grep -q '^+++ the reference' <<<"$out" && grep -qxF -- "-$(tail -1 c/tinyllm/modern/rmsnorm.c)" <<<"$out"; then
+  ok "diff is unified when a line does not fit side by side, no line cut"
+else fail "diff is unified when a line does not fit side by side, no line cut"; fi
+COLUMNS=80 run "$OL" diff L7.1 --side-by-side
+if [ "$rc" = 0 ] && whole c/tinyllm/modern/rmsnorm.c && whole "$ROOT/reference/tinyllm/modern/rmsnorm.c"; then
+  ok "diff --side-by-side widens to the longest line"
+else fail "diff --side-by-side widens to the longest line"; fi
+cp "$T/mine-before-diff.c" c/tinyllm/modern/rmsnorm.c
 run "$OL" list
 expect "list shows the lesson and the last check" 0 "L7.1" "R3" "last check: PASS"
 
+# ---- the student's loop: --mine, --tests-only, debugging, hints, messages --
+W5=$T/ws5; mkdir -p "$W5"; cd "$W5" || exit 2
+"$OL" start L7.1 > /dev/null
+run "$OL" list
+expect "list does not count the example ol start wrote as a test of yours" 0 "started, 4 functions still \"not implemented\", 0 tests of yours"
+rm -f "$TESTS"/*.c; cp "$ROOT"/reference/tests/l7-1-rmsnorm/*.c "$TESTS/"
+run "$OL" tests L7.1 --mine
+expect "tests --mine runs the student's tests on their code (the stub): verdicts, no grade" 1 \
+  "L7.1: your tests on your code (their verdicts, no grade" "not implemented: rmsnorm_init (L7.1)" \
+  'rerun it: ol tests L7.1 --mine -k '
+run "$OL" check L7.1 --tests-only --json "$T/to.json" --gradescope "$T/to-gs.json"
+expect "check --tests-only grades the tests while the course tests fail on the stub" 0 \
+  "[1/6] skip  Your code builds: not run: --tests-only" "[6/6] PASS  Mutation score" \
+  "YOUR TESTS PASS at R3 (--tests-only): L7.1 is not passed until \`ol check L7.1\` passes both stages"
+grep -qE '"testsOnly":[[:space:]]*true' "$T/to.json" && grep -qE '"passed":[[:space:]]*false' "$T/to.json" \
+  && grep -q 'your tests alone were graded (--tests-only)' "$T/to-gs.json" \
+  && ok "check --tests-only: --json and --gradescope say which stages ran, and no pass" \
+  || fail "check --tests-only: --json and --gradescope say which stages ran, and no pass"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["execution_time"]; sys.exit(0 if isinstance(t, float) and t > 0 else 1)' \
+  "$T/to-gs.json" && ok "check --gradescope: execution_time is the real time, to the millisecond" \
+  || { out=$(cat "$T/to-gs.json"); fail "check --gradescope: execution_time is the real time, to the millisecond"; }
+grep -qE 'Per-test timeout for mutants: [0-9.]+ s = 1\.5 x [0-9.]+ (µs|ms|s) \(' <<<"$(cat /dev/null; "$OL" check L7.1 --tests-only 2>&1)" \
+  && ok "check: the timeout line gives the slowest test in a unit that shows it (not 0.000 s)" \
+  || fail "check: the timeout line gives the slowest test in a unit that shows it (not 0.000 s)"
+run "$OL" diff L7.1
+expect "check --tests-only is not a pass (diff stays closed)" 1 "only after"
+run "$OL" check L7.1
+expect "check without --tests-only: the course tests stop it, with the rerun command" 1 \
+  "[2/6] FAIL" 'rerun it: ol tests L7.1 -k test_'
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+# a crash is said where it happened, in the student's file
+sed -i 's|    tl_tensor \*ms = tl_mean(tl_square(x), -1, true);|    if (x->ndim == 3) *(volatile int *)0 = 1;\n    tl_tensor *ms = tl_mean(tl_square(x), -1, true);|' c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1 -k test_golden_matches_hf
+expect "tests: a crash is reported at its line in the student's file, with the rerun command" 1 \
+  "c/tinyllm/modern/rmsnorm.c:$(grep -n 'volatile int' c/tinyllm/modern/rmsnorm.c | cut -d: -f1): crashed here (in rmsnorm_forward)" \
+  "rerun it: ol tests L7.1 -k test_golden_matches_hf   (add --gdb, --asan or --valgrind to debug it)"
+# the tools: asan, valgrind, gdb (a stand-in that says how it was called, then runs the program)
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+sed -i '1i #include <stdlib.h>' c/tinyllm/modern/rmsnorm.c
+sed -i 's|    tl_tensor \*ms = tl_mean(tl_square(x), -1, true);|    { volatile char *p = malloc(4); p[4] = 1; free((void *)p); }\n    tl_tensor *ms = tl_mean(tl_square(x), -1, true);|' c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1 -k test_golden_matches_hf --asan
+expect "tests --asan: one test rebuilt with AddressSanitizer and UBSan, in the foreground, the overflow found" 1 \
+  "build/ol/debug/L7.1-course-tests-asan -x test_golden_matches_hf" "rmsnorm.c:" "runtime error: store to address"
+run "$OL" tests L7.1 -k test_golden_matches_hf --valgrind
+expect "tests --valgrind: one test under valgrind, the invalid write found" 1 "valgrind -q" "Invalid write of size 1" \
+  "valgrind found 1 memory error or leak in the lesson's code"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1 --valgrind
+expect "tests --valgrind: every course test under valgrind, clean" 0 "Checks: " "Failures: 0, Errors: 0"
+mkdir -p "$T/fakebin"
+printf '#!/bin/sh\necho "fake gdb: $* (CK_FORK=$CK_FORK CK_RUN_CASE=$CK_RUN_CASE)"\nshift 2\nexec "$@"\n' > "$T/fakebin/gdb"
+chmod +x "$T/fakebin/gdb"
+PATH=$T/fakebin:$PATH run "$OL" tests L7.1 -k my_constant_row --gdb
+expect "tests --gdb reruns one of the student's tests under gdb, by its readable name" 0 \
+  "fake gdb: -q --args" "build/ol/debug/L7.1-your-tests -x my_constant_row_gives_the_weight (CK_FORK=no CK_RUN_CASE=test_my_hand_examples.c)"
+run "$OL" tests L7.1 --gdb
+expect "tests --gdb without -k says it debugs one test" 2 "--gdb debugs one test: name it with -k NAME"
+# a message of several lines keeps its indentation under the failure
+printf '%s\n' "$HEAD" 'START_TEST(test_two_lines) { ck_abort_msg("first line\n  second line, indented"); } END_TEST' \
+  > "$TESTS/test_zz_lines.c"
+run "$OL" tests L7.1 --mine -k test_two_lines
+expect "a failure message of several lines keeps its indentation" 1 "first line" "         second line, indented"
+rm -f "$TESTS/test_zz_lines.c"
+run "$OL" tests L7.1 -k test_golden --gdb
+expect "tests --gdb with a name several tests hold lists them" 2 "names 3 of the course tests"
+# hints name only mutants the invalid test ran, and say where it failed
+set_tests test_hints.c "$HEAD
+#include <math.h>
+#include <stdio.h>
+/* expects eps outside the root: y = x / (sqrt(mean(x^2)) + eps) */
+START_TEST(test_expects_eps_outside)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 2, 1.0, false), 0);
+    const float x[2] = {3, 4};
+    double r = 1.0 / (sqrt(12.5) + 1.0);
+    const float want[2] = {(float)(3 * r), (float)(4 * r)};
+    tl_assert_close(rmsnorm_forward(&n, tl_from_f32(x, TL_SHAPE(2))), tl_from_f32(want, TL_SHAPE(2)), 1e-5, 1e-6);
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST
+/* fails the first time it ever runs, then passes: calls nothing of the lesson */
+START_TEST(test_fails_only_the_first_time)
+{
+    FILE *f = fopen(\"/tmp/ol-e2e-first-$$\", \"r\");
+    if (f) { fclose(f); return; }
+    f = fopen(\"/tmp/ol-e2e-first-$$\", \"w\");
+    if (f) fclose(f);
+    ck_assert_msg(0, \"the first run: y[0] = %g is not above 2.5\", 3 / sqrt(12.5));
+}
+END_TEST"
+rm -f /tmp/ol-e2e-first-$$
+run "$OL" check L7.1
+expect "check: an INVALID test's hint names the mutant it agrees with and where it failed" 1 \
+  "hint: test_expects_eps_outside fails on the reference but passes on s01" \
+  "rerun it: ol check L7.1 --tests-only"
+absent "check: no hint for a test that ran none of a mutant's lines" "hint: test_fails_only_the_first_time"
+absent "check: masking leaves the student's own numbers (2.5) but hides the others" "0.848528"
+expect "check: masking keeps the student's source text" 1 "is not above 2.5"
+rm -f /tmp/ol-e2e-first-$$
+# the command line forgives
+run "$OL" test L7.1
+expect "a mistyped command gets a \"did you mean\"" 2 'did you mean `ol tests`?'
+run "$OL" tests l7.1 -k test_hand
+expect "a lesson id in the wrong case is taken" 0 "L7.1 course tests: 1 test, 1 passed"
+run "$OL" tests L7.10
+expect "a mistyped lesson id gets a \"did you mean\"" 2 "there is no lesson L7.10: did you mean L7.1?"
+run "$OL" check L7.1 --json
+expect "an option missing its value says what it needs" 2 "ol check: --json needs a FILE"
+for cmd in list "start L7.1" "tests L7.1" "check L7.1" "diff L7.1"; do
+  run "$OL" $cmd --workspace "$ROOT"
+  expect "ol $cmd in the course repository says the one thing: make a folder of your own" 2 \
+    "is in the course repository" "make a folder of your own"
+done
+# tinyllm with the student's own downloader
+W6=$T/ws6; mkdir -p "$W6"; cd "$W6" || exit 2
+"$OL" start L7.9 > /dev/null
+run "$OL" tinyllm pull org/tiny config.json --endpoint http://127.0.0.1:9 --cache "$W6/cache"
+expect "ol tinyllm builds tinyllm with the student's hf.c (the stub here) and runs it" 1 \
+  "tinyllm with your code of L7.9" "not implemented: hf_" "(L7.9)"
+[ -x build/bin/tinyllm ] && ok "ol tinyllm leaves build/bin/tinyllm in the workspace" \
+  || fail "ol tinyllm leaves build/bin/tinyllm in the workspace"
+# L7.9's first steps: its example test starts the fake Hub and downloads one file
+run "$OL" tests L7.9 --mine
+expect "L7.9's example test runs the student's hf_download against a fake Hub (the stub: not implemented)" 1 \
+  "test_example_one_file_from_the_fake_hub" "hf_download: not implemented: hf_download (L7.9)"
+cp "$ROOT/reference/tinyllm/io/hf.c" c/tinyllm/io/hf.c
+run "$OL" tests L7.9 --mine
+expect "L7.9's example test passes with a downloader that works" 0 "pass test_example_one_file_from_the_fake_hub"
+run "$OL" tests L7.9 -k test_validate
+expect "L7.9's validator course tests run alone, with no Hub" 0 "L7.9 course tests: 5 tests, 5 passed"
+cd "$W" || exit 2
+
 # ---- instructor verbs, on a scratch copy of the course ------------------
 R=$T/root; mkdir -p "$R"
-for d in oracle build fixtures; do ln -s "$ROOT/$d" "$R/$d"; done
-for d in course contracts stubs tests; do cp -r "$ROOT/$d" "$R/$d"; done
-mkdir -p "$R/reference"; cp -r "$ROOT/reference/tinyllm" "$R/reference/tinyllm"
+ln -s "$ROOT/build" "$R/build"
+for d in course contracts stubs tests oracle fixtures; do cp -r "$ROOT/$d" "$R/$d"; done
+mkdir -p "$R/reference"; cp -r "$ROOT/reference/tinyllm" "$ROOT/reference/tests" "$R/reference/"
 IW=$T/instructor; mkdir -p "$IW"
 export OL_ROOT=$R
 run "$OL" mutants L7.1 --workspace "$IW"
@@ -458,15 +620,109 @@ if cmp -s "$T/edited.c" "$REF"; then
 else
   run "$OL" mutants new L7.1 --from "$T/edited.c" --id s99 --title "eps four times too large" \
     --caught-by test_eps_inside_the_square_root --workspace "$IW"
-  expect "mutants new writes the mutant and verifies it" 0 "wrote course/L7.1/mutants/s99-eps-four-times-too-large.mutant"
+  expect "mutants new writes the mutant and verifies it, and says the chapter's table lacks it" 0 \
+    "wrote course/L7.1/mutants/s99-eps-four-times-too-large.mutant" "pitfall table (section 5) does not mention s99"
   grep -q '^Caught-by: test_eps_inside_the_square_root' "$R/course/L7.1/mutants/s99-eps-four-times-too-large.mutant" \
     && ok "mutants new writes the header" || fail "mutants new writes the header"
   run "$OL" mutants new L7.1 --from "$T/edited.c" --id s99 --title "again" --caught-by x --workspace "$IW"
   expect "mutants new refuses an id in use" 2 "already has s99"
-  run "$OL" mutants new L7.1 --from "$T/edited.c" --id s98 --title "eps x4 caught by the wrong test" \
+  run "$OL" mutants new L7.1 --from "$T/edited.c" --id s98 --title "eps x4 again" --caught-by x --workspace "$IW"
+  expect "mutants new refuses a change another mutant makes" 2 "this change is the one mutant s99 already makes"
+  sed 's/tl_add_scalar(ms, n->eps)/tl_add_scalar(ms,  4*n->eps )/' "$REF" > "$T/spaced.c"
+  run "$OL" mutants new L7.1 --from "$T/spaced.c" --id s98 --title "eps x4, spaced" --caught-by x --workspace "$IW"
+  expect "mutants new refuses it with other spaces too" 2 "this change is the one mutant s99 already makes"
+  run "$OL" mutants new L7.1 --from "$T/edited.c" --id x98 --title "bad id" --caught-by x --workspace "$IW"
+  expect "mutants new refuses an id off the lesson's pattern" 2 "a mutant's id is 's' and two or more digits"
+  run "$OL" mutants new L7.1 --wheat --from "$T/edited.c" --id s97 --title "bad wheat id" --workspace "$IW"
+  expect "mutants new refuses a wheat id off the pattern" 2 "a wheat's id is 'w' and two or more digits"
+  sed 's/tl_add_scalar(ms, n->eps)/tl_add_scalar(ms, 3 * n->eps)/' "$REF" > "$T/edited3.c"
+  run "$OL" mutants new L7.1 --from "$T/edited3.c" --id s98 --title "eps x3 caught by the wrong test" \
     --caught-by test_boundary_bad_eps --workspace "$IW"
   expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it"
 fi
+# ---- ol lesson: one validated schema; show, new, stub -------------------
+run "$OL" lesson show L7.1 --json --workspace "$IW"
+expect "lesson show --json prints the lesson as ol reads it" 0 '"required_pitfalls":' '"threshold":	0.5' '"draft":	false'
+run "$OL" lesson show l7.1 --field sources --workspace "$IW"
+expect "lesson show --field: one value a line (the id taken case-insensitively)" 0 "tinyllm/modern/rmsnorm.c"
+run "$OL" lesson show L7.1 --field source --workspace "$IW"
+expect "lesson show --field with a typo says the near key" 2 'did you mean "sources"?'
+cp "$R/course/L7.1/lesson.json" "$T/lesson.json"
+sed -i 's/"required_pitfalls"/"required_pitfall"/' "$R/course/L7.1/lesson.json"
+for cmd in "lesson show L7.1" "mutants verify L7.1" "tests L7.1" "check L7.1" "start L7.1" "fixtures L7.1 --check"; do
+  run "$OL" $cmd --workspace "$IW"
+  expect "ol $cmd refuses a lesson.json with a typo in a key, naming the file, the key and the fix" 2 \
+    'course/L7.1/lesson.json: "required_pitfall": is not a key of lesson.json: did you mean "required_pitfalls"?'
+done
+run "$OL" list --workspace "$IW"
+expect "list names the lesson.json it cannot read" 2 '"required_pitfall"' "could not be read"
+cp "$T/lesson.json" "$R/course/L7.1/lesson.json"
+mv "$R/reference/tests/l7-1-rmsnorm" "$T/model"
+run "$OL" mutants verify L7.1 --workspace "$IW"
+expect "a path lesson.json names that is not there is an error naming the key" 2 \
+  '"model_tests": the folder reference/tests/l7-1-rmsnorm does not exist'
+mv "$T/model" "$R/reference/tests/l7-1-rmsnorm"
+
+run "$OL" lesson new L7.N --title "A new thing" --module modern/new_thing --rung R4 --needs L7.1 --workspace "$IW"
+expect "lesson new writes every file of a lesson" 0 "wrote   course/L7.N/lesson.json" "wrote   course/L7.N/README.md" \
+  "wrote   contracts/tinyllm/modern/new_thing.h" "wrote   stubs/tinyllm/modern/new_thing.c" \
+  "wrote   reference/tinyllm/modern/new_thing.c" "wrote   tests/L7.N/test_new_thing.c" \
+  "wrote   reference/tests/l7-n-new-thing/test_my_new_thing.c" "wrote   oracle/L7.N/make_fixtures.py" \
+  "wrote   fixtures/L7.N/"
+missing=
+for h in "Overview" "Key Takeaways" "How to work this chapter" "1. Why now" "2. Principles" \
+    "3. Worked example by hand" "4. The interface" "What the tests check" "Your graded tests" "5. Pitfalls" \
+    "6. Where it's used next" "Going further"; do
+  grep -q "^#* $h" "$R/course/L7.N/README.md" || missing="$missing [$h]"
+done
+[ -z "$missing" ] && ok "lesson new: the chapter has every section of the lesson checklist" \
+  || fail "lesson new: the chapter lacks$missing"
+grep -q '^#ifndef TINYLLM_MODERN_NEW_THING_H' "$R/contracts/tinyllm/modern/new_thing.h" \
+  && grep -q '"draft": true' "$R/course/L7.N/lesson.json" && grep -q '"needs": \["L7.1"\]' "$R/course/L7.N/lesson.json" \
+  && grep -q '"seed": 20240007' "$R/fixtures/L7.N/new_thing.json" \
+  && ok "lesson new: the include guard, a draft that needs L7.1, and the oracle's seeded first run" \
+  || fail "lesson new: the include guard, a draft that needs L7.1, and the oracle's seeded first run"
+run "$OL" mutants verify L7.N --workspace "$IW"
+expect "mutants verify accepts the skeleton" 0 "the stub compiles" "the reference compiles" "a skeleton"
+run "$OL" lesson new L7.N --title "Again" --module modern/new_thing --workspace "$IW"
+expect "lesson new never overwrites a lesson" 2 "exists already"
+run "$OL" lesson new L7.M --title "Bad" --module NewThing --workspace "$IW"
+expect "lesson new refuses a module that is not AREA/NAME" 2 "--module AREA/NAME"
+run "$OL" list --workspace "$IW"
+absent "list hides a draft from students" "L7.N"
+run "$OL" list --drafts --workspace "$IW"
+expect "list --drafts shows it, marked" 0 "L7.N" "a draft: hidden from students"
+W4=$T/ws4; mkdir -p "$W4"
+run "$OL" start L7.N --workspace "$W4"
+expect "start refuses a draft" 2 "L7.N is not open yet"
+run "$OL" start L7.N --draft --workspace "$W4"
+expect "start --draft starts it (for instructors)" 0 "created c/tinyllm/modern/new_thing.c"
+# the contract grows: the stub ol wrote is rewritten; one edited by hand is kept
+H=$R/contracts/tinyllm/modern/new_thing.h
+sed -i 's|^#endif|/* Fills *t: 0, or -1 with an error. */\nint new_thing_init(int64_t dim, double eps);\n/* y = x. */\ntl_tensor *new_thing_forward(const tl_tensor *x);\n\n#endif|' "$H"
+run "$OL" lesson stub L7.N --workspace "$IW"
+expect "lesson stub rewrites the stub ol wrote when the contract grows" 0 \
+  "wrote   stubs/tinyllm/modern/new_thing.c (as ol wrote it, plus new_thing_init, new_thing_forward)"
+grep -q 'return tl_fail("not implemented: new_thing_forward (L7.N)");' "$R/stubs/tinyllm/modern/new_thing.c" \
+  && grep -A5 '^int new_thing_init' "$R/stubs/tinyllm/modern/new_thing.c" \
+     | grep -q 'return tl_fail_status("not implemented: new_thing_init (L7.N)");' \
+  && ok "lesson stub: each function fails with \"not implemented\" and its type's failure value" \
+  || fail "lesson stub: each function fails with \"not implemented\" and its type's failure value"
+run "$OL" mutants verify L7.N --workspace "$IW"
+expect "the generated stub compiles" 0 "the stub compiles"
+echo "/* the author's note */" >> "$R/stubs/tinyllm/modern/new_thing.c"
+cp "$R/stubs/tinyllm/modern/new_thing.c" "$T/edited-stub.c"
+sed -i 's|^#endif|void new_thing_free(int64_t *t);\n\n#endif|' "$H"
+run "$OL" lesson stub L7.N --workspace "$IW"
+expect "lesson stub keeps a stub edited by hand and prints what it lacks" 1 "edited by hand" "it lacks new_thing_free" \
+  "void new_thing_free(int64_t *t) {"
+cmp -s "$R/stubs/tinyllm/modern/new_thing.c" "$T/edited-stub.c" && ok "lesson stub never overwrites an edited stub" \
+  || fail "lesson stub never overwrites an edited stub"
+sed -i 's|^void new_thing_free(int64_t \*t);|void new_thing_free(int64_t *);|' "$H"
+run "$OL" lesson stub L7.N --workspace "$IW"
+expect "lesson stub refuses a prototype with an unnamed parameter, with its line" 2 \
+  "contracts/tinyllm/modern/new_thing.h:" "has no name: name it in the contract"
+
 # a mutant that hangs and one that crashes: Timeout, and Killed with the signal
 add_mutant() { # ID TITLE LINE: LINE inserted at the top of rmsnorm_forward
   awk -v line="$3" '{ print } /^tl_tensor \*rmsnorm_forward\(.*\{$/ { print line }' "$REF" > "$T/$1.c"
@@ -554,10 +810,31 @@ expect "check of a lesson with needs grades against the references" 0 "PASS: L7.
 cd "$IW" || exit 2
 run "$OL" mutants verify L7.T
 expect "mutants verify links the needed lessons' references" 0 "every mutant and wheat verified"
+S01=$R/course/L7.1/mutants/s01-eps-outside-sqrt.mutant
+at=$(sed -n 's/^@@ -\([0-9]*\),.*/\1/p' "$S01" | head -1); moved=$((at + 1))
 { echo "/* a new first line moves every line down */"; cat "$REF"; } > "$T/moved.c" && mv "$T/moved.c" "$REF"
 run "$OL" mutants verify L7.1 s01 --workspace "$IW"
-expect "mutants verify: a stale mutant fails loudly" 1 "stale mutant"
-rm "$R/fixtures"; cp -r "$ROOT/fixtures" "$R/fixtures"
+expect "mutants verify: a stale mutant fails loudly, saying to rebase it" 1 "stale mutant" \
+  "Hunk #1 succeeded at $moved (offset 1 line)" 'run `ol mutants rebase L7.1 s01`'
+run "$OL" mutants rebase L7.1 --workspace "$IW"
+expect "mutants rebase re-anchors every mutant and wheat below inserted lines, verified" 0 \
+  "rewrote course/L7.1/mutants/s01-eps-outside-sqrt.mutant: re-anchored on the current reference and verified" \
+  "rewrote course/L7.1/wheats/w01-sum-then-divide.wheat"
+grep -q "^@@ -$moved,8 +$moved,7 @@" "$S01" && grep -q '^Hint: a test on rows of rms' "$S01" \
+  && ok "mutants rebase: the hunk moved one line down, the header kept" \
+  || { out=$(cat "$S01"); fail "mutants rebase: the hunk moved one line down, the header kept"; }
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify: the rebased mutant verifies" 0 "is killed by its Caught-by tests"
+run "$OL" mutants rebase L7.1 s01 --workspace "$IW"
+expect "mutants rebase leaves a mutant that applies exactly as it is" 0 "mutant s01 applies exactly: left as it is"
+# the lines s01 changes are rewritten: no offset or fuzz can place it
+cp "$S01" "$T/s01.before"
+sed -i 's|tl_rsqrt(tl_add_scalar(ms, n->eps));      /\* eps inside the root \*/|tl_rsqrt(tl_add_scalar(ms, 1.0 * n->eps));|; s|tl_tensor \*normed = tl_mul(x, r);|tl_tensor *normed = tl_mul(r, x);|' "$REF"
+run "$OL" mutants rebase L7.1 s01 --workspace "$IW"
+expect "mutants rebase leaves a mutant patch cannot place, saying which hunk and why" 1 "mutant s01 is left as it is" \
+  "Hunk #1 FAILED at $moved" "the hunk patch could not place"
+cmp -s "$S01" "$T/s01.before" && ok "mutants rebase writes nothing it could not place" \
+  || fail "mutants rebase writes nothing it could not place"
 run "$OL" fixtures L7.1 --check --workspace "$IW"
 expect "fixtures --check: the committed fixtures are what the oracle makes" 0 "are what the oracle makes"
 ST=$R/fixtures/L7.1/rmsnorm.safetensors

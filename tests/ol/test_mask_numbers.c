@@ -24,3 +24,17 @@ START_TEST(test_identifiers_keep_their_digits)
     expect("info and nano", "info and nano");
 }
 END_TEST
+
+/* The student's own text stays theirs: a number their source line holds. */
+START_TEST(test_the_students_own_numbers_are_kept)
+{
+    const char *line = "ck_assert_msg(y > 2.5, \"y[0] = %g is not above 2.5\", tl_item_at(v, 0));";
+    char *got = mask_numbers_keeping("y[0] = 0.848528 is not above 2.5", line);
+    ck_assert_str_eq(got, "y[0] = # is not above 2.5");
+    free(got);
+    /* a value the source does not hold is masked even where it looks like one it does */
+    got = mask_numbers_keeping("expected 2.55, got 25", line);
+    ck_assert_str_eq(got, "expected #, got #");
+    free(got);
+}
+END_TEST

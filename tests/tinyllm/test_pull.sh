@@ -3,7 +3,7 @@
 # `ol hub serve` runs): the repo listed through the API (in pages), a plain
 # model, a sharded one, --include/--exclude, pulling twice, explicit files,
 # offline, the failures (exit 1 with the downloader's message) and usage
-# errors (exit 2). Run by `make test-l7-9`; TINYLLM and TL_HUB are the
+# errors (exit 2). Run by `make test-tinyllm`; TINYLLM and TL_HUB are the
 # binaries.
 set -u
 TINYLLM=$(realpath "${TINYLLM:-build/bin/tinyllm}")

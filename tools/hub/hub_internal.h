@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
-#include "hub.h"
+#include "tinyllm/testing/hub.h"
 
 typedef struct {
     char *path;                 /* in the repo, '/'-separated */

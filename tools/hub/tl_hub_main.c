@@ -3,7 +3,7 @@
  * `ol hub serve`). */
 #include <stdio.h>
 #include <string.h>
-#include "hub.h"
+#include "tinyllm/testing/hub.h"
 
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "serve")) return hub_serve_command(argc - 1, argv + 1);

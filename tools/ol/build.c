@@ -26,6 +26,10 @@
 /* Bump when the layout of the cache changes. */
 #define OL_CACHE_VERSION "ol-cache-3"
 
+/* `ol tests --asan`: what a sanitized object and program are built with. */
+static const char *const SANITIZE_FLAGS[] = {"-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+                                             "-fno-sanitize-recover=undefined"};
+
 /* Student code gets warnings, not errors: they are shown, never fatal. */
 static const char *const BASE_CFLAGS[] = {"-std=c11", "-g", "-Wall", "-Wextra", "-D_GNU_SOURCE",
                                           "-fopenmp", "-fdiagnostics-color=never"};
@@ -95,6 +99,9 @@ static void compile_args(ol_ctx *ctx, const unit *u, strlist *args) {
     if (u->coverage) {
         sl_push(args, "-O0");
         sl_push(args, "--coverage");
+    } else if (u->sanitize) {
+        sl_push(args, "-O1");
+        for (size_t i = 0; i < sizeof SANITIZE_FLAGS / sizeof *SANITIZE_FLAGS; i++) sl_push(args, SANITIZE_FLAGS[i]);
     } else {
         sl_push(args, "-O2");
     }
@@ -693,6 +700,8 @@ static void link_args(ol_ctx *ctx, const link_spec *l, strlist *args) {
     sl_push(args, "-lpthread");
     sl_push(args, "-fopenmp");
     if (l->coverage) sl_push(args, "--coverage");
+    for (size_t i = 0; l->sanitize && i < sizeof SANITIZE_FLAGS / sizeof *SANITIZE_FLAGS; i++)
+        sl_push(args, SANITIZE_FLAGS[i]);
     for (int i = 0; i < l->wraps.n; i++) sl_push_owned(args, xasprintf("-Wl,--wrap=%s", l->wraps.v[i]));
 }
 

@@ -16,6 +16,7 @@ typedef struct unit {
     strlist flags;  /* extra compiler flags */
     strlist deps;   /* other files the object depends on (hashed into its key) */
     bool coverage;  /* -O0 --coverage, for the baseline's line counts */
+    bool sanitize;  /* -O1 with AddressSanitizer and UBSan, for `ol tests --asan` */
     bool test;      /* a test wrapper made by testgen */
     bool student;   /* the student's file (or a wrapper of one): compiled in a sandbox that reads
                      * only the system, the contracts, the student's c/ and the wrapper */
@@ -40,6 +41,7 @@ typedef struct link_spec {
     strlist ldflags;    /* the lessons' "link" flags */
     strlist wraps;      /* symbols redirected with -Wl,--wrap (the canary) */
     bool coverage;
+    bool sanitize;      /* linked with AddressSanitizer and UBSan */
     /* results */
     char key[HASH_HEX];
     char *bin, *log;

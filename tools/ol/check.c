@@ -13,6 +13,7 @@
 #include "lessonlib.h"
 #include "proc.h"
 #include "sandbox.h"
+#include "site.h"
 #include "status.h"
 #include "symbols.h"
 
@@ -84,6 +85,7 @@ static void copy_result(test_result *dst, const test_result *src) {
     dst->tcase = xstrdup(src->tcase ? src->tcase : "");
     dst->file = xstrdup(src->file ? src->file : "");
     dst->message = xstrdup(src->message ? src->message : "");
+    dst->crash_in = src->crash_in ? xstrdup(src->crash_in) : NULL;
 }
 
 static void free_result(test_result *t) {
@@ -91,6 +93,7 @@ static void free_result(test_result *t) {
     free(t->tcase);
     free(t->file);
     free(t->message);
+    free(t->crash_in);
 }
 
 static int harness(check_report *r, char *message) {
@@ -136,7 +139,7 @@ static int out_of_time(ol_ctx *ctx, const work *w, check_report *r, int stage) {
 /* ---- stages 1 and 2: the student's code and the course tests ---- */
 
 static int stage_build(ol_ctx *ctx, check_report *r, work *w, const check_options *opt) {
-    int rc = build_student_code(ctx, r->l, opt->ref_deps, &w->mine, &w->my_deps);
+    int rc = build_student_code(ctx, r->l, opt->ref_deps, false, &w->mine, &w->my_deps);
     if (rc == OL_USAGE) return harness(r, xstrdup("the build could not start (see the message above)"));
     if (rc == OL_FAIL) {
         set_stage(w, r, ST_BUILD, STAGE_FAIL,
@@ -151,7 +154,7 @@ static int stage_build(ol_ctx *ctx, check_report *r, work *w, const check_option
 }
 
 static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
-    if (build_course_suite(ctx, r->l, &w->course) != OL_PASS)
+    if (build_course_suite(ctx, r->l, false, &w->course) != OL_PASS)
         return harness(r, xasprintf("the course tests of %s do not build", r->l->id));
     program_spec(&w->course_prog, &w->course, &w->mine, r->l, &w->my_deps);
     int failed = build_links(ctx, &w->course_prog, 1);
@@ -638,8 +641,42 @@ static void add_invalid(check_report *r, const char *where, const test_result *t
 }
 
 
+static bool uncovered(const coverage *cov, const mutant *m, int *line);
+
+/* The lines one test runs on the reference: the coverage build, that test
+ * alone, its counts written into the run's own folder. 0, or -1 when they
+ * cannot be measured. */
+static int coverage_of_test(ol_ctx *ctx, check_report *r, work *w, const test_result *t, coverage *out) {
+    memset(out, 0, sizeof *out);
+    strlist one = {0};
+    sl_push(&one, t->name);
+    run_spec spec = grading_spec(w, &w->baseline, r->l->test_timeout);
+    spec.tests = &one;
+    spec.no_cache = true;
+    spec.filter = t->name;
+    spec.exact = true;
+    spec.no_fork = true; /* the test fails here: in a forked child its counts would be lost */
+    spec.tcase = t->tcase && *t->tcase ? t->tcase : NULL;
+    char *tmp = ctx_cache_dir(ctx, "tmp");
+    char *counts = tmp ? make_temp_dir(tmp, "gcov") : NULL;
+    if (counts) rmdir(counts); /* run_tests moves the run's counts to this name */
+    spec.gcov_dir = counts;
+    run_result run = {0};
+    int rc = counts && run_tests(ctx, &spec, &run, 1) == 0 && !run.past_deadline ? 0 : -1;
+    if (rc == 0) rc = coverage_collect(ctx, &w->refcov, counts, out);
+    if (counts) remove_tree(counts, ctx->cache);
+    free(counts);
+    free(tmp);
+    run_result_free(&run);
+    sl_free(&one);
+    return rc;
+}
+
 /* Examplar's misconception hints: an invalid test that passes on a mutant
- * carrying a Hint agrees with that mutant's misconception. */
+ * carrying a Hint agrees with that mutant's misconception, but only if the
+ * test ran the lines that mutant changes (its own coverage on the
+ * reference): else the mutant passes it for another reason, and its hint
+ * would mislead. */
 static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
     int n = 0;
     bool wrong = false; /* only a failed assertion can agree with a misconception */
@@ -656,18 +693,33 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
     for (int k = 0; k < n; k++)
         specs[k] = grading_spec(w, &w->mutant_progs[which[k]], r->timeout);
     int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : not_run(r);
-    for (int k = 0; k < n && rc == OL_PASS; k++) {
-        if (runs[k].past_deadline) continue;
-        const mutant *m = &r->mutants[which[k]];
-        for (int i = 0; i < r->ninvalid; i++) {
+    /* each invalid test once, where it first failed, with its coverage when needed */
+    coverage *covs = xcalloc((size_t)r->ninvalid + 1, sizeof *covs);
+    bool *measured = xcalloc((size_t)r->ninvalid + 1, sizeof *measured);
+    for (int i = 0; i < r->ninvalid && rc == OL_PASS; i++) {
+        bool first = true;
+        for (int j = 0; j < i; j++) first = first && strcmp(r->invalid[j].t.name, r->invalid[i].t.name) != 0;
+        if (!first) continue;
+        for (int k = 0; k < n && rc == OL_PASS; k++) {
+            if (runs[k].past_deadline) continue;
+            const mutant *m = &r->mutants[which[k]];
             const test_result *t = run_find(&runs[k], r->invalid[i].t.name);
             if (!t || t->status != TEST_PASS) continue;
-            char *hint = xasprintf("%s agrees with a known bug (%s: %s), so it fails on correct code. %s",
-                                   r->invalid[i].t.name, m->id, m->title, m->hint);
+            if (!measured[i]) {
+                measured[i] = true;
+                if (coverage_of_test(ctx, r, w, &r->invalid[i].t, &covs[i]) != 0 && proc_interrupted()) rc = 130;
+            }
+            int line = 0;
+            if (rc != OL_PASS || uncovered(&covs[i], m, &line)) continue;
+            char *hint = xasprintf("%s fails on %s but passes on %s (%s), a known bug: it expects what that bug "
+                                   "computes. %s", r->invalid[i].t.name, r->invalid[i].where, m->id, m->title, m->hint);
             if (!sl_contains(&r->hints, hint)) sl_push_owned(&r->hints, hint);
             else free(hint);
         }
     }
+    for (int i = 0; i < r->ninvalid; i++) coverage_free(&covs[i]);
+    free(covs);
+    free(measured);
     for (int k = 0; k < n; k++) run_result_free(&runs[k]);
     free(runs);
     free(specs);
@@ -857,7 +909,7 @@ static void shuffle(int *v, int n) {
  * any test that fails on the reference. So does a test that fails at
  * random to kill mutants by chance: failing on a fraction p of the runs,
  * it kills m given mutants and passes k controls with chance p^m (1-p)^k,
- * at most 4e-6 for L7.1's 7 required pitfalls among 12 mutants. */
+ * at most 3e-6 for L7.1's 7 required pitfalls among 13 mutants. */
 static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *const *runs, const int *which,
                           int n) {
     if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
@@ -982,8 +1034,12 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
         if (!w->mutant_ready[i]) continue;
         if (uncovered(&w->cov, &r->mutants[i], &line)) {
             o->uncovered_line = line;
-            set_outcome(o, MS_NOCOVERAGE, xasprintf("no test executes line %d of reference/%s", line,
-                                                    r->mutants[i].changes[0].file));
+            /* said by the lesson's function: the reference's lines stay hidden */
+            mutant_site site;
+            mutant_site_of(ctx, &r->mutants[i], line, &site);
+            set_outcome(o, MS_NOCOVERAGE, xasprintf("no test runs the part of %s that it changes",
+                                                    site.function ? site.function : "the lesson's code"));
+            mutant_site_free(&site);
         } else {
             covered++;
         }
@@ -1101,8 +1157,19 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     ctx->run_budget_spent = false;
     r->time_limit = w.run_limit;
     fixtures_key(ctx, l, w.data_key);
-    int rc = stage_build(ctx, r, &w, opt);
-    if (rc == OL_PASS) rc = stage_course(ctx, r, &w);
+    r->tests_only = opt->tests_only;
+    int rc = OL_PASS;
+    if (opt->tests_only) {
+        /* the student's tests alone: their code is neither built nor run, but the
+         * course tests are built (the canary's harness check links them) */
+        for (int i = ST_BUILD; i <= ST_COURSE; i++)
+            set_stage(&w, r, i, STAGE_SKIPPED, xstrdup("not run: --tests-only grades your tests alone"));
+        if (build_course_suite(ctx, l, false, &w.course) != OL_PASS)
+            rc = harness(r, xasprintf("the course tests of %s do not build", l->id));
+    } else {
+        rc = stage_build(ctx, r, &w, opt);
+        if (rc == OL_PASS) rc = stage_course(ctx, r, &w);
+    }
     if (rc == OL_PASS) rc = stage_tests(ctx, r, &w);
     if (rc == OL_PASS) rc = build_variants(ctx, r, &w);
     if (rc == OL_PASS) rc = stage_baseline(ctx, r, &w);
@@ -1116,9 +1183,18 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     }
     /* a stage the rung does not ask for cannot fail the lesson */
     r->passed = true;
-    for (int i = 0; i < N_STAGES; i++)
-        if (r->stages[i].required && r->stages[i].state != STAGE_PASS) r->passed = false;
+    r->tests_pass = true;
+    for (int i = 0; i < N_STAGES; i++) {
+        bool failed = r->stages[i].required && r->stages[i].state != STAGE_PASS;
+        if (failed) r->passed = false;
+        if (failed && i >= ST_TESTS) r->tests_pass = false;
+    }
     work_free(r, &w);
+    if (opt->tests_only) {
+        /* never a pass of the lesson, and the last full check's result stays */
+        r->passed = false;
+        return r->tests_pass ? OL_PASS : OL_FAIL;
+    }
     check_status st = {.passed = r->passed, .score = r->score};
     status_save(ctx, l->id, &st);
     return r->passed ? OL_PASS : OL_FAIL;

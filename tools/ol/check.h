@@ -1,4 +1,4 @@
-/* check: the grading pipeline of `ol check` (shared/docs/grading.md):
+/* check: the grading pipeline of `ol check` (docs/grading.md):
  * build -> course tests -> the student's tests exist and include only
  * contracts -> validity on the reference and every wheat -> canary -> every
  * mutant -> score against the rung. Stages after a failed one are skipped. */
@@ -74,6 +74,8 @@ typedef struct check_report {
     bool passed;
     bool out_of_time;        /* the test runs reached the check's overall time limit */
     double time_limit;       /* that limit, seconds */
+    bool tests_only;         /* --tests-only: stages 1 and 2 were not run */
+    bool tests_pass;         /* the stages of the student's tests (3 to 6) pass at the rung */
     bool harness_broken;     /* exit 2: never a grade */
     char *harness_message;
     double seconds;
@@ -86,13 +88,15 @@ typedef void (*check_progress)(const check_report *r, int stage, void *data);
 
 typedef struct {
     bool ref_deps;
+    bool tests_only;         /* grade the student's tests alone (stages 3 to 6): never a pass */
     check_progress on_stage; /* NULL: not told */
     void *data;
 } check_options;
 
 /* Runs the pipeline, telling opt->on_stage as each stage ends. Returns the
  * exit status: OL_PASS, OL_FAIL, OL_USAGE (broken harness), 130 if
- * interrupted. */
+ * interrupted; with tests_only, OL_PASS means the student's tests reach the
+ * rung (the lesson is not passed, and the last check's status is kept). */
 int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_report *r);
 void check_report_free(check_report *r);
 

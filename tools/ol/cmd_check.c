@@ -10,7 +10,8 @@
 #include "report.h"
 
 static const char HELP[] =
-    "usage: ol check L7.x [--ref-deps] [--json FILE] [--gradescope FILE] [--workspace DIR]\n"
+    "usage: ol check L7.x [--tests-only] [--ref-deps] [--json FILE] [--gradescope FILE]\n"
+    "                     [--workspace DIR]\n"
     "\n"
     "Grades the lesson in stages; a stage runs only if the ones before it passed:\n"
     "  1. your code builds (-Wall -Wextra; warnings are shown)\n"
@@ -27,14 +28,18 @@ static const char HELP[] =
     "and your tests run, in a sandbox: they reach only the system, the contracts,\n"
     "the fixtures and your own files, each run its own /tmp and no network but a\n"
     "loopback (tools/ol/README.md says what holds on which machine). Results are\n"
-    "cached: a rerun with nothing changed takes a moment.\n"
+    "cached: a rerun with nothing changed takes a moment. docs/grading.md says more.\n"
     "\n"
+    "  --tests-only       grade your tests alone (stages 3 to 6), even while the\n"
+    "                     course tests still fail on your code: the lesson is not\n"
+    "                     passed until a full `ol check` passes both\n"
     "  --ref-deps         use the reference for the lessons this one needs\n"
     "  --json FILE        also write Stryker's mutation-testing report (schema 2);\n"
     "                     until the lesson passes, the reference's text is blanked\n"
     "  --gradescope FILE  also write Gradescope's results.json\n"
     "\n"
-    "Exit status: 0 pass, 1 fail, 2 usage error or a broken grading harness.\n";
+    "Exit status: 0 pass (with --tests-only: your tests reach the rung), 1 fail,\n"
+    "2 usage error or a broken grading harness.\n";
 
 int cmd_check(int argc, char **argv) {
     const char *workspace = NULL, *json = NULL, *gradescope = NULL;
@@ -43,6 +48,7 @@ int cmd_check(int argc, char **argv) {
                               {"ref-deps", 0, NULL, NULL, &opt.ref_deps},
                               {"json", 0, "FILE", &json, NULL},
                               {"gradescope", 0, "FILE", &gradescope, NULL},
+                              {"tests-only", 0, NULL, NULL, &opt.tests_only},
                               {0}};
     char *id;
     int status;
@@ -52,8 +58,13 @@ int cmd_check(int argc, char **argv) {
     int opened = open_lesson(&ctx, &l, workspace, id);
     free(id);
     if (opened != 0) return OL_USAGE;
+    if (require_student_workspace(&ctx) != 0) {
+        lesson_free(&l);
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
     /* Not started is the student's next step, not a broken harness. */
-    for (int i = 0; i < l.sources.n; i++) {
+    for (int i = 0; !opt.tests_only && i < l.sources.n; i++) {
         char *rel = xasprintf("c/%s", l.sources.v[i]);
         char *path = path_join(ctx.ws, rel);
         bool started = is_file(path);

@@ -11,32 +11,63 @@
 #include "status.h"
 
 static const char HELP[] =
-    "usage: ol diff L7.x [--unified] [--workspace DIR]\n"
+    "usage: ol diff L7.x [--unified | --side-by-side] [--workspace DIR]\n"
     "\n"
     "Shows your code for the lesson beside the reference, once `ol check L7.x` has\n"
     "passed (before that, the reference stays hidden: finding your own way is the\n"
-    "point). Side by side, as wide as the terminal; --unified prints a unified diff.\n";
+    "point). Every line is shown whole: side by side when the longest line of both\n"
+    "files fits twice in the terminal's width ($COLUMNS when it is not a terminal,\n"
+    "else 160), a unified diff otherwise. --unified or --side-by-side choose; side\n"
+    "by side is then as wide as the longest line needs.\n";
 
+/* The terminal's width, else $COLUMNS, else 160. */
 static int terminal_width(void) {
     struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 80) return ws.ws_col;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
     const char *cols = getenv("COLUMNS");
-    if (cols && atoi(cols) >= 80) return atoi(cols);
+    if (cols && atoi(cols) > 0) return atoi(cols);
     return 160;
+}
+
+/* The widest line of a file, tabs expanded to 8 columns (as diff shows them);
+ * UTF-8 continuation bytes take no column. */
+static int widest_line(const char *path) {
+    char *text = read_file(path, NULL);
+    int widest = 0, col = 0;
+    for (const char *p = text; p && *p; p++) {
+        if (*p == '\n') col = 0;
+        else if (*p == '\t') col = (col / 8 + 1) * 8;
+        else if (((unsigned char)*p & 0xC0) != 0x80) col++;
+        if (col > widest) widest = col;
+    }
+    free(text);
+    return widest;
 }
 
 int cmd_diff(int argc, char **argv) {
     const char *workspace = NULL;
-    bool unified = false;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"unified", 'u', NULL, NULL, &unified}, {0}};
+    bool unified = false, side = false;
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL},
+                              {"unified", 'u', NULL, NULL, &unified},
+                              {"side-by-side", 'y', NULL, NULL, &side},
+                              {0}};
     char *id;
     int status;
     if (!opts_one_lesson("diff", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
+    if (unified && side) {
+        free(id);
+        return usage_error("diff", "--unified or --side-by-side, not both");
+    }
     ol_ctx ctx;
     lesson l;
     int opened = open_lesson(&ctx, &l, workspace, id);
     free(id);
     if (opened != 0) return OL_USAGE;
+    if (require_student_workspace(&ctx) != 0) {
+        lesson_free(&l);
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
     check_status st;
     int rc = OL_PASS;
     bool checked = status_load(&ctx, l.id, &st) == 0;
@@ -60,12 +91,18 @@ int cmd_diff(int argc, char **argv) {
                      "(`ol start %s` brings back the starting code)", src, l.id, l.id);
             rc = OL_FAIL;
         } else {
+            /* side by side cuts what does not fit its half: only when every line fits */
+            int widest = widest_line(mine), w = widest_line(ref);
+            if (w > widest) widest = w;
+            int needed = 2 * widest + 3, width = terminal_width();
+            bool by_side = side || (!unified && needed <= width);
+            if (by_side && needed > width) width = needed;
             proc_job job = {0};
             proc_arg(&job, "diff");
-            if (unified) proc_arg(&job, "-u");
+            if (!by_side) proc_arg(&job, "-u");
             else {
                 proc_arg(&job, "--side-by-side");
-                proc_argf(&job, "--width=%d", terminal_width());
+                proc_argf(&job, "--width=%d", width);
                 proc_arg(&job, "--expand-tabs");
             }
             proc_argf(&job, "--label=yours: c/%s", src);
@@ -79,12 +116,16 @@ int cmd_diff(int argc, char **argv) {
                 rc = OL_USAGE;
             } else {
                 char *text = read_file(job.out_path, NULL);
-                if (!unified) {
+                if (by_side) {
                     char *left = xasprintf("yours: c/%s", src);
-                    printf("%-*s reference/%s\n", terminal_width() / 2, left, src);
+                    printf("%-*s reference/%s\n", (width - 3) / 2 + 3, left, src);
                     free(left);
+                } else if (!unified && text && *text) {
+                    printf("(a unified diff: the longest line, %d columns, does not fit twice in %d; "
+                           "--side-by-side shows it wider)\n", widest, width);
                 }
-                fputs(text && *text ? text : "(identical to the reference)\n", stdout);
+                if (text && *text) fputs(text, stdout);
+                else printf("c/%s is identical to the reference, reference/%s\n", src, src);
                 free(text);
             }
             unlink(job.out_path);

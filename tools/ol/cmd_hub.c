@@ -4,7 +4,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "hub/hub.h"
+#include "tinyllm/testing/hub.h"
 #include "opts.h"
 
 static const char HELP[] =

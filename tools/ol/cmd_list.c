@@ -8,15 +8,18 @@
 #include "commands.h"
 #include "harness.h"
 #include "opts.h"
+#include "scaffold.h"
 #include "status.h"
 
 static const char HELP[] =
-    "usage: ol list [--workspace DIR]\n"
+    "usage: ol list [--drafts] [--workspace DIR]\n"
     "\n"
     "Lists the course's lessons (course/*/lesson.json): id, rung, title, and your\n"
     "progress in the workspace: not started; started (your code is in c/), how\n"
     "many of the starting code's \"not implemented\" functions are left, how many\n"
     "tests you have written; and the result of your last `ol check`.\n"
+    "A lesson whose lesson.json says \"draft\": true is not listed: --drafts (for\n"
+    "instructors) lists it too.\n"
     "\n"
     "Exit status: 0, or 2 when a lesson.json of the course cannot be read (the\n"
     "other lessons are still listed).\n";
@@ -65,8 +68,19 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
     char *dir = path_join(ctx->student, l->student_tests);
     suite s;
     char *err = NULL;
-    if (suite_scan(&s, l->slug, dir, &err) == 0)
-        sb_printf(progress, ", %d test%s of yours", s.tests.n, s.tests.n == 1 ? "" : "s");
+    if (suite_scan(&s, l->slug, dir, &err) == 0) {
+        /* the example `ol start` wrote, still as it wrote it, is not a test of theirs */
+        char *name = NULL, *example = example_test_text(ctx, l, &name);
+        int mine = 0;
+        for (int i = 0; i < s.tests.n; i++) {
+            char *text = read_file(s.test_file.v[i], NULL);
+            mine += !text || strcmp(text, example) != 0;
+            free(text);
+        }
+        sb_printf(progress, ", %d test%s of yours", mine, mine == 1 ? "" : "s");
+        free(name);
+        free(example);
+    }
     free(err);
     suite_free(&s);
     free(dir);
@@ -80,7 +94,8 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
 
 int cmd_list(int argc, char **argv) {
     const char *workspace = NULL;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
+    bool drafts = false;
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"drafts", 0, NULL, NULL, &drafts}, {0}};
     strlist args = {0};
     opts_result parsed = opts_parse("list", argc, argv, opts, 0, &args);
     if (parsed == OPTS_RUN && args.n > 0) {
@@ -92,10 +107,21 @@ int cmd_list(int argc, char **argv) {
     if (parsed == OPTS_ERROR) return OL_USAGE;
     ol_ctx ctx;
     if (open_workspace(&ctx, workspace) != 0) return OL_USAGE;
+    if (require_student_workspace(&ctx) != 0) {
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
     lesson *ls;
     int n;
     lesson_load_all(ctx.root, &ls, &n);
     int unreadable = count_lesson_files(ctx.root) - n;
+    /* a draft is not open to students yet: out of the list (and its counts) */
+    int shown = 0;
+    for (int i = 0; i < n; i++) {
+        if (ls[i].draft && !drafts) lesson_free(&ls[i]);
+        else ls[shown++] = ls[i];
+    }
+    n = shown;
     if (n == 0) {
         ol_error("no lesson can be read in %s/course (each lesson is course/ID/lesson.json)", ctx.root);
         ctx_free(&ctx);
@@ -116,6 +142,7 @@ int cmd_list(int argc, char **argv) {
         bool started = lesson_started(&ctx, l);
         any_started = any_started || started;
         if (!started && !first_unstarted) first_unstarted = l;
+        if (l->draft) sb_add(&progress, " (a draft: hidden from students)");
         if ((int)strlen(l->title) > width)
             printf("%-7s %-4s %.*s...  %s\n", l->id, l->rung, width - 3, l->title, progress.s);
         else

@@ -16,24 +16,32 @@
 #include "opts.h"
 #include "proc.h"
 #include "results.h"
+#include "scaffold.h"
 
 static const char HELP[] =
     "usage: ol mutants [list] L7.x                list the mutants and wheats\n"
     "       ol mutants verify L7.x [ID...]         verify them (all, or the IDs given)\n"
+    "       ol mutants rebase L7.x [ID...]         re-anchor the stale ones on the reference\n"
     "       ol mutants new L7.x --from EDITED.c --id ID --title TEXT --caught-by TEST[,TEST]\n"
     "                          [--pitfall N] [--symptom TEXT] [--hint TEXT] [--source FILE]\n"
     "       ol mutants new L7.x --wheat --from EDITED.c --id ID --title TEXT [--symptom TEXT]\n"
     "                          [--source FILE]\n"
     "\n"
-    "verify proves, for the current reference, what grading relies on:\n"
-    "  - the lesson's files are there (stubs/, reference/, contracts/, the chapter,\n"
-    "    model answers, fixtures, oracle) and lesson.json has no unknown key;\n"
-    "  - every required pitfall (lesson.json) has a mutant;\n"
+    "verify proves, for the current reference, what grading relies on (lesson.json\n"
+    "is valid and every file it names is there: every ol command checks that):\n"
+    "  - the stub and the reference compile (a skeleton without course tests\n"
+    "    stops here);\n"
     "  - the reference and every wheat pass every course test;\n"
     "  - each mutant applies exactly (a stale one fails loudly), compiles, and is\n"
     "    killed by each course test its Caught-by names; those tests compare with\n"
     "    the golden fixtures at their tolerance, so a kill shows the mutant moves\n"
     "    the golden outputs by more than it. The failing assertion is printed.\n"
+    "\n"
+    "rebase: after the reference changed, each mutant and wheat that no longer\n"
+    "applies exactly is placed with GNU patch's offsets and fuzz, its diff made\n"
+    "again against the current reference, verified as above, and rewritten only\n"
+    "when it verifies; one patch cannot place (or that no longer verifies) is left\n"
+    "as it is, with the hunk that failed and why.\n"
     "\n"
     "new: copy reference/<source> somewhere (e.g. /tmp), make the mistake in the\n"
     "copy, and give it as --from. ol makes the header and the `diff -u` of the\n"
@@ -119,75 +127,104 @@ static void say(bool ok, const char *fmt, ...) {
     printf("\n");
 }
 
-/* The keys course/FORMAT.md documents for lesson.json. */
-static const char *const LESSON_KEYS[] = {
-    "id", "slug", "title", "rung", "needs", "sources", "contracts", "course_tests", "student_tests",
-    "model_tests", "fixtures", "oracle", "required_pitfalls", "link", "test_timeout_seconds",
-    "test_memory_mb", "example_test", "threshold"};
-
-/* Is the file or folder `rel` (relative to the root, under `under`) there?
- * Says so when it is not, with the lesson.json key that names it. */
-static int require_path(ol_ctx *ctx, const char *under, const char *rel, bool dir, const char *key, const char *why) {
-    char *path = xasprintf("%s/%s%s%s", ctx->root, under, *under ? "/" : "", rel);
-    bool there = dir ? is_dir(path) : is_file(path);
-    if (!there)
-        say(false, "%s%s%s is missing (lesson.json \"%s\"): %s", under, *under ? "/" : "", rel, key, why);
-    free(path);
-    return !there;
-}
-
-/* What the lesson's files must hold for `ol` and students to work on it
- * (course/FORMAT.md), checked without building anything. Returns the
- * problems found, each printed with what to do. */
-static int lint_lesson(ol_ctx *ctx, const lesson *l, const mutant_set *set) {
-    int problems = 0;
-    char *json_path = path_join(l->dir, "lesson.json");
-    char *text = read_file(json_path, NULL);
-    cJSON *json = text ? cJSON_Parse(text) : NULL;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, json) {
-        bool known = false;
-        for (size_t k = 0; k < sizeof LESSON_KEYS / sizeof *LESSON_KEYS; k++) known = known || !strcmp(e->string, LESSON_KEYS[k]);
-        if (!known) {
-            say(false, "%s: unknown key \"%s\" (a typo? course/FORMAT.md lists the keys)", shown_path(ctx, json_path),
-                e->string);
-            problems++;
-        }
-    }
-    cJSON_Delete(json);
-    free(text);
-    free(json_path);
-    /* a lesson may be tried before its chapter is written: a note, not a failure */
+/* What verify adds to lesson.json's validation (lesson_load has checked
+ * its keys and every path it names): notes, never failures. */
+static void notes_on_lesson(ol_ctx *ctx, const lesson *l) {
+    /* a lesson may be tried before its chapter is written */
     char *chapter = path_join(l->dir, "README.md");
-    if (!is_file(chapter))
+    char *text = read_file(chapter, NULL);
+    if (!text) {
         printf("  %snote%s %s is not written yet: the chapter students read (`ol list` points to it)\n",
                color(stdout, C_YELLOW), color(stdout, C_RESET), shown_path(ctx, chapter));
+    } else {
+        strlist missing = {0};
+        chapter_missing_sections(text, &missing);
+        char *names = sl_join(&missing, "; ");
+        if (missing.n)
+            printf("  %snote%s %s has no section %s (the lesson checklist's sections: `ol lesson new` "
+                   "writes them all)\n", color(stdout, C_YELLOW), color(stdout, C_RESET),
+                   shown_path(ctx, chapter), names);
+        free(names);
+        sl_free(&missing);
+    }
+    free(text);
     free(chapter);
-    for (int i = 0; i < l->sources.n; i++) {
-        problems += require_path(ctx, "stubs", l->sources.v[i], false, "sources", "what `ol start` copies for students");
-        problems += require_path(ctx, "reference", l->sources.v[i], false, "sources", "the reference the mutants change");
+    if (l->draft)
+        printf("  %snote%s %s is a draft (lesson.json \"draft\": true): `ol list` and `ol start` hide it "
+               "from students\n", color(stdout, C_YELLOW), color(stdout, C_RESET), l->id);
+}
+
+/* ---- authoring checks ---- */
+
+/* A diff's change with every blank removed: its files and its -/+ lines. */
+static char *change_signature(const mutant *m) {
+    strbuf b = {0};
+    for (const char *line = m->diff; line && *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t n = eol ? (size_t)(eol - line) : strlen(line);
+        bool header = n >= 4 && (!strncmp(line, "--- ", 4) || !strncmp(line, "+++ ", 4));
+        if (header || (n && (line[0] == '-' || line[0] == '+'))) {
+            for (size_t k = 0; k < n; k++)
+                if (!isspace((unsigned char)line[k])) sb_addn(&b, &line[k], 1);
+            sb_add(&b, "\n");
+        }
+        line = eol ? eol + 1 : line + n;
     }
-    for (int i = 0; i < l->contracts.n; i++)
-        problems += require_path(ctx, "contracts", l->contracts.v[i], false, "contracts", "the header the lesson implements");
-    if (l->model_tests)
-        problems += require_path(ctx, "", l->model_tests, true, "model_tests", "the model answers that reach the rung");
-    if (l->example_test)
-        problems += require_path(ctx, "", l->example_test, false, "example_test", "what `ol start` copies as the first test");
-    if (l->fixtures) problems += require_path(ctx, "", l->fixtures, true, "fixtures", "the golden data (`ol fixtures`)");
-    if (l->oracle) {
-        char *script = path_join(l->oracle, "make_fixtures.py");
-        problems += require_path(ctx, "", script, false, "oracle", "the script `ol fixtures` runs");
-        free(script);
+    return sb_take(&b);
+}
+
+/* The mutant or wheat of set making m's change (blanks aside), or NULL. */
+static const mutant *same_change(const mutant_set *set, const mutant *m) {
+    char *mine = change_signature(m);
+    const mutant *found = NULL;
+    for (int i = 0; i < set->nm + set->nw && !found; i++) {
+        const mutant *o = i < set->nm ? &set->ms[i] : &set->ws[i - set->nm];
+        if (o == m) continue;
+        char *theirs = change_signature(o);
+        if (!strcmp(mine, theirs)) found = o;
+        free(theirs);
     }
-    for (int p = 0; p < l->required_pitfalls.n; p++) {
-        bool found = false;
-        for (int k = 0; k < set->nm; k++) found = found || !strcmp(set->ms[k].id, l->required_pitfalls.v[p]);
-        if (!found) {
-            say(false, "required pitfall %s (lesson.json \"required_pitfalls\") has no mutant in course/%s/mutants/: "
-                       "add it with `ol mutants new %s --id %s ...`",
-                l->required_pitfalls.v[p], l->id, l->id, l->required_pitfalls.v[p]);
+    free(mine);
+    return found;
+}
+
+/* Does the chapter's pitfall table (section 5) name the id? */
+static bool chapter_mentions(const lesson *l, const char *id) {
+    char *path = path_join(l->dir, "README.md");
+    char *text = read_file(path, NULL);
+    free(path);
+    const char *pitfalls = text ? strstr(text, "## 5. Pitfalls") : NULL;
+    const char *next = pitfalls ? strstr(pitfalls + 3, "\n## ") : NULL;
+    bool found = false;
+    size_t n = strlen(id);
+    for (const char *p = pitfalls; p && (!next || p < next) && (p = strstr(p, id)) != NULL && (!next || p < next);
+         p += n)
+        found = found || ((p == text || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]));
+    free(text);
+    return found;
+}
+
+/* What verify checks of the files themselves: ids of the lesson's pattern,
+ * no change made twice; a note for a mutant the pitfall table omits.
+ * Returns the problems (said). */
+static int check_set(const lesson *l, const mutant_set *set) {
+    int problems = 0;
+    for (int i = 0; i < set->nm + set->nw; i++) {
+        const mutant *m = i < set->nm ? &set->ms[i] : &set->ws[i - set->nm];
+        const mutant *twin = same_change(set, m);
+        if (!variant_id_valid(m->id, m->wheat)) {
+            say(false, "%s %s: a %s's id is '%c' and two or more digits", m->wheat ? "wheat" : "mutant", m->id,
+                m->wheat ? "wheat" : "mutant", m->wheat ? 'w' : 's');
             problems++;
         }
+        if (twin && twin > m) { /* each pair once */
+            say(false, "%s %s and %s %s make the same change (spaces aside): delete one",
+                m->wheat ? "wheat" : "mutant", m->id, twin->wheat ? "wheat" : "mutant", twin->id);
+            problems++;
+        }
+        if (!m->wheat && !chapter_mentions(l, m->id))
+            printf("  %snote%s mutant %s is not in the chapter's pitfall table (course/%s/README.md, section 5)\n",
+                   color(stdout, C_YELLOW), color(stdout, C_RESET), m->id, l->id);
     }
     return problems;
 }
@@ -230,6 +267,7 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
         printf("      no course test fails on it: either the change computes the same thing (an equivalent\n"
                "      mutant: make a real fault), or the course tests miss this pitfall (write a course\n"
                "      test in %s/ that catches it, then name it in Caught-by)\n", l->course_tests);
+    if (!ok) printf("      rerun it: ol mutants verify %s %s\n", l->id, m->id);
     free(names);
     sl_free(&others);
     sb_free(&lines);
@@ -238,35 +276,56 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
 
 /* Verifies the reference, the wheats and the mutants of set against the
  * course tests: every mutant when `only` is NULL, else those whose ids it
- * lists (none when it is empty). */
-static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only) {
+ * lists (none when it is empty). verified (NULL, or one per wheat then per
+ * mutant) says which ones did, on a reference that passes. */
+static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only, bool *verified) {
     int nm = set->nm, nw = set->nw, problems = 0;
     int running = 0;
     for (int k = 0; k < nm; k++) running += !only || sl_contains(only, set->ms[k].id);
     printf("ol mutants verify %s: %d mutant%s, %d wheat%s against the current reference\n", l->id, running,
            s_if(running), nw, s_if(nw));
-    if (!only) problems += lint_lesson(ctx, l, set);
+    if (!only) {
+        notes_on_lesson(ctx, l);
+        problems += check_set(l, set);
+    }
     char *err = NULL;
     suite course = {0};
     deps d = {0};
-    int nlibs = 1 + nw + nm;
-    lesson_lib *libs = xcalloc((size_t)nlibs, sizeof *libs);   /* 0 the reference, wheats, mutants */
+    int nlibs = 2 + nw + nm, stub = nlibs - 1;
+    lesson_lib *libs = xcalloc((size_t)nlibs, sizeof *libs);   /* 0 the reference, wheats, mutants, the stub */
     bool *ready = xcalloc((size_t)nlibs, sizeof *ready);
     link_spec *progs = xcalloc((size_t)nlibs, sizeof *progs);
     run_result *runs = xcalloc((size_t)nlibs, sizeof *runs);
     run_spec *specs = xcalloc((size_t)nlibs, sizeof *specs);
     const mutant **which = xcalloc((size_t)nlibs, sizeof *which);
-    int rc = build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0 ? OL_USAGE : build_course_suite(ctx, l, &course);
+    /* a skeleton (`ol lesson new`) has no course test yet: its files are checked, nothing runs */
+    char *course_dir = path_join(ctx->root, l->course_tests);
+    suite probe;
+    bool empty = suite_scan(&probe, "probe", course_dir, &err) == 0 && probe.tests.n == 0;
+    suite_free(&probe);
+    free(course_dir);
+    free(err);
+    err = NULL;
+    int rc = build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0 ? OL_USAGE
+             : empty                                                    ? OL_PASS
+                                                                        : build_course_suite(ctx, l, false, &course);
     if (rc == OL_PASS && (deps_prepare(ctx, l, true, true, &d, &err) != 0 ||
-                          lesson_lib_prepare(ctx, &libs[0], l, LIB_REFERENCE, NULL, "the reference", &err) != 0)) {
+                          lesson_lib_prepare(ctx, &libs[0], l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
+                          lesson_lib_prepare(ctx, &libs[stub], l, LIB_STUB, NULL, "the stub", &err) != 0)) {
         ol_error("%s", err);
         rc = OL_USAGE;
     }
-    ready[0] = rc == OL_PASS;
+    ready[0] = ready[stub] = rc == OL_PASS;
     for (int i = 0; rc == OL_PASS && i < nw + nm; i++) {
         const mutant *m = i < nw ? &set->ws[i] : &set->ms[i - nw];
         which[1 + i] = m;
         if (!m->wheat && only && !sl_contains(only, m->id)) continue;
+        if (empty) {
+            say(false, "%s %s cannot be verified: %s/ holds no course test yet", m->wheat ? "wheat" : "mutant",
+                m->id, l->course_tests);
+            problems++;
+            continue;
+        }
         char *dir = mutant_apply(ctx, l, m, &err);
         if (!dir) {
             say(false, "%s %s: %s", m->wheat ? "wheat" : "mutant", m->id, err);
@@ -301,6 +360,11 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             ready[i] = false;
             continue;
         }
+        if (i == stub || empty) { /* compiled is all that is asked here (make test-lessons runs the stub) */
+            say(true, "%s compiles", libs[i].label);
+            ready[i] = false;
+            continue;
+        }
         program_spec(&batch[nprogs], &course, &libs[i], l, &d);
         prog_of[nprogs++] = i;
     }
@@ -331,12 +395,15 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     for (int k = 0; rc == OL_PASS && k < nruns; k++) runs[run_of[k]] = results[k];
     free(results);
 
+    bool reference_ok = false;
     for (int i = 0; rc == OL_PASS && i < nlibs; i++) {
         if (!ready[i]) continue;
         const run_result *r = &runs[i];
         int failed = run_failures(r);
+        bool ok;
         if (i == 0 || which[i]->wheat) {
             const char *what = i == 0 ? "the reference" : libs[i].label;
+            ok = !failed;
             if (failed) {
                 say(false, "%s fails %d course test%s:", what, failed, s_if(failed));
                 for (int t = 0; t < r->n; t++)
@@ -345,12 +412,18 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             } else {
                 say(true, "%s passes %s %d course test%s", what, r->n == 1 ? "its" : "all", r->n, s_if(r->n));
             }
-            continue;
+        } else {
+            ok = judge_mutant(ctx, l, &course, which[i], r);
+            problems += !ok;
         }
-        problems += !judge_mutant(ctx, l, &course, which[i], r);
+        if (i == 0) reference_ok = ok;
+        else if (verified && i < stub) verified[i - 1] = ok && reference_ok;
     }
     if (rc == OL_PASS) {
         if (problems) printf("%s: %d problem%s (above)\n", l->id, problems, s_if(problems));
+        else if (empty)
+            printf("%s: a skeleton: its files are there and compile; %s/ holds no course test yet, so nothing "
+                   "ran\n", l->id, l->course_tests);
         else printf("%s: every mutant and wheat verified\n", l->id);
         rc = problems ? OL_FAIL : OL_PASS;
     }
@@ -370,6 +443,89 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     suite_free(&course);
     deps_free(&d);
     return rc;
+}
+
+/* ---- rebase ---- */
+
+/* Re-anchors every mutant and wheat of set (or those ids lists) that no
+ * longer applies exactly: each is placed with offsets and fuzz, diffed again
+ * against the current reference, verified, and written only when it
+ * verifies. The others are left as they are, with the reason. */
+static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *ids) {
+    int n = set->nw + set->nm, problems = 0, moved = 0;
+    printf("ol mutants rebase %s: re-anchoring what no longer applies to the current reference\n", l->id);
+    char **texts = xcalloc((size_t)n + 1, sizeof *texts); /* the new file of each re-anchored one */
+    strlist only = {0};                                   /* the re-anchored mutants, to verify */
+    for (int k = 0; k < n; k++) {
+        mutant *m = k < set->nw ? &set->ws[k] : &set->ms[k - set->nw];
+        const char *kind = m->wheat ? "wheat" : "mutant";
+        if (ids && !sl_contains(ids, m->id)) continue;
+        char *err = NULL, *dir = mutant_apply(ctx, l, m, &err);
+        free(err);
+        err = NULL;
+        if (dir) {
+            say(true, "%s %s applies exactly: left as it is", kind, m->id);
+            free(dir);
+            continue;
+        }
+        char *diff = mutant_rebase_diff(ctx, l, m, &err);
+        char *old = diff ? read_file(m->path, NULL) : NULL;
+        char *header = old ? mutant_header(old) : NULL;
+        mutant fresh;
+        if (!diff) {
+            say(false, "%s %s is left as it is: %s", kind, m->id, err);
+            problems++;
+        } else if (!header) {
+            say(false, "%s %s: cannot read its header again (%s)", kind, m->id, shown_path(ctx, m->path));
+            problems++;
+        } else {
+            char *text = xasprintf("%s%s", header, diff);
+            if (mutant_parse(m->path, text, m->wheat, &fresh, &err) != 0) {
+                say(false, "%s %s: the re-anchored diff does not parse: %s", kind, m->id, err);
+                mutant_free(&fresh);
+                free(text);
+                problems++;
+            } else {
+                printf("  ...  %s %s placed on the current reference; verifying it\n", kind, m->id);
+                mutant_free(m);
+                *m = fresh;
+                texts[k] = text;
+                if (!m->wheat) sl_push(&only, m->id);
+                moved++;
+            }
+        }
+        free(err);
+        free(diff);
+        free(old);
+        free(header);
+    }
+    int rc = OL_PASS;
+    if (moved) {
+        bool *verified = xcalloc((size_t)n + 1, sizeof *verified);
+        rc = verify(ctx, l, set, &only, verified);
+        if (rc == OL_FAIL) rc = OL_PASS; /* judged one by one below */
+        for (int k = 0; rc == OL_PASS && k < n; k++) {
+            if (!texts[k]) continue;
+            const mutant *m = k < set->nw ? &set->ws[k] : &set->ms[k - set->nw];
+            if (!verified[k]) {
+                say(false, "%s is not rewritten: re-anchored, it does not verify (above)", shown_path(ctx, m->path));
+                problems++;
+            } else if (write_file_atomic(m->path, texts[k], strlen(texts[k])) != 0) {
+                ol_error("cannot write %s: %s", shown_path(ctx, m->path), strerror(errno));
+                rc = OL_USAGE;
+            } else {
+                say(true, "rewrote %s: re-anchored on the current reference and verified", shown_path(ctx, m->path));
+            }
+        }
+        free(verified);
+    }
+    for (int k = 0; k < n; k++) free(texts[k]);
+    free(texts);
+    sl_free(&only);
+    if (rc != OL_PASS) return rc;
+    if (problems) printf("%s: %d problem%s (above); nothing else changed\n", l->id, problems, s_if(problems));
+    else printf("%s: every mutant and wheat applies to the current reference\n", l->id);
+    return problems ? OL_FAIL : OL_PASS;
 }
 
 /* ---- new ---- */
@@ -418,9 +574,9 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         if (fields[i] && (!one_line(fields[i]) || !*fields[i]))
             return usage_error("mutants new", "header values are single non-empty lines");
-    for (const char *p = id; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
-            return usage_error("mutants new", "an id is letters, digits, '-' or '_' (like s13): \"%s\"", id);
+    if (!variant_id_valid(id, wheat))
+        return usage_error("mutants new", "a %s's id is '%c' and two or more digits (like %s): \"%s\"",
+                           wheat ? "wheat" : "mutant", wheat ? 'w' : 's', wheat ? "w03" : "s13", id);
     if (!source) {
         if (l->sources.n == 1) source = l->sources.v[0];
         for (int i = 0; !source && i < l->sources.n; i++)
@@ -500,8 +656,15 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
     char *path = xasprintf("%s/%s-%s.%s", dir, id, name, wheat ? "wheat" : "mutant");
     char *err = NULL;
     mutant fresh;
+    const mutant *twin = NULL;
     if (mutant_parse(path, text.s, wheat, &fresh, &err) != 0) {
         ol_error("the new file would not parse: %s", err);
+        mutant_free(&fresh);
+        rc = OL_USAGE;
+    } else if ((twin = same_change(&set, &fresh)) != NULL) {
+        /* a second copy of one change would count twice in every score */
+        ol_error("this change is the one %s %s already makes (%s), spaces aside: nothing is written",
+                 twin->wheat ? "wheat" : "mutant", twin->id, shown_path(ctx, twin->path));
         mutant_free(&fresh);
         rc = OL_USAGE;
     } else {
@@ -512,7 +675,7 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
         (*arr)[(*n)++] = fresh;
         strlist only = {0};
         if (!wheat) sl_push(&only, id);
-        rc = verify(ctx, l, &set, &only);
+        rc = verify(ctx, l, &set, &only, NULL);
         sl_free(&only);
         if (rc == OL_PASS) {
             if (mkdir_p(dir) != 0 || write_file_new(path, text.s, text.len) != 0) {
@@ -520,6 +683,10 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
                 rc = OL_USAGE;
             } else {
                 printf("wrote %s\n", shown_path(ctx, path));
+                if (!wheat && !chapter_mentions(l, id))
+                    printf("%swarning:%s course/%s/README.md's pitfall table (section 5) does not mention %s yet: "
+                           "add its row (pitfall, symptom, caught by, mutant %s)\n", color(stdout, C_YELLOW),
+                           color(stdout, C_RESET), l->id, id, id);
             }
         } else if (rc == OL_FAIL) {
             printf("%s is not written (nothing changed): fix %s or the options, and run the same command again\n",
@@ -538,7 +705,8 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
 int cmd_mutants(int argc, char **argv) {
     /* ol mutants [list|verify|new] L7.x ..., options anywhere after the verb */
     const char *sub = "list";
-    if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") || !strcmp(argv[1], "new"))) {
+    if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") || !strcmp(argv[1], "new") ||
+                     !strcmp(argv[1], "rebase"))) {
         sub = argv[1];
         argc--;
         argv++;
@@ -569,8 +737,9 @@ int cmd_mutants(int argc, char **argv) {
         sl_free(&args);
         return usage_error("mutants", "give a lesson, e.g. `ol mutants %s L7.1`", sub);
     }
-    /* the lesson, then ids (verify): anything else is a mistake */
-    if (args.n > 1 && strcmp(sub, "verify") != 0) {
+    /* the lesson, then ids (verify, rebase): anything else is a mistake */
+    bool takes_ids = !strcmp(sub, "verify") || !strcmp(sub, "rebase");
+    if (args.n > 1 && !takes_ids) {
         int rc = is_new ? usage_error(cmd, "unexpected \"%s\" (one lesson, then options)", args.v[1])
                         : usage_error(cmd, "unexpected \"%s\" (to verify some mutants: `ol mutants verify L7.x "
                                            "ID...`)", args.v[1]);
@@ -601,7 +770,21 @@ int cmd_mutants(int argc, char **argv) {
                 rc = OL_USAGE;
             }
         }
-        if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL);
+        if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL, NULL);
+        set_free(&set);
+    } else if (!strcmp(sub, "rebase")) {
+        mutant_set set;
+        rc = set_load(&l, &set) != 0 ? OL_FAIL : OL_PASS;
+        for (int i = 0; rc == OL_PASS && i < ids.n; i++) {
+            bool found = false;
+            for (int k = 0; k < set.nm + set.nw; k++)
+                found = found || !strcmp((k < set.nm ? set.ms[k] : set.ws[k - set.nm]).id, ids.v[i]);
+            if (!found) {
+                ol_error("%s has no mutant or wheat %s (`ol mutants %s` lists them)", l.id, ids.v[i], l.id);
+                rc = OL_USAGE;
+            }
+        }
+        if (rc == OL_PASS) rc = rebase(&ctx, &l, &set, ids.n ? &ids : NULL);
         set_free(&set);
     } else {
         rc = author(&ctx, &l, &na);

@@ -8,9 +8,10 @@
 #include "commands.h"
 #include "harness.h"
 #include "opts.h"
+#include "scaffold.h"
 
 static const char HELP[] =
-    "usage: ol start L7.x [--workspace DIR]\n"
+    "usage: ol start L7.x [--draft] [--workspace DIR]\n"
     "\n"
     "Copies the lesson's starting code (stubs/) into your c/ folder and creates your\n"
     "test folder, c/tests/<lesson>/, with one example test. Files that already exist\n"
@@ -19,33 +20,10 @@ static const char HELP[] =
     "\n"
     "Your tests are plain Check tests, START_TEST(name) ... END_TEST, in any .c file\n"
     "of that folder; ol finds and registers them. They may include only contract\n"
-    "headers (\"tinyllm/...\"), <check.h> and standard C headers.\n";
+    "headers (\"tinyllm/...\"), <check.h> and standard C headers.\n"
+    "\n"
+    "  --draft   start a lesson whose lesson.json says \"draft\": true (instructors)\n";
 
-/* The example a lesson does not provide: it shows the shape, asserts nothing. */
-static char *generic_example(const lesson *l) {
-    strbuf b = {0};
-    sb_printf(&b,
-              "/* Your tests for %s, %s.\n"
-              " *\n"
-              " * Write Check tests in any .c file of this folder:\n"
-              " *     START_TEST(test_what_it_proves) { ... } END_TEST\n"
-              " * ol finds and registers them. Include only contract headers, <check.h>\n"
-              " * and standard C headers. `ol check %s` runs them against the reference\n"
-              " * (they must pass) and against buggy variants of it (they should fail). */\n"
-              "#include <check.h>\n"
-              "#include \"tinyllm/testing.h\"\n",
-              l->id, l->title, l->id);
-    for (int i = 0; i < l->contracts.n; i++) sb_printf(&b, "#include \"%s\"\n", l->contracts.v[i]);
-    sb_add(&b,
-           "\n"
-           "START_TEST(test_example)\n"
-           "{\n"
-           "    /* Call the contract's functions on an input small enough to work by\n"
-           "     * hand, and compare: tl_assert_close(actual, expected, rtol, atol). */\n"
-           "}\n"
-           "END_TEST\n");
-    return sb_take(&b);
-}
 
 /* Does the file at path hold exactly data? */
 static bool same_text(const char *path, const char *data, size_t len) {
@@ -73,7 +51,8 @@ static int create_once(ol_ctx *ctx, const char *dst, const char *data, size_t le
 
 int cmd_start(int argc, char **argv) {
     const char *workspace = NULL;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {0}};
+    bool draft = false;
+    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"draft", 0, NULL, NULL, &draft}, {0}};
     char *id;
     int status;
     if (!opts_one_lesson("start", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
@@ -82,12 +61,14 @@ int cmd_start(int argc, char **argv) {
     int opened = open_lesson(&ctx, &l, workspace, id);
     free(id);
     if (opened != 0) return OL_USAGE;
-    /* c/ in the course repository would mix a student's work with the course
-     * (its build/ is scratch space: `make demo` works in build/demo) */
-    const char *inside = path_rel(ctx.ws, ctx.root);
-    if (strcmp(ctx.ws, ctx.root) == 0 || (inside != ctx.ws && strncmp(inside, "build/", 6) != 0)) {
-        ol_error("%s is in the course repository (%s), not a workspace: make a folder of your own, "
-                 "e.g. `mkdir ~/tinyllm && cd ~/tinyllm`, and run `ol start %s` there", ctx.ws, ctx.root, l.id);
+    if (l.draft && !draft) {
+        /* a student sees no draft: as if it were not there yet */
+        ol_error("%s is not open yet (a draft of the course; `ol list` shows the lessons you can start)", l.id);
+        lesson_free(&l);
+        ctx_free(&ctx);
+        return OL_USAGE;
+    }
+    if (require_student_workspace(&ctx) != 0) {
         lesson_free(&l);
         ctx_free(&ctx);
         return OL_USAGE;
@@ -123,18 +104,8 @@ int cmd_start(int argc, char **argv) {
             printf("kept    c/%s/ (%d test file%s of yours)\n", l.student_tests, existing.n,
                    existing.n == 1 ? "" : "s");
         } else if (existing.n == 0) {
-            char *example, *name;
-            if (l.example_test) {
-                char *from = path_join(ctx.root, l.example_test);
-                example = read_file(from, NULL);
-                if (!example) ol_warn("the lesson's example test %s is missing; writing a generic one", l.example_test);
-                name = xstrdup(path_base(l.example_test));
-                free(from);
-            } else {
-                example = NULL;
-                name = xstrdup("test_example.c");
-            }
-            if (!example) example = generic_example(&l);
+            char *name;
+            char *example = example_test_text(&ctx, &l, &name);
             char *dst = path_join(tests, name);
             int made = create_once(&ctx, dst, example, strlen(example));
             if (made < 0) rc = OL_USAGE;

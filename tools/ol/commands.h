@@ -11,5 +11,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_mutants(int argc, char **argv);
 int cmd_fixtures(int argc, char **argv);
 int cmd_hub(int argc, char **argv);
+int cmd_lesson(int argc, char **argv);
+int cmd_tinyllm(int argc, char **argv);
 
 #endif

@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "crash.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +108,12 @@ static int student_code_rules(ol_ctx *ctx, const lesson *l, lesson_lib **libs, i
     return rc;
 }
 
-int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *mine, deps *d) {
+static void sanitize_lib(lesson_lib *lib) {
+    for (int i = 0; i < lib->n; i++) lib->units[i].sanitize = true;
+}
+
+int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitize, lesson_lib *mine,
+                       deps *d) {
     char *err = NULL;
     memset(mine, 0, sizeof *mine);
     memset(d, 0, sizeof *d);
@@ -126,6 +133,10 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
         print_problems(&problems);
         sl_free(&problems);
         return OL_FAIL;
+    }
+    if (sanitize) {
+        sanitize_lib(mine);
+        for (int i = 0; i < d->n; i++) sanitize_lib(&d->libs[i]);
     }
     lesson_lib **libs = xcalloc((size_t)d->n + 1, sizeof *libs);
     libs[0] = mine;
@@ -159,7 +170,7 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, lesson_lib *
     return rc;
 }
 
-int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
+int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
     char *err = NULL;
     char *dir = path_join(ctx->root, l->course_tests);
     char *name = xasprintf("%s course tests", l->id);
@@ -171,6 +182,7 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
         ol_error("%s holds no START_TEST: the course tests are missing", shown_path(ctx, dir));
         rc = OL_USAGE;
     } else {
+        for (int i = 0; sanitize && i < s->nunits; i++) s->units[i].sanitize = true;
         int failed = suite_compile(ctx, s, "the course tests");
         if (failed > 0)
             ol_error(
@@ -181,6 +193,79 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, suite *s) {
     free(err);
     free(dir);
     free(name);
+    return rc;
+}
+
+/* What the student's compiled tests may hold: nothing that stands in for
+ * grading's machinery, a library or the lesson (check.c's stage 3 says the
+ * same in its report). */
+static int student_suite_rules(ol_ctx *ctx, const lesson *l, const suite *s) {
+    strlist problems = {0}, allowed = {0};
+    const char **shown = xcalloc((size_t)s->files.n + 1, sizeof *shown);
+    for (int i = 0; i < s->files.n; i++) shown[i] = shown_path(ctx, s->files.v[i]);
+    int refused =
+        symbols_of_reference(ctx, l, &allowed) != 0
+            ? -1
+            : symbols_check(ctx, l, s->units, shown, s->files.n, &allowed, true, &problems);
+    free(shown);
+    int rc = OL_PASS;
+    if (refused < 0) {
+        ol_error("nm could not list what your tests define (above)");
+        rc = OL_USAGE;
+    } else if (refused > 0) {
+        print_problems(&problems);
+        ol_error(
+            "%d symbol%s your tests define belong%s to grading, a library or the lesson (above)",
+            refused, refused == 1 ? "" : "s", refused == 1 ? "s" : "");
+        rc = OL_FAIL;
+    }
+    sl_free(&problems);
+    sl_free(&allowed);
+    return rc;
+}
+
+int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
+    char *dir = path_join(ctx->student, l->student_tests);
+    char *err = NULL;
+    strlist problems = {0};
+    int rc = OL_PASS;
+    if (!is_dir(dir)) {
+        ol_error("c/%s/ does not exist: `ol start %s` makes it, with an example test",
+                 l->student_tests, l->id);
+        rc = OL_FAIL;
+    } else if (student_files_check(ctx, dir, &problems) > 0) {
+        /* only regular files: a link could reach the reference, a pipe would hang the compiler */
+        print_problems(&problems);
+        ol_error("ol reads only regular files in your test folder (above)");
+        rc = OL_FAIL;
+    } else if (suite_scan(s, l->slug, dir, &err) != 0) {
+        ol_error("%s", err);
+        rc = OL_FAIL;
+    } else if (suite_generate(ctx, s, &err) != 0) {
+        ol_error("%s", err);
+        rc = OL_USAGE;
+    } else if (suite_check_includes(ctx, s, &problems) < 0) {
+        rc = OL_USAGE;
+    } else if (problems.n) {
+        print_problems(&problems);
+        ol_error("%d problem%s in your test files (above): tests may include only contract "
+                 "headers, <check.h>, "
+                 "standard C headers and their own folder's files",
+                 problems.n, problems.n == 1 ? "" : "s");
+        rc = OL_FAIL;
+    } else if (s->tests.n == 0) {
+        ol_error("c/%s/ holds no START_TEST(name) ... END_TEST block yet", l->student_tests);
+        rc = OL_FAIL;
+    } else {
+        for (int i = 0; sanitize && i < s->nunits; i++) s->units[i].sanitize = true;
+        int failed = suite_compile(ctx, s, "your tests");
+        if (failed > 0) ol_error("your tests do not compile (the compiler's messages are above)");
+        rc = failed < 0 ? OL_USAGE : failed > 0 ? OL_FAIL : OL_PASS;
+        if (rc == OL_PASS) rc = student_suite_rules(ctx, l, s);
+    }
+    sl_free(&problems);
+    free(err);
+    free(dir);
     return rc;
 }
 
@@ -216,6 +301,8 @@ int run_suite_by_file(ol_ctx *ctx, const suite *s, const run_spec *base, run_res
     strbuf output = {0};
     for (int k = 0; k < n; k++) {
         run_result *p = &parts[k];
+        /* a crash is said where it happened, when the program's backtrace tells */
+        if (rc == 0) crash_locate(ctx, p, base->bin);
         /* -k matches substrings: keep the one test asked for (settle puts it first) */
         if (rc == 0 && p->n > 0) {
             out->t = xrealloc(out->t, (size_t)(out->n + 1) * sizeof *out->t);

@@ -3,8 +3,30 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *const LESSON_KEYS[] = {"id",
+                                   "slug",
+                                   "title",
+                                   "rung",
+                                   "draft",
+                                   "needs",
+                                   "sources",
+                                   "contracts",
+                                   "course_tests",
+                                   "student_tests",
+                                   "model_tests",
+                                   "fixtures",
+                                   "oracle",
+                                   "required_pitfalls",
+                                   "link",
+                                   "test_timeout_seconds",
+                                   "test_memory_mb",
+                                   "example_test",
+                                   "threshold",
+                                   NULL};
 
 int rung_level(const char *rung) {
     if (!rung || rung[0] != 'R' || rung[1] < '1' || rung[1] > '5' || rung[2]) return 0;
@@ -20,198 +42,415 @@ double rung_threshold(int level) {
     }
 }
 
-static bool isalnum_ascii(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
+static bool is_lower_or_digit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+static bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* A lesson id names a folder of course/: letters, digits, '.', '-', '_'. */
-static bool valid_id(const char *id) {
-    if (!id || !*id || id[0] == '.') return false;
+bool lesson_id_valid(const char *id) {
+    if (!id || !is_letter(id[0])) return false;
     for (const char *p = id; *p; p++)
-        if (!(isalnum_ascii(*p) || *p == '.' || *p == '-' || *p == '_')) return false;
+        if (!(is_letter(*p) || is_digit(*p) || *p == '.' || *p == '-' || *p == '_')) return false;
     return true;
 }
 
-static char *get_string(const cJSON *obj, const char *key, bool required, const char *file,
-                        char **err) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v)) {
-        if (required) *err = xasprintf("%s: the key \"%s\" is missing (see course/FORMAT.md)", file, key);
-        return NULL;
-    }
-    if (!cJSON_IsString(v) || !v->valuestring[0]) {
-        *err = xasprintf("%s: \"%s\" must be a non-empty string", file, key);
-        return NULL;
-    }
-    return xstrdup(v->valuestring);
+bool variant_id_valid(const char *id, bool wheat) {
+    if (!id || id[0] != (wheat ? 'w' : 's')) return false;
+    int digits = 0;
+    for (const char *p = id + 1; *p; p++, digits++)
+        if (!is_digit(*p)) return false;
+    return digits >= 2;
 }
 
-static int get_list(const cJSON *obj, const char *key, bool required, strlist *out,
-                    const char *file, char **err) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v) {
-        if (required) {
-            *err = xasprintf("%s: the key \"%s\" is missing (see course/FORMAT.md)", file, key);
-            return -1;
-        }
-        return 0;
-    }
-    if (!cJSON_IsArray(v)) {
-        *err = xasprintf("%s: \"%s\" must be an array of strings", file, key);
-        return -1;
-    }
-    const cJSON *item;
-    cJSON_ArrayForEach(item, v) {
-        if (!cJSON_IsString(item) || !item->valuestring[0]) {
-            *err = xasprintf("%s: every item of \"%s\" must be a non-empty string", file, key);
-            return -1;
-        }
-        sl_push(out, item->valuestring);
-    }
-    return 0;
+static bool valid_slug(const char *s) {
+    if (!s || !is_lower_or_digit(s[0])) return false;
+    for (const char *p = s; *p; p++)
+        if (!is_lower_or_digit(*p) && *p != '-') return false;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 /* A relative path that stays inside its folder: no "..", not absolute. */
 static bool safe_rel(const char *p) {
     return p && p[0] != '/' && strcmp(p, "..") != 0 && strncmp(p, "../", 3) != 0 &&
-           !strstr(p, "/../") && !(strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0);
+           !strstr(p, "/../") && !ends_with(p, "/..");
 }
 
-static int check_paths(const lesson *l, const char *file, char **err) {
-    const char *singles[] = {l->course_tests, l->student_tests, l->model_tests,
-                             l->fixtures,     l->oracle,        l->example_test};
+/* What is wrong with one lesson.json, one problem a line. */
+typedef struct {
+    const char *file; /* as shown: course/L7.x/lesson.json */
+    strlist problems;
+} findings;
+
+static void problem(findings *f, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void problem(findings *f, const char *key, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = NULL;
+    if (vasprintf(&what, fmt, ap) < 0) what = NULL;
+    va_end(ap);
+    sl_push_owned(&f->problems, key ? xasprintf("\"%s\": %s", key, what ? what : "?")
+                                    : xstrdup(what ? what : "?"));
+    free(what);
+}
+
+static char *get_string(const cJSON *obj, const char *key, bool required, findings *f) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required) problem(f, key, "is missing; it is required (course/FORMAT.md)");
+        return NULL;
+    }
+    if (!cJSON_IsString(v) || !v->valuestring[0]) {
+        problem(f, key, "must be a non-empty string");
+        return NULL;
+    }
+    return xstrdup(v->valuestring);
+}
+
+static void get_list(const cJSON *obj, const char *key, bool required, strlist *out, findings *f) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required) problem(f, key, "is missing; it is required (course/FORMAT.md)");
+        return;
+    }
+    if (!cJSON_IsArray(v)) {
+        problem(f, key, "must be an array of strings, e.g. [\"...\"]");
+        return;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, v) {
+        if (!cJSON_IsString(item) || !item->valuestring[0]) {
+            problem(f, key, "every item must be a non-empty string");
+            return;
+        }
+        if (sl_contains(out, item->valuestring))
+            problem(f, key, "lists \"%s\" twice", item->valuestring);
+        else
+            sl_push(out, item->valuestring);
+    }
+}
+
+static void get_number(const cJSON *obj, const char *key, double *out, double lo, double hi,
+                       bool lo_open, findings *f) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) return;
+    bool ok = cJSON_IsNumber(v) && (lo_open ? v->valuedouble > lo : v->valuedouble >= lo) &&
+              v->valuedouble <= hi;
+    if (!ok) {
+        if (lo_open)
+            problem(f, key, "must be a positive number (seconds)");
+        else
+            problem(f, key, "must be a number between %.10g and %.10g", lo, hi);
+        return;
+    }
+    *out = v->valuedouble;
+}
+
+static void unknown_keys(const cJSON *obj, findings *f) {
+    int nkeys = 0;
+    while (LESSON_KEYS[nkeys]) nkeys++;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj) {
+        bool known = false;
+        for (int k = 0; k < nkeys; k++) known = known || !strcmp(e->string, LESSON_KEYS[k]);
+        if (known) continue;
+        const char *near = closest_word(e->string, LESSON_KEYS, nkeys);
+        if (near)
+            problem(f, e->string, "is not a key of lesson.json: did you mean \"%s\"?", near);
+        else
+            problem(f, e->string, "is not a key of lesson.json (course/FORMAT.md lists the keys)");
+    }
+}
+
+/* The path keys: relative, inside the course, of the right kind. */
+static void check_path_forms(const lesson *l, findings *f) {
+    const struct {
+        const char *key, *value;
+    } singles[] = {{"course_tests", l->course_tests},
+                   {"student_tests", l->student_tests},
+                   {"model_tests", l->model_tests},
+                   {"fixtures", l->fixtures},
+                   {"oracle", l->oracle},
+                   {"example_test", l->example_test}};
     for (size_t i = 0; i < sizeof singles / sizeof *singles; i++)
-        if (singles[i] && !safe_rel(singles[i])) {
-            *err = xasprintf("%s: \"%s\" must be a relative path inside the course", file, singles[i]);
-            return -1;
-        }
-    const strlist *lists[] = {&l->sources, &l->contracts};
-    for (size_t i = 0; i < 2; i++)
-        for (int j = 0; j < lists[i]->n; j++)
-            if (!safe_rel(lists[i]->v[j])) {
-                *err = xasprintf("%s: \"%s\" must be a relative path", file, lists[i]->v[j]);
-                return -1;
-            }
-    return 0;
+        if (singles[i].value && !safe_rel(singles[i].value))
+            problem(f, singles[i].key,
+                    "\"%s\" must be a relative path inside the course (no \"..\")",
+                    singles[i].value);
+    for (int i = 0; i < l->sources.n; i++) {
+        const char *s = l->sources.v[i];
+        if (!safe_rel(s))
+            problem(f, "sources", "\"%s\" must be a relative path (no \"..\")", s);
+        else if (!ends_with(s, ".c"))
+            problem(f, "sources", "\"%s\" is not a .c file", s);
+    }
+    for (int i = 0; i < l->contracts.n; i++) {
+        const char *c = l->contracts.v[i];
+        if (!safe_rel(c))
+            problem(f, "contracts", "\"%s\" must be a relative path (no \"..\")", c);
+        else if (!ends_with(c, ".h"))
+            problem(f, "contracts", "\"%s\" is not a .h file", c);
+    }
+    for (int i = 0; i < l->link.n; i++) {
+        const char *e = l->link.v[i];
+        if (e[0] != '-' && !safe_rel(e))
+            problem(f, "link",
+                    "\"%s\" must be a -flag or a file inside the course (relative to the root)", e);
+    }
+    if (l->example_test && !ends_with(l->example_test, ".c"))
+        problem(f, "example_test", "\"%s\" is not a .c file", l->example_test);
 }
 
-static int parse_lesson(const cJSON *root_obj, const char *file, lesson *l, char **err) {
-    if (!cJSON_IsObject(root_obj)) {
-        *err = xasprintf("%s: the top level must be a JSON object", file);
-        return -1;
+static void check_ids(const lesson *l, findings *f) {
+    if (l->id && !lesson_id_valid(l->id))
+        problem(f, "id",
+                "\"%s\" is not a lesson id: a letter, then letters, digits, '.', '-' or '_' "
+                "(like L7.2)",
+                l->id);
+    if (l->slug && !valid_slug(l->slug))
+        problem(f, "slug",
+                "\"%s\" must be lower-case letters, digits and '-' (like l7-2-gated-mlp)", l->slug);
+    if (l->title && strpbrk(l->title, "\n\r\t")) problem(f, "title", "must be one line");
+    if (l->rung && !rung_level(l->rung))
+        problem(f, "rung", "\"%s\" is not one of R1 to R5", l->rung);
+    if (l->slug && l->student_tests && valid_slug(l->slug)) {
+        char *want = xasprintf("tests/%s", l->slug);
+        if (strcmp(l->student_tests, want) != 0)
+            problem(f, "student_tests",
+                    "is \"%s\"; the student's test folder is \"%s\" (tests/ and the slug)",
+                    l->student_tests, want);
+        free(want);
     }
-    if (!(l->id = get_string(root_obj, "id", true, file, err))) return -1;
-    if (!(l->slug = get_string(root_obj, "slug", true, file, err))) return -1;
-    if (!(l->title = get_string(root_obj, "title", true, file, err))) return -1;
-    if (!(l->rung = get_string(root_obj, "rung", true, file, err))) return -1;
-    if (!(l->course_tests = get_string(root_obj, "course_tests", true, file, err))) return -1;
-    if (!(l->student_tests = get_string(root_obj, "student_tests", true, file, err))) return -1;
-    l->model_tests = get_string(root_obj, "model_tests", false, file, err);
-    l->fixtures = get_string(root_obj, "fixtures", false, file, err);
-    l->oracle = get_string(root_obj, "oracle", false, file, err);
-    l->example_test = get_string(root_obj, "example_test", false, file, err);
-    if (*err) return -1;
-    if (get_list(root_obj, "sources", true, &l->sources, file, err) ||
-        get_list(root_obj, "contracts", true, &l->contracts, file, err) ||
-        get_list(root_obj, "needs", false, &l->needs, file, err) ||
-        get_list(root_obj, "required_pitfalls", false, &l->required_pitfalls, file, err) ||
-        get_list(root_obj, "link", false, &l->link, file, err))
-        return -1;
-    if (l->sources.n == 0) {
-        *err = xasprintf("%s: \"sources\" lists no file", file);
-        return -1;
+    for (int i = 0; i < l->needs.n; i++) {
+        if (!lesson_id_valid(l->needs.v[i]))
+            problem(f, "needs", "\"%s\" is not a lesson id", l->needs.v[i]);
+        else if (l->id && !strcmp(l->needs.v[i], l->id))
+            problem(f, "needs", "a lesson cannot need itself");
     }
-    l->level = rung_level(l->rung);
-    if (!l->level) {
-        *err = xasprintf("%s: rung \"%s\" is not one of R1..R5", file, l->rung);
-        return -1;
-    }
-    l->threshold = rung_threshold(l->level);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root_obj, "threshold");
-    if (t) {
-        if (!cJSON_IsNumber(t) || t->valuedouble < 0 || t->valuedouble > 1) {
-            *err = xasprintf("%s: \"threshold\" must be a number between 0 and 1", file);
-            return -1;
-        }
-        l->threshold = t->valuedouble;
-    }
-    l->test_timeout = 10;
-    const cJSON *to = cJSON_GetObjectItemCaseSensitive(root_obj, "test_timeout_seconds");
-    if (to) {
-        if (!cJSON_IsNumber(to) || to->valuedouble <= 0) {
-            *err = xasprintf("%s: \"test_timeout_seconds\" must be a positive number", file);
-            return -1;
-        }
-        l->test_timeout = to->valuedouble;
-    }
-    l->test_memory_mb = 4096;
-    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root_obj, "test_memory_mb");
-    if (mem) {
-        if (!cJSON_IsNumber(mem) || mem->valuedouble < 16 || mem->valuedouble > 1 << 20) {
-            *err = xasprintf("%s: \"test_memory_mb\" must be a number of MiB from 16 to 1048576", file);
-            return -1;
-        }
-        l->test_memory_mb = mem->valuedouble;
-    }
-    return check_paths(l, file, err);
+    for (int i = 0; i < l->required_pitfalls.n; i++)
+        if (!variant_id_valid(l->required_pitfalls.v[i], false))
+            problem(f, "required_pitfalls",
+                    "\"%s\" is not a mutant id: 's' and two or more digits (s01)",
+                    l->required_pitfalls.v[i]);
 }
 
-long long lesson_memory_bytes(const lesson *l) { return (long long)(l->test_memory_mb * 1024 * 1024); }
+long long lesson_memory_bytes(const lesson *l) {
+    return (long long)(l->test_memory_mb * 1024 * 1024);
+}
 
-int lesson_load(const char *root, const char *id, lesson *out, char **err) {
-    memset(out, 0, sizeof *out);
+int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
+    memset(l, 0, sizeof *l);
     *err = NULL;
-    if (!valid_id(id)) {
-        *err = xasprintf("\"%s\" is not a lesson id (ids look like L7.1; `ol list` shows them)", id);
-        return -1;
-    }
-    char *dir = xasprintf("%s/course/%s", root, id);
-    char *file = path_join(dir, "lesson.json");
-    size_t len;
-    char *text = read_file(file, &len);
-    if (!text) {
-        *err = is_dir(dir) ? xasprintf("%s: %s", file, strerror(errno))
-                           : xasprintf("there is no lesson %s in %s/course (`ol list` shows the lessons)", id, root);
-        free(dir);
-        free(file);
-        return -1;
-    }
-    cJSON *json = cJSON_ParseWithLength(text, len);
-    int rc = -1;
+    cJSON *json = cJSON_Parse(text ? text : "");
     if (!json) {
         /* cJSON points at the text where parsing stopped: give its line */
         const char *at = cJSON_GetErrorPtr();
         int line = 1;
-        for (const char *p = text; at && p < at && *p; p++) line += *p == '\n';
-        *err = xasprintf("%s:%d: not valid JSON", file, line);
-    } else if (parse_lesson(json, file, out, err) == 0) {
+        for (const char *p = text; p && at && p < at && *p; p++) line += *p == '\n';
+        *err =
+            xasprintf("%s:%d: not valid JSON (course/FORMAT.md shows a lesson.json)", file, line);
+        return -1;
+    }
+    findings f = {.file = file};
+    if (!cJSON_IsObject(json)) {
+        problem(&f, NULL, "the top level must be a JSON object ({...})");
+    } else {
+        unknown_keys(json, &f);
+        l->id = get_string(json, "id", true, &f);
+        l->slug = get_string(json, "slug", true, &f);
+        l->title = get_string(json, "title", true, &f);
+        l->rung = get_string(json, "rung", true, &f);
+        l->course_tests = get_string(json, "course_tests", true, &f);
+        l->student_tests = get_string(json, "student_tests", true, &f);
+        l->model_tests = get_string(json, "model_tests", false, &f);
+        l->fixtures = get_string(json, "fixtures", false, &f);
+        l->oracle = get_string(json, "oracle", false, &f);
+        l->example_test = get_string(json, "example_test", false, &f);
+        get_list(json, "sources", true, &l->sources, &f);
+        get_list(json, "contracts", true, &l->contracts, &f);
+        get_list(json, "needs", false, &l->needs, &f);
+        get_list(json, "required_pitfalls", false, &l->required_pitfalls, &f);
+        get_list(json, "link", false, &l->link, &f);
+        if (cJSON_GetObjectItemCaseSensitive(json, "sources") && l->sources.n == 0 &&
+            f.problems.n == 0)
+            problem(&f, "sources", "lists no file: name the lesson's .c files");
+        const cJSON *draft = cJSON_GetObjectItemCaseSensitive(json, "draft");
+        if (draft && !cJSON_IsBool(draft)) problem(&f, "draft", "must be true or false");
+        l->draft = cJSON_IsTrue(draft);
+        l->level = rung_level(l->rung);
+        l->threshold = rung_threshold(l->level);
+        get_number(json, "threshold", &l->threshold, 0, 1, false, &f);
+        l->test_timeout = 10;
+        get_number(json, "test_timeout_seconds", &l->test_timeout, 0, 86400, true, &f);
+        l->test_memory_mb = 4096;
+        get_number(json, "test_memory_mb", &l->test_memory_mb, 16, 1 << 20, false, &f);
+        check_ids(l, &f);
+        check_path_forms(l, &f);
+    }
+    cJSON_Delete(json);
+    if (f.problems.n == 0) return 0;
+    if (f.problems.n == 1) {
+        *err = xasprintf("%s: %s", file, f.problems.v[0]);
+    } else {
+        char *all = sl_join(&f.problems, "\n  ");
+        *err = xasprintf("%s: %d problems (course/FORMAT.md describes each key):\n  %s", file,
+                         f.problems.n, all);
+        free(all);
+    }
+    sl_free(&f.problems);
+    lesson_free(l);
+    return -1;
+}
+
+/* ---- what the paths name must be there ---- */
+
+static bool exists(const char *root, const char *rel, bool dir) {
+    char *p = path_join(root, rel);
+    bool there = dir ? is_dir(p) : is_file(p);
+    free(p);
+    return there;
+}
+
+/* Does course/ID/mutants/ hold a file for mutant `id` ("s01-....mutant")? */
+static bool mutant_file_exists(const char *root, const lesson *l, const char *id) {
+    char *dir = xasprintf("%s/course/%s/mutants", root, l->id);
+    strlist files = {0};
+    bool found = false;
+    if (is_dir(dir)) list_files(dir, ".mutant", &files);
+    size_t n = strlen(id);
+    for (int i = 0; i < files.n && !found; i++) {
+        const char *base = path_base(files.v[i]);
+        found = strncmp(base, id, n) == 0 && (base[n] == '-' || base[n] == '.');
+    }
+    sl_free(&files);
+    free(dir);
+    return found;
+}
+
+static void check_paths(const char *root, const lesson *l, unsigned flags, findings *f) {
+    for (int i = 0; i < l->sources.n; i++) {
+        char *stub = xasprintf("stubs/%s", l->sources.v[i]),
+             *ref = xasprintf("reference/%s", l->sources.v[i]);
+        if (!(flags & LESSON_STUBS_MAY_BE_MISSING) && !exists(root, stub, false))
+            problem(f, "sources",
+                    "%s does not exist: write the stub there (`ol lesson stub %s` makes it "
+                    "from the contract)",
+                    stub, l->id);
+        if (!exists(root, ref, false))
+            problem(f, "sources", "%s does not exist: write the reference there", ref);
+        free(stub);
+        free(ref);
+    }
+    for (int i = 0; i < l->contracts.n; i++) {
+        char *c = xasprintf("contracts/%s", l->contracts.v[i]);
+        if (!exists(root, c, false))
+            problem(f, "contracts", "%s does not exist: write the contract there", c);
+        free(c);
+    }
+    if (!exists(root, l->course_tests, true))
+        problem(f, "course_tests", "the folder %s does not exist: the course tests go there",
+                l->course_tests);
+    if (l->model_tests && !exists(root, l->model_tests, true))
+        problem(f, "model_tests",
+                "the folder %s does not exist: the model-answer student tests go there",
+                l->model_tests);
+    if (l->fixtures && !(flags & LESSON_FIXTURES_MAY_BE_MISSING) &&
+        !exists(root, l->fixtures, true))
+        problem(f, "fixtures",
+                "the folder %s does not exist: `ol fixtures %s` makes it with the oracle",
+                l->fixtures, l->id);
+    if (l->oracle) {
+        char *script = path_join(l->oracle, "make_fixtures.py");
+        if (!exists(root, script, false))
+            problem(f, "oracle", "%s does not exist: the oracle `ol fixtures` runs", script);
+        free(script);
+    }
+    if (l->fixtures && !l->oracle)
+        problem(f, "fixtures", "is given without \"oracle\", the script that makes them");
+    if (l->oracle && !l->fixtures)
+        problem(f, "oracle", "is given without \"fixtures\", the folder it writes");
+    if (l->example_test && !exists(root, l->example_test, false))
+        problem(f, "example_test", "%s does not exist", l->example_test);
+    for (int i = 0; i < l->needs.n; i++) {
+        char *json = xasprintf("course/%s/lesson.json", l->needs.v[i]);
+        if (lesson_id_valid(l->needs.v[i]) && !exists(root, json, false))
+            problem(f, "needs", "there is no lesson %s (no %s)", l->needs.v[i], json);
+        free(json);
+    }
+    for (int i = 0; i < l->required_pitfalls.n; i++) {
+        const char *id = l->required_pitfalls.v[i];
+        if (variant_id_valid(id, false) && !mutant_file_exists(root, l, id))
+            problem(f, "required_pitfalls",
+                    "%s has no mutant in course/%s/mutants/: add it with `ol mutants new "
+                    "%s --id %s ...`",
+                    id, l->id, l->id, id);
+    }
+}
+
+int lesson_load_flags(const char *root, const char *id, unsigned flags, lesson *out, char **err) {
+    memset(out, 0, sizeof *out);
+    *err = NULL;
+    if (!lesson_id_valid(id)) {
+        *err =
+            xasprintf("\"%s\" is not a lesson id (ids look like L7.1; `ol list` shows them)", id);
+        return -1;
+    }
+    char *dir = xasprintf("%s/course/%s", root, id);
+    char *file = path_join(dir, "lesson.json");
+    char *shown = xasprintf("course/%s/lesson.json", id);
+    size_t len;
+    char *text = read_file(file, &len);
+    int rc = -1;
+    if (!text) {
+        *err = is_dir(dir)
+                   ? xasprintf("%s: %s", shown, strerror(errno))
+                   : xasprintf("there is no lesson %s in %s/course (`ol list` shows the lessons)",
+                               id, root);
+    } else if (lesson_parse(shown, text, out, err) == 0) {
+        findings f = {.file = shown};
         if (strcmp(out->id, id) != 0)
-            *err = xasprintf("%s: \"id\" is \"%s\" but the folder is %s: make them agree", file, out->id, id);
+            problem(&f, "id", "is \"%s\" but the folder is course/%s: make them agree", out->id,
+                    id);
         else
+            check_paths(root, out, flags, &f);
+        if (f.problems.n == 1) {
+            *err = xasprintf("%s: %s", shown, f.problems.v[0]);
+        } else if (f.problems.n > 1) {
+            char *all = sl_join(&f.problems, "\n  ");
+            *err = xasprintf("%s: %d problems (course/FORMAT.md describes each key):\n  %s", shown,
+                             f.problems.n, all);
+            free(all);
+        } else {
             rc = 0;
+        }
+        sl_free(&f.problems);
         /* a "link" entry that is a file (not a -flag) is relative to the root */
         for (int i = 0; rc == 0 && i < out->link.n; i++) {
             char *e = out->link.v[i];
-            if (e[0] != '-' && e[0] != '/') {
-                if (!safe_rel(e)) {
-                    *err = xasprintf("%s: the link entry \"%s\" must stay inside the course", file, e);
-                    rc = -1;
-                } else {
-                    out->link.v[i] = path_join(root, e);
-                    free(e);
-                }
+            if (e[0] != '-') {
+                out->link.v[i] = path_join(root, e);
+                free(e);
             }
         }
     }
-    cJSON_Delete(json);
     free(text);
     free(file);
-    if (rc == 0) out->dir = dir;
+    free(shown);
+    if (rc == 0)
+        out->dir = dir;
     else {
         free(dir);
         lesson_free(out);
     }
     return rc;
+}
+
+int lesson_load(const char *root, const char *id, lesson *out, char **err) {
+    return lesson_load_flags(root, id, 0, out, err);
 }
 
 void lesson_free(lesson *l) {
@@ -238,30 +477,36 @@ static int cmp_version(const void *a, const void *b) {
     return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-int lesson_load_all(const char *root, lesson **out, int *n) {
-    *out = NULL;
-    *n = 0;
+int lesson_ids(const char *root, strlist *ids) {
     char *course = path_join(root, "course");
     DIR *d = opendir(course);
     if (!d) {
         free(course);
         return -1;
     }
-    strlist ids = {0};
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
         char *json = xasprintf("%s/%s/lesson.json", course, e->d_name);
-        if (is_file(json)) sl_push(&ids, e->d_name);
+        if (is_file(json)) sl_push(ids, e->d_name);
         free(json);
     }
     closedir(d);
     free(course);
-    if (ids.n > 1) qsort(ids.v, (size_t)ids.n, sizeof *ids.v, cmp_version);
+    if (ids->n > 1) qsort(ids->v, (size_t)ids->n, sizeof *ids->v, cmp_version);
+    return 0;
+}
+
+int lesson_load_all(const char *root, lesson **out, int *n) {
+    *out = NULL;
+    *n = 0;
+    strlist ids = {0};
+    if (lesson_ids(root, &ids) != 0) return -1;
     *out = xcalloc((size_t)ids.n + 1, sizeof **out);
     for (int i = 0; i < ids.n; i++) {
         char *err = NULL;
-        if (lesson_load(root, ids.v[i], &(*out)[*n], &err) == 0) (*n)++;
+        if (lesson_load(root, ids.v[i], &(*out)[*n], &err) == 0)
+            (*n)++;
         else {
             ol_error("%s", err);
             free(err);
@@ -290,7 +535,8 @@ static int visit(const char *root, const char *id, strlist *path, strlist *done,
     if (lesson_load(root, id, &l, err) != 0) {
         /* say which lesson.json asked for it: that is the file to fix */
         char *why = *err;
-        *err = xasprintf("course/%s/lesson.json: \"needs\" lists %s: %s", path->v[path->n - 1], id, why);
+        *err = xasprintf("course/%s/lesson.json: \"needs\" lists %s: %s", path->v[path->n - 1], id,
+                         why);
         free(why);
         return -1;
     }

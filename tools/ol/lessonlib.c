@@ -57,6 +57,10 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
             for (int k = 0; k < headers.n; k++) sl_push(&u->deps, headers.v[k]);
             break;
         }
+        case LIB_STUB:
+            u->cwd = xstrdup(ctx->root);
+            u->src = xasprintf("stubs/%s", src);
+            break;
         case LIB_REFERENCE:
         case LIB_COVERAGE:
             u->cwd = xstrdup(ctx->root);

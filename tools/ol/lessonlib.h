@@ -1,13 +1,13 @@
 /* lessonlib: one lesson's code built into its own static library: the
- * student's (c/), the reference, the reference with coverage, or a patched
- * copy of the reference (a mutant or a wheat). */
+ * student's (c/), the reference, the reference with coverage, a patched
+ * copy of the reference (a mutant or a wheat), or the stub (stubs/). */
 #ifndef OL_LESSONLIB_H
 #define OL_LESSONLIB_H
 
 #include "build.h"
 #include "lesson.h"
 
-typedef enum { LIB_STUDENT, LIB_REFERENCE, LIB_COVERAGE, LIB_PATCHED } lib_kind;
+typedef enum { LIB_STUDENT, LIB_REFERENCE, LIB_COVERAGE, LIB_PATCHED, LIB_STUB } lib_kind;
 
 typedef struct lesson_lib {
     const lesson *l;

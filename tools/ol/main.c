@@ -18,9 +18,11 @@ static const char USAGE[] =
     "  tests L7.x           build your code and run the course tests\n"
     "  check L7.x           the full grade: course tests, then your own tests by mutation\n"
     "  diff L7.x            your code beside the reference (after a passing check)\n"
+    "  tinyllm [ARGS]       the milestone's command line built with your code (and run)\n"
     "\n"
     "Instructors:\n"
-    "  mutants [verify|new] L7.x   list, verify or author the lesson's mutants\n"
+    "  lesson show|new|stub L7.x   a lesson as ol reads it; a new one's skeleton; its stub\n"
+    "  mutants [verify|new|rebase] L7.x   list, verify, author or re-anchor its mutants\n"
     "  fixtures L7.x [--check]     rerun the oracle that makes the golden data\n"
     "  hub serve DIR ...           the fake Hugging Face Hub\n"
     "\n"
@@ -36,7 +38,8 @@ static const struct {
 } COMMANDS[] = {
     {"list", cmd_list},       {"start", cmd_start},       {"tests", cmd_tests},
     {"check", cmd_check},     {"diff", cmd_diff},         {"mutants", cmd_mutants},
-    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},
+    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},         {"lesson", cmd_lesson},
+    {"tinyllm", cmd_tinyllm},
 };
 
 int main(int argc, char **argv) {
@@ -68,6 +71,10 @@ int main(int argc, char **argv) {
             int rc = COMMANDS[i].run(argc - 1, argv + 1);
             return proc_interrupted() ? 130 : rc;
         }
-    fprintf(stderr, "ol: \"%s\" is not a command\n\n%s", name, USAGE);
+    const char *names[sizeof COMMANDS / sizeof *COMMANDS];
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof *COMMANDS; i++) names[i] = COMMANDS[i].name;
+    const char *near = closest_word(name, names, (int)(sizeof names / sizeof *names));
+    if (near) fprintf(stderr, "ol: \"%s\" is not a command: did you mean `ol %s`?\n(ol --help lists them)\n", name, near);
+    else fprintf(stderr, "ol: \"%s\" is not a command\n\n%s", name, USAGE);
     return OL_USAGE;
 }

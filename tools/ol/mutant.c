@@ -313,6 +313,69 @@ static void patched_digest(const char *dir, const lesson *l, char out[HASH_HEX])
     hash_done(h, out);
 }
 
+/* Every source of l copied to dir/reference/. */
+static int copy_sources(ol_ctx *ctx, const lesson *l, const char *dir, char **err) {
+    for (int i = 0; i < l->sources.n; i++) {
+        char *src = xasprintf("%s/reference/%s", ctx->root, l->sources.v[i]);
+        char *dst = xasprintf("%s/reference/%s", dir, l->sources.v[i]);
+        char *dst_dir = path_dirname(dst);
+        bool ok = mkdir_p(dst_dir) == 0 && copy_file_atomic(src, dst) == 0;
+        if (!ok) *err = xasprintf("cannot copy %s into a scratch folder", src);
+        free(dst_dir);
+        free(src);
+        free(dst);
+        if (!ok) return -1;
+    }
+    return 0;
+}
+
+/* Applies m's diff in dir with GNU patch: exactly (no offset, no fuzz), or
+ * as patch can (offsets, and fuzz up to 2 lines of context). 0, or -1 with
+ * *err: what patch said, and the hunks it rejected. */
+static int patch_in(const mutant *m, const char *dir, bool exact, char **err) {
+    char *diff_file = path_join(dir, "change.diff"), *rejects = path_join(dir, "change.rej");
+    if (write_file_atomic(diff_file, m->diff, strlen(m->diff)) != 0) {
+        *err = xstrdup("cannot write the diff into a scratch folder");
+        free(diff_file);
+        free(rejects);
+        return -1;
+    }
+    proc_job job = {0};
+    proc_arg(&job, "patch");
+    proc_arg(&job, "-p1");
+    proc_arg(&job, "--batch");
+    proc_arg(&job, "--forward");
+    proc_arg(&job, exact ? "--fuzz=0" : "--fuzz=2");
+    proc_arg(&job, "--no-backup-if-mismatch");
+    proc_argf(&job, "--reject-file=%s", rejects);
+    proc_arg(&job, "-i");
+    proc_arg(&job, "change.diff");
+    job.cwd = xstrdup(dir);
+    job.out_path = path_join(dir, "patch.log");
+    int rc = proc_run(&job) == 0 ? 0 : -1;
+    char *said = read_file(job.out_path, NULL);
+    /* an offset means the reference moved under the mutant: its line numbers
+     * (reports, coverage) would be wrong too */
+    bool moved = exact && said && (strstr(said, "offset") || strstr(said, "fuzz"));
+    if (rc == 0 && (job.exit_code != 0 || moved)) {
+        char *rej = read_file(rejects, NULL);
+        *err = xasprintf("%s%s%s", said ? said : "", rej && *rej ? "the hunk patch could not place:\n" : "",
+                         rej ? rej : "");
+        free(rej);
+        rc = -1;
+    } else if (rc != 0) {
+        *err = xstrdup("patch was interrupted");
+    }
+    free(said);
+    unlink(job.out_path);
+    unlink(rejects);
+    unlink(diff_file);
+    proc_job_free(&job);
+    free(diff_file);
+    free(rejects);
+    return rc;
+}
+
 char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     *err = NULL;
     for (int i = 0; i < m->nchanges; i++)
@@ -351,51 +414,15 @@ char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     }
     if (is_dir(dir)) remove_tree(dir, ctx->cache);
     char *tmp = make_temp_dir(base, "new");
-    int ok = tmp != NULL;
-    for (int i = 0; ok && i < l->sources.n; i++) {
-        char *src = xasprintf("%s/reference/%s", ctx->root, l->sources.v[i]);
-        char *dst = xasprintf("%s/reference/%s", tmp, l->sources.v[i]);
-        char *dst_dir = path_dirname(dst);
-        ok = mkdir_p(dst_dir) == 0 && copy_file_atomic(src, dst) == 0;
-        if (!ok) *err = xasprintf("cannot copy %s into a scratch folder", src);
-        free(dst_dir);
-        free(src);
-        free(dst);
-    }
-    char *diff_file = tmp ? path_join(tmp, "change.diff") : NULL;
-    if (ok && write_file_atomic(diff_file, m->diff, strlen(m->diff)) != 0) {
-        *err = xstrdup("cannot write the diff into a scratch folder");
+    int ok = tmp != NULL && copy_sources(ctx, l, tmp, err) == 0;
+    char *said = NULL;
+    if (ok && patch_in(m, tmp, true, &said) != 0) {
+        *err = xasprintf("%s no longer applies exactly to the current reference (a stale mutant):\n%s"
+                         "run `ol mutants rebase %s %s`: it re-anchors the diff on the current reference and "
+                         "verifies it again", shown_path(ctx, m->path), said, l->id, m->id);
         ok = 0;
     }
-    if (ok) {
-        proc_job job = {0};
-        proc_arg(&job, "patch");
-        proc_arg(&job, "-p1");
-        proc_arg(&job, "--batch");
-        proc_arg(&job, "--forward");
-        proc_arg(&job, "--fuzz=0");
-        proc_arg(&job, "--no-backup-if-mismatch");
-        proc_arg(&job, "--reject-file=-");
-        proc_arg(&job, "-i");
-        proc_arg(&job, "change.diff");
-        job.cwd = xstrdup(tmp);
-        job.out_path = path_join(tmp, "patch.log");
-        ok = proc_run(&job) == 0;
-        char *said = read_file(job.out_path, NULL);
-        if (ok && (job.exit_code != 0 || (said && (strstr(said, "offset") || strstr(said, "fuzz"))))) {
-            /* an offset means the reference moved under the mutant: its
-             * line numbers (reports, coverage) would be wrong too */
-            *err = xasprintf("%s no longer applies to the current reference (stale mutant):\n%s"
-                             "regenerate it from an edited copy of the reference with `ol mutants new`",
-                             m->path, said ? said : "");
-            ok = 0;
-        }
-        free(said);
-        unlink(job.out_path);
-        proc_job_free(&job);
-    }
-    if (diff_file) unlink(diff_file);
-    free(diff_file);
+    free(said);
     if (ok) {
         char *marker = path_join(tmp, ".done"), sum[HASH_HEX];
         patched_digest(tmp, l, sum);
@@ -412,4 +439,63 @@ char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
         return NULL;
     }
     return dir;
+}
+
+char *mutant_rebase_diff(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
+    *err = NULL;
+    char *base = ctx_cache_dir(ctx, "tmp");
+    char *tmp = base ? make_temp_dir(base, "rebase") : NULL;
+    char *said = NULL, *out = NULL;
+    if (!tmp) *err = xstrdup("cannot create a scratch folder");
+    else if (copy_sources(ctx, l, tmp, err) == 0 && patch_in(m, tmp, false, &said) != 0)
+        *err = xasprintf("patch cannot place it even with offsets and fuzz:\n%s", said);
+    else if (!*err) {
+        /* the new diff: the current reference against the patched copy, file by file */
+        strbuf diff = {0};
+        strlist files = {0};
+        for (int i = 0; i < m->nchanges; i++)
+            if (!sl_contains(&files, m->changes[i].file)) sl_push(&files, m->changes[i].file);
+        for (int i = 0; i < files.n && !*err; i++) {
+            proc_job job = {0};
+            proc_arg(&job, "diff");
+            proc_arg(&job, "-u");
+            proc_argf(&job, "--label=a/reference/%s", files.v[i]);
+            proc_argf(&job, "--label=b/reference/%s", files.v[i]);
+            proc_argf(&job, "%s/reference/%s", ctx->root, files.v[i]);
+            proc_argf(&job, "%s/reference/%s", tmp, files.v[i]);
+            job.out_path = path_join(tmp, "new.diff");
+            if (proc_run(&job) != 0) *err = xstrdup("diff was interrupted");
+            else if (job.exit_code == 0) *err = xasprintf("once placed, it changes nothing in reference/%s",
+                                                          files.v[i]);
+            else if (job.exit_code != 1) *err = xasprintf("diff could not compare reference/%s", files.v[i]);
+            else {
+                char *text = read_file(job.out_path, NULL);
+                sb_add(&diff, text ? text : "");
+                free(text);
+            }
+            proc_job_free(&job);
+        }
+        sl_free(&files);
+        if (!*err) out = sb_take(&diff);
+        else sb_free(&diff);
+    }
+    free(said);
+    if (tmp) remove_tree(tmp, ctx->cache);
+    free(tmp);
+    free(base);
+    return out;
+}
+
+char *mutant_header(const char *text) {
+    const char *p = text;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        char *line = xstrndup(p, n);
+        bool sep = strcmp(trim(line), "---") == 0;
+        free(line);
+        p = eol ? eol + 1 : p + n;
+        if (sep) return xstrndup(text, (size_t)(p - text));
+    }
+    return NULL;
 }

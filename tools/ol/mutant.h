@@ -41,9 +41,17 @@ void mutants_free(mutant *m, int n);
 void mutant_free(mutant *m);
 
 /* A folder holding reference/<source> for every source of the lesson with
- * the diff applied, cached by (reference sources, diff). On failure
- * (a stale mutant) returns NULL and *err quotes patch. */
+ * the diff applied exactly (no offset, no fuzz), cached by (reference
+ * sources, diff). On failure (a stale mutant) returns NULL and *err quotes
+ * patch and says to run `ol mutants rebase`. */
 char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err);
+
+/* m's diff re-anchored on the current reference: applied to a scratch
+ * copy with GNU patch's offsets and fuzz, then diffed again against the
+ * reference. NULL with *err (which hunk patch could not place, and why). */
+char *mutant_rebase_diff(ol_ctx *ctx, const lesson *l, const mutant *m, char **err);
+/* A mutant file's header, through its "---" line; NULL when it has none. */
+char *mutant_header(const char *text);
 
 /* The first changed line, for "file:line: warning: Survived ..." */
 const changed_line *mutant_first_change(const mutant *m);

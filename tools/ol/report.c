@@ -8,6 +8,15 @@
 
 #include "report.h"
 #include "results.h"
+#include "site.h"
+
+void duration_text(double seconds, char *buf, size_t size) {
+    if (seconds < 0) snprintf(buf, size, "an unknown time");
+    else if (seconds < 0.0005) snprintf(buf, size, "%.0f µs", seconds * 1e6);
+    else if (seconds < 0.01) snprintf(buf, size, "%.1f ms", seconds * 1e3);
+    else if (seconds < 1) snprintf(buf, size, "%.0f ms", seconds * 1e3);
+    else snprintf(buf, size, "%.2f s", seconds);
+}
 
 void report_header(const lesson *l) {
     printf("%sol check %s%s: %s (rung %s)\n", color(stdout, C_BOLD), l->id, color(stdout, C_RESET), l->title, l->rung);
@@ -28,7 +37,13 @@ void report_stage(const check_report *r, int i, void *ctx) {
     const stage *s = &r->stages[i];
     /* what made the stage fail, then the stage's line */
     if (i == ST_COURSE && s->state == STAGE_FAIL)
-        for (int k = 0; k < r->ncourse_failed; k++) print_test_failure(ctx, stdout, &r->course_failed[k], false);
+        for (int k = 0; k < r->ncourse_failed; k++) {
+            print_test_failure(ctx, stdout, &r->course_failed[k], false);
+            char *cmd = xasprintf("ol tests %s -k %s   (add --gdb, --asan or --valgrind to debug it)", r->l->id,
+                                  r->course_failed[k].name);
+            print_rerun(stdout, cmd);
+            free(cmd);
+        }
     if (i == ST_TESTS && s->state == STAGE_FAIL) print_problems(&r->problems);
     const char *word = s->state == STAGE_PASS ? "PASS" : s->state == STAGE_FAIL ? "FAIL" : "skip";
     const char *ansi = s->state == STAGE_PASS ? C_GREEN : s->state == STAGE_FAIL ? C_RED : C_DIM;
@@ -81,20 +96,28 @@ static void print_mutant_table(const check_report *r) {
 }
 
 /* "reference/x.c:64: warning: Survived: <title> [s05]" and the symptom. */
-static void print_survivors(const check_report *r) {
+/* "c/tinyllm/x.c:48: warning: Survived in rmsnorm_forward: <title> [s05]":
+ * the lesson's function and where it is in the student's own file, never
+ * the hidden reference's path or lines. */
+static void print_survivors(ol_ctx *ctx, const check_report *r) {
     bool any = false;
     for (int i = 0; i < r->nmutants; i++) {
         const mutant_outcome *o = &r->outcomes[i];
         if (o->status != MS_SURVIVED && o->status != MS_NOCOVERAGE) continue;
         if (!any) printf("\n");
         any = true;
-        const changed_line *c = mutant_first_change(o->m);
-        int line = o->status == MS_NOCOVERAGE && o->uncovered_line ? o->uncovered_line : c ? c->line : 0;
-        printf("reference/%s:%d:%d: %swarning:%s %s: %s [%s]%s\n", c ? c->file : "?", line, c ? c->column : 1,
-               color(stdout, C_YELLOW), color(stdout, C_RESET),
-               o->status == MS_SURVIVED ? "Survived" : "NoCoverage", o->m->title, o->m->id,
+        mutant_site site;
+        mutant_site_of(ctx, o->m, o->status == MS_NOCOVERAGE ? o->uncovered_line : 0, &site);
+        char at[32] = "";
+        if (site.line) snprintf(at, sizeof at, ":%d", site.line);
+        printf("%s%s: %swarning:%s %s%s%s: %s [%s]%s\n", site.file ? site.file : "?", at, color(stdout, C_YELLOW),
+               color(stdout, C_RESET), o->status == MS_SURVIVED ? "Survived" : "NoCoverage",
+               site.function ? " in " : "", site.function ? site.function : "", o->m->title, o->m->id,
                o->required ? " (required)" : "");
-        if (o->status == MS_NOCOVERAGE) printf("    no test of yours executes this line of the reference\n");
+        if (o->status == MS_NOCOVERAGE)
+            printf("    no test of yours runs the part of %s that this mutant changes\n",
+                   site.function ? site.function : "the lesson's code");
+        mutant_site_free(&site);
         if (o->m->symptom && *o->m->symptom) printf("    symptom: %s\n", o->m->symptom);
         if (o->m->hint && *o->m->hint) printf("    hint: %s\n", o->m->hint);
     }
@@ -123,11 +146,24 @@ static void print_invalid(ol_ctx *ctx, const check_report *r) {
         sl_free(&also);
     }
     for (int i = 0; i < r->hints.n; i++) printf("  %shint:%s %s\n", color(stdout, C_BOLD), color(stdout, C_RESET), r->hints.v[i]);
+    char *cmd = xasprintf("ol check %s --tests-only   (your tests alone; `ol tests %s --mine` runs them on your code)",
+                          r->l->id, r->l->id);
+    print_rerun(stdout, cmd);
+    free(cmd);
 }
 
 static void print_next(const check_report *r) {
     const lesson *l = r->l;
     printf("\n");
+    if (r->tests_only && r->tests_pass) {
+        printf("%sYOUR TESTS PASS%s at %s (--tests-only): %s is not passed until `ol check %s` passes both "
+               "stages, your code (the course tests) and your tests.\nNext: make the course tests pass on your code: "
+               "`ol tests %s`.\n", color(stdout, C_GREEN), color(stdout, C_RESET), l->rung, l->id, l->id, l->id);
+        return;
+    }
+    if (r->tests_only)
+        printf("(--tests-only: your tests alone were graded; the lesson needs your code to pass the course tests "
+               "too)\n");
     if (r->passed) {
         printf("%sPASS%s: %s reaches %s.", color(stdout, C_GREEN), color(stdout, C_RESET), l->id, l->rung);
         printf(" `ol diff %s` shows your code beside the reference.\n", l->id);
@@ -179,7 +215,7 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
     bool ran = r->stages[ST_MUTATION].state != STAGE_SKIPPED && r->nmutants > 0;
     if (ran) {
         print_mutant_table(r);
-        print_survivors(r);
+        print_survivors(ctx, r);
         printf("\nMutation score: %.2f = (%d killed + %d timed out) / %d valid mutant%s (%d survived, %d not covered",
                r->score, r->killed, r->timed_out, r->valid, r->valid == 1 ? "" : "s", r->survived, r->no_coverage);
         if (r->errors) printf(", %d not counted: CompileError or RuntimeError", r->errors);
@@ -199,12 +235,14 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
             printf("Tests that kill no mutant: %s\n", names);
             free(names);
         }
+        char slowest[32];
+        duration_text(r->baseline_seconds, slowest, sizeof slowest);
         if (r->timeout + 1e-9 < 1.5 * r->baseline_seconds + 2.0)
-            printf("Per-test timeout for mutants: %.1f s, the lesson's limit (1.5 x %.1f s, the slowest of your tests "
-                   "on the reference, + 2 s would be more)\n", r->timeout, r->baseline_seconds);
+            printf("Per-test timeout for mutants: %.1f s, the lesson's limit (1.5 x %s, the slowest of your tests "
+                   "on the reference, + 2 s would be more)\n", r->timeout, slowest);
         else
-            printf("Per-test timeout for mutants: %.1f s = 1.5 x %.1f s (the slowest of your tests on the reference) + 2 s\n",
-                   r->timeout, r->baseline_seconds);
+            printf("Per-test timeout for mutants: %.1f s = 1.5 x %s (the slowest of your tests on the reference) + 2 s\n",
+                   r->timeout, slowest);
     }
     print_next(r);
 }

@@ -7,6 +7,8 @@
 #include "check.h"
 #include "workspace.h"
 
+/* A duration as a person reads it: "240 µs", "1.3 ms", "85 ms", "2.41 s". */
+void duration_text(double seconds, char *buf, size_t size);
 /* "ol check L7.1: <title> (rung R3)", before the stages. */
 void report_header(const lesson *l);
 /* A stage that just ended, with what made it fail (a check_progress: data is the ol_ctx). */

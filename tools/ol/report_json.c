@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "site.h"
 
 static int write_json(cJSON *o, const char *path) {
     char *text = cJSON_Print(o);
@@ -30,18 +31,10 @@ static cJSON *string_array(const strlist *l) {
 }
 
 /* A mutant as Stryker's MutantResult. Mutants that did not run (an earlier
- * stage failed) are "Ignored", with the reason. */
-/* Until the lesson passes, the reference stays hidden (as with `ol diff`):
- * every character but the line breaks becomes a space, so each mutant's
- * location still points where it should and nothing of the code shows. */
-static char *blank_source(const char *source) {
-    char *s = xstrdup(source);
-    for (char *p = s; *p; p++)
-        if (*p != '\n') *p = ' ';
-    return s;
-}
-
-static cJSON *mutant_json(const mutant_outcome *o, bool reveal) {
+ * stage failed) are "Ignored", with the reason. Until the lesson passes, a
+ * mutant is placed at the start of the lesson's function it changes, in the
+ * student's own file (site.h): the reference's text and lines stay hidden. */
+static cJSON *mutant_json(ol_ctx *ctx, const mutant_outcome *o, bool reveal) {
     const mutant *m = o->m;
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "id", m->id);
@@ -57,8 +50,17 @@ static cJSON *mutant_json(const mutant_outcome *o, bool reveal) {
             break;
         }
     cJSON *loc = cJSON_AddObjectToObject(x, "location");
-    cJSON_AddItemToObject(loc, "start", position(first ? first->line : 1, first ? first->column : 1));
-    cJSON_AddItemToObject(loc, "end", position(last ? last->line : 1, last ? last->end_column : 2));
+    if (reveal) {
+        cJSON_AddItemToObject(loc, "start", position(first ? first->line : 1, first ? first->column : 1));
+        cJSON_AddItemToObject(loc, "end", position(last ? last->line : 1, last ? last->end_column : 2));
+    } else {
+        mutant_site site;
+        mutant_site_of(ctx, m, 0, &site);
+        int line = site.line > 0 ? site.line : 1;
+        cJSON_AddItemToObject(loc, "start", position(line, 1));
+        cJSON_AddItemToObject(loc, "end", position(line, 2));
+        mutant_site_free(&site);
+    }
     cJSON_AddStringToObject(x, "status", mutant_status_name(o->status));
     if (o->reason) cJSON_AddStringToObject(x, "statusReason", o->reason);
     cJSON_AddItemToObject(x, "killedBy", string_array(&o->killed_by));
@@ -81,18 +83,18 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
     cJSON_AddStringToObject(o, "projectRoot", ctx->root);
     cJSON *files = cJSON_AddObjectToObject(o, "files");
     for (int s = 0; s < l->sources.n; s++) {
-        char *rel = xasprintf("reference/%s", l->sources.v[s]);
-        char *abs = path_join(ctx->root, rel);
+        /* after a pass, the reference; before, the student's own file */
+        char *rel = xasprintf("%s/%s", r->passed ? "reference" : "c", l->sources.v[s]);
+        char *abs = path_join(r->passed ? ctx->root : ctx->ws, rel);
         char *source = read_file(abs, NULL);
         cJSON *f = cJSON_AddObjectToObject(files, rel);
         cJSON_AddStringToObject(f, "language", "c");
-        char *shown = r->passed ? xstrdup(source ? source : "") : blank_source(source ? source : "");
-        cJSON_AddStringToObject(f, "source", shown);
-        free(shown);
+        cJSON_AddStringToObject(f, "source", source ? source : "");
         cJSON *ms = cJSON_AddArrayToObject(f, "mutants");
         for (int i = 0; i < r->nmutants; i++) {
             const changed_line *c = mutant_first_change(r->outcomes[i].m);
-            if (c && !strcmp(c->file, l->sources.v[s])) cJSON_AddItemToArray(ms, mutant_json(&r->outcomes[i], r->passed));
+            if (c && !strcmp(c->file, l->sources.v[s]))
+                cJSON_AddItemToArray(ms, mutant_json(ctx, &r->outcomes[i], r->passed));
         }
         free(source);
         free(abs);
@@ -131,6 +133,8 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
     if (r->score >= 0) cJSON_AddNumberToObject(config, "score", r->score);
     else cJSON_AddNullToObject(config, "score");
     cJSON_AddBoolToObject(config, "passed", r->passed);
+    cJSON_AddBoolToObject(config, "testsOnly", r->tests_only);
+    if (r->tests_only) cJSON_AddBoolToObject(config, "testsPass", r->tests_pass);
     /* check50's convention: a stage skipped because an earlier one failed is null */
     cJSON *stages = cJSON_AddArrayToObject(config, "stages");
     for (int i = 0; i < N_STAGES; i++) {
@@ -190,10 +194,18 @@ int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path
         free(out);
     }
     cJSON_AddNumberToObject(o, "score", score);
-    cJSON_AddNumberToObject(o, "execution_time", round(r->seconds));
+    /* the wall time of the grading, in seconds (to the millisecond) */
+    cJSON_AddNumberToObject(o, "execution_time", round(r->seconds * 1000) / 1000);
     char *output;
     if (r->harness_broken)
         output = xasprintf("The grading harness is broken (%s): this is not a grade.", r->harness_message);
+    else if (r->tests_only) {
+        char score[64] = "";
+        if (r->score >= 0) snprintf(score, sizeof score, " (mutation score %.2f, needs %.2f)", r->score, r->l->threshold);
+        output = xasprintf("%s: your tests alone were graded (--tests-only): they %s %s%s; the lesson is not passed "
+                           "until the course tests pass on your code too", r->l->id,
+                           r->tests_pass ? "reach" : "do not reach", r->l->rung, score);
+    }
     else if (r->score >= 0)
         output = xasprintf("%s %s at %s: mutation score %.2f (needs %.2f)", r->l->id, r->passed ? "passes" : "does not pass",
                            r->l->rung, r->score, r->l->threshold);

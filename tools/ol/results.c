@@ -5,43 +5,77 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-/* Every number becomes "#": a digit run not glued to an identifier, with
- * its sign, decimals and exponent; and inf / nan. */
-char *mask_numbers(const char *msg) {
+/* The length of the number token at p (its sign, decimals and exponent;
+ * hex; inf and nan), or 0 when none starts there. at_start: p follows no
+ * letter, digit or '_'. */
+static size_t number_at(const char *p, bool at_start) {
+    if (!at_start) return 0;
+    const char *w = (*p == '-' || *p == '+') ? p + 1 : p;
+    if ((strncasecmp(w, "nan", 3) == 0 || strncasecmp(w, "inf", 3) == 0) &&
+        !isalnum((unsigned char)w[3]) && w[3] != '_')
+        return (size_t)(w + 3 - p);
+    bool starts = isdigit((unsigned char)*p) ||
+                  ((*p == '-' || *p == '+' || *p == '.') && isdigit((unsigned char)p[1]));
+    if (!starts) return 0;
+    const char *q = w;
+    if (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
+        q += 2;
+        while (isxdigit((unsigned char)*q)) q++;
+    } else {
+        while (isdigit((unsigned char)*q) || *q == '.') q++;
+        if ((*q == 'e' || *q == 'E') &&
+            (isdigit((unsigned char)q[1]) ||
+             ((q[1] == '-' || q[1] == '+') && isdigit((unsigned char)q[2])))) {
+            q += 2;
+            while (isdigit((unsigned char)*q)) q++;
+        }
+    }
+    return (size_t)(q - p);
+}
+
+static bool word_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Does text hold the number token tok (len bytes) as a token of its own? */
+static bool holds_number(const char *text, const char *tok, size_t len) {
+    for (const char *p = text; p && *p; p++) {
+        size_t n = number_at(p, p == text || !word_char(p[-1]));
+        if (n == len && strncmp(p, tok, len) == 0) return true;
+        if (n) p += n - 1;
+    }
+    return false;
+}
+
+char *mask_numbers_keeping(const char *msg, const char *keep) {
     strbuf b = {0};
     const char *p = msg ? msg : "";
     while (*p) {
-        bool after_word = p > msg && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
-        bool starts = !after_word &&
-                      (isdigit((unsigned char)*p) ||
-                       ((*p == '-' || *p == '+' || *p == '.') && isdigit((unsigned char)p[1])));
-        const char *w = (*p == '-' || *p == '+') ? p + 1 : p;
-        if (!after_word && (strncasecmp(w, "nan", 3) == 0 || strncasecmp(w, "inf", 3) == 0) &&
-            !isalnum((unsigned char)w[3]) && w[3] != '_') {
-            sb_add(&b, "#");
-            p = w + 3;
-            continue;
-        }
-        if (!starts) {
+        size_t n = number_at(p, p == msg || !word_char(p[-1]));
+        if (!n) {
             sb_addn(&b, p, 1);
             p++;
             continue;
         }
-        if (*p == '-' || *p == '+') p++;
-        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-            p += 2;
-            while (isxdigit((unsigned char)*p)) p++;
-        } else {
-            while (isdigit((unsigned char)*p) || *p == '.') p++;
-            if ((*p == 'e' || *p == 'E') &&
-                (isdigit((unsigned char)p[1]) ||
-                 ((p[1] == '-' || p[1] == '+') && isdigit((unsigned char)p[2])))) {
-                p += 2;
-                while (isdigit((unsigned char)*p)) p++;
-            }
-        }
-        sb_add(&b, "#");
+        /* the student's own text (their source line) is theirs to see */
+        if (keep && holds_number(keep, p, n))
+            sb_addn(&b, p, n);
+        else
+            sb_add(&b, "#");
+        p += n;
+    }
+    return sb_take(&b);
+}
+
+char *mask_numbers(const char *msg) { return mask_numbers_keeping(msg, NULL); }
+
+/* text with every line after the first indented by `indent`, so a message
+ * of several lines stays under its heading. */
+static char *indented(const char *text, const char *indent) {
+    strbuf b = {0};
+    for (const char *p = text; *p; p++) {
+        sb_addn(&b, p, 1);
+        if (*p == '\n' && p[1]) sb_add(&b, indent);
     }
     return sb_take(&b);
 }
@@ -69,15 +103,22 @@ void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_va
     free(what);
     /* Hidden (a test failing on the reference): whatever the test wrote, in
      * any spelling, could be what the reference computed, so only the place
-     * it failed and that line of its own file are shown, never a message.
+     * it failed and that line of its own file are shown, never a message
+     * (nor the function a crash names: the program's output says which).
      * "No result" messages are ol's own. */
     bool own_message = t->status == TEST_MISSING;
-    char *msg = hide_values && !own_message ? xstrdup("") : xstrdup(t->message ? t->message : "");
+    char *raw = hide_values && !own_message ? xstrdup("") : xstrdup(t->message ? t->message : "");
+    char *msg = indented(raw, "       ");
+    free(raw);
     bool located = t->line > 0 && showable(ctx, t->file, hide_values);
-    /* Check says where the last assertion (or mark) was; for a crash that is "after this point" */
-    if (located)
+    /* Check says where the last assertion (or mark) was: for a crash that is
+     * "after this point", unless its backtrace says where it happened */
+    if (located && t->crash_in && !hide_values)
+        fprintf(f, "       %s:%d: crashed here (in %s)%s%s\n", shown_path(ctx, t->file), t->line,
+                t->crash_in, *msg ? ": " : "", msg);
+    else if (located)
         fprintf(f, "       %s:%d:%s%s%s\n", shown_path(ctx, t->file), t->line,
-                t->status == TEST_FAIL ? "" : " (after this point)", *msg ? " " : "", msg);
+                t->status == TEST_FAIL || t->crash_in ? "" : " (after this point)", *msg ? " " : "", msg);
     else if (*msg)
         fprintf(f, "       %s\n", msg);
     else if (hide_values && t->line > 0)
@@ -89,8 +130,12 @@ void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_va
     free(line);
 }
 
+void print_rerun(FILE *f, const char *command) {
+    fprintf(f, "       %srerun it: %s%s\n", color(f, C_DIM), command, color(f, C_RESET));
+}
+
 int print_results(ol_ctx *ctx, const run_result *r, const char *what, bool hide_values,
-                  bool list_passes) {
+                  bool list_passes, const char *rerun) {
     int failed = 0;
     for (int i = 0; i < r->n; i++) {
         const test_result *t = &r->t[i];
@@ -100,6 +145,12 @@ int print_results(ol_ctx *ctx, const run_result *r, const char *what, bool hide_
         } else {
             fflush(stdout);
             print_test_failure(ctx, stdout, t, hide_values);
+            if (rerun) {
+                char *cmd = xasprintf("%s -k %s   (add --gdb, --asan or --valgrind to debug it)",
+                                      rerun, t->name);
+                print_rerun(stdout, cmd);
+                free(cmd);
+            }
             failed++;
         }
     }

@@ -254,6 +254,8 @@ void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hash_str(h, ctx->toolchain);
     hash_str(h, s->bin_key);
     hash_str(h, s->filter ? s->filter : "");
+    hash_str(h, s->exact ? "exact" : "");
+    hash_str(h, s->no_fork ? "no-fork" : "");
     hash_str(h, s->tcase ? s->tcase : "");
     char t[96];
     snprintf(t, sizeof t, "%.3f %d %d %lld", s->timeout, s->threads, s->replica, s->memory_bytes);
@@ -569,12 +571,13 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         proc_job *j = &jobs[njobs];
         proc_arg(j, f->prog);
         if (s->filter) {
-            proc_arg(j, "-k");
+            proc_arg(j, s->exact ? "-x" : "-k");
             proc_arg(j, s->filter);
         }
-        /* the whole environment: the same for every variant */
+        /* the whole environment: the same for every variant (CK_FORK=no only where coverage
+         * of one test is measured, for hints, never for a grade) */
         j->clean_env = true;
-        proc_env(j, "CK_FORK", "yes");
+        proc_env(j, "CK_FORK", s->no_fork ? "no" : "yes");
         if (s->tcase) proc_env(j, "CK_RUN_CASE", s->tcase);
         proc_env(j, "CK_VERBOSITY", "silent");
         char *tap = path_join(f->dir, "tap.txt"), *log = path_join(f->dir, "log.txt"),
@@ -715,6 +718,7 @@ void run_result_free(run_result *r) {
         free(r->t[i].tcase);
         free(r->t[i].file);
         free(r->t[i].message);
+        free(r->t[i].crash_in);
     }
     free(r->t);
     free(r->output);

@@ -32,6 +32,8 @@ typedef struct {
     char *message;       /* Check's message */
     double seconds;      /* Check's duration, -1 when unknown */
     bool out_of_memory;  /* TEST_CRASH by SIGKILL, when the run's control group ran out of memory */
+    char *crash_in;      /* TEST_CRASH, when its backtrace was read (crash.h): the function it
+                          * crashed in; file and line are then where, not the last assertion */
 } test_result;
 
 typedef struct {
@@ -51,6 +53,9 @@ typedef struct {
     const char *bin_key;  /* its build key */
     const strlist *tests; /* the names it should report, in order */
     const char *filter;   /* -k NAME or NULL */
+    bool exact;           /* the filter is a whole name (-x NAME) */
+    bool no_fork;         /* CK_FORK=no: the test runs in the program (a failing one still writes
+                           * its coverage, which Check's forked child, leaving by _exit, does not) */
     const char *tcase;    /* run only this file's tests (CK_RUN_CASE), or NULL */
     double timeout;       /* per test, seconds */
     const char *data_key; /* the fixtures' hash: a result depends on them */

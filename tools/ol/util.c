@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -370,4 +372,47 @@ double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- "did you mean" ---- */
+
+static bool same_letter(char a, char b) { return tolower((unsigned char)a) == tolower((unsigned char)b); }
+
+/* Damerau-Levenshtein distance (a swap of neighbours counts one), case ignored. */
+static int edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b), w = lb + 1;
+    int *d = xcalloc((la + 1) * w, sizeof *d); /* d[i * w + j]: a's first i letters to b's first j */
+    for (size_t i = 0; i <= la; i++) d[i * w] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int best = d[(i - 1) * w + j] + 1;
+            if (d[i * w + j - 1] + 1 < best) best = d[i * w + j - 1] + 1;
+            int change = d[(i - 1) * w + j - 1] + !same_letter(a[i - 1], b[j - 1]);
+            if (change < best) best = change;
+            bool swapped = i > 1 && j > 1 && same_letter(a[i - 1], b[j - 2]) && same_letter(a[i - 2], b[j - 1]);
+            if (swapped && d[(i - 2) * w + j - 2] + 1 < best) best = d[(i - 2) * w + j - 2] + 1;
+            d[i * w + j] = best;
+        }
+    int r = d[la * w + lb];
+    free(d);
+    return r;
+}
+
+const char *closest_word(const char *word, const char *const *candidates, int n) {
+    const char *best = NULL;
+    int best_d = 1 << 30;
+    size_t lw = strlen(word);
+    for (int i = 0; i < n; i++) {
+        const char *c = candidates[i];
+        size_t lc = strlen(c);
+        int d = edit_distance(word, c);
+        int limit = (lw < lc ? lw : lc) >= 5 ? 2 : 1;
+        bool prefix = lw >= 2 && lc >= 2 && (strncasecmp(word, c, lw < lc ? lw : lc) == 0);
+        if ((d <= limit || prefix) && d < best_d) {
+            best = c;
+            best_d = d;
+        }
+    }
+    return best;
 }

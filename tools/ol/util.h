@@ -82,4 +82,10 @@ char *source_line(const char *path, int line);
 
 double now_seconds(void);
 
+/* ---- "did you mean" ---- */
+/* The candidate nearest to word (case ignored) when it is near enough to be
+ * a slip: an edit distance of at most 1 for short words, 2 from 5
+ * characters, or one is a prefix of the other. NULL when none is. */
+const char *closest_word(const char *word, const char *const *candidates, int n);
+
 #endif

@@ -1,5 +1,5 @@
 /* tinyllm/io/hf.h: download files of a Hugging Face repository into a cache
- * (L7.9, section 2.7 of the chapter).
+ * (L7.9; the chapter, course/L7.9/README.md, explains it in section 2.7).
  *
  *   char *dir = hf_download("org/tiny", (const char *[]){"config.json",
  *                           "model.safetensors"}, 2, "cache", "main", NULL,
@@ -78,5 +78,11 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
 int hf_validate_repo_id(const char *repo_id);
 int hf_validate_filename(const char *filename);
 int hf_validate_revision(const char *revision);
+/* What the server sends is checked before it names anything on disk: a
+ * commit (X-Repo-Commit) is 40 lowercase hex digits; an etag (ETag, or
+ * X-Linked-Etag) is a git blob sha1 (40 lowercase hex digits) or an LFS
+ * file's sha256 (64), quotes removed. */
+int hf_validate_commit(const char *commit);
+int hf_validate_etag(const char *etag);
 
 #endif

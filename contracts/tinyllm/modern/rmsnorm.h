@@ -48,9 +48,11 @@ void rmsnorm_free(RMSNorm *n);
  *   x: F32 (or BF16, widened exactly) [..., dim], rank >= 1, any strides.
  *   returns: F32 [..., dim], in the current scope.
  * Errors (NULL, the message naming rmsnorm_forward): n NULL or without a
- * weight; x NULL; x's last axis != the weight's width (the message gives x's
- * shape, e.g. "[2, 5, 12]", and the width, e.g. 16); a weight that is not
- * [dim]; eps negative or NaN. */
+ * weight; x NULL; a weight that is not [dim], even when x's last axis matches
+ * it (say, loaded from another checkpoint: the message gives the weight's
+ * shape, e.g. "[12]", and "[dim]", e.g. "[16]"); x's last axis != dim (the
+ * message gives x's shape, e.g. "[2, 5, 12]", and dim, e.g. 16); eps
+ * negative or NaN. */
 tl_tensor *rmsnorm_forward(const RMSNorm *n, tl_tensor *x);
 
 /* A sublayer of a decoder block (attention, an MLP): maps h [..., dim] to a

@@ -25,3 +25,20 @@ START_TEST(my_bad_arguments_are_refused)
     tl_scope_pop();
 }
 END_TEST
+
+/* The contract: a weight that is not [dim] is refused, even when x matches
+ * it. A [1, dim] weight would otherwise broadcast without a word. */
+START_TEST(my_weight_that_is_not_dim_is_refused)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 8, 1e-5, false), 0);
+    tl_tensor *mine = n.weight;
+    n.weight = tl_tensor_new_owned(TL_F32, TL_SHAPE(1, 8));
+    tl_assert_error(rmsnorm_forward(&n, tl_ones(TL_F32, TL_SHAPE(3, 8))), "rmsnorm_forward");
+    tl_tensor_free(n.weight);
+    n.weight = mine;
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST

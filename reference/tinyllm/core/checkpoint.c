@@ -7,7 +7,9 @@
  * map gives it: a tensor in the wrong shard, in no shard, or in two is an
  * error, not a silent surprise at load time.
  */
+#include "internal.h"
 #include "safetensors_internal.h"
+#include "tinyllm/bf16.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -474,6 +476,7 @@ tl_checkpoint *tl_checkpoint_open(const char *path) {
     if (!path) return tl_fail("tl_checkpoint_open: path is NULL");
     tl_checkpoint *c = calloc(1, sizeof *c);
     if (!c) return tl_fail("checkpoint: out of memory");
+    c->refs = 1;
     char *resolved = NULL;
     int rc = -1;
     struct stat st;
@@ -509,9 +512,29 @@ static tl_dtype load_dtype(tl_st_dtype stored, tl_dtype want) {
     }
 }
 
-tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want) {
+/* Entry e of f as a tensor of dtype dt: a view of the map when stored so,
+ * else a converted copy (F32 and F16 rounded to BF16 when round_bf16), after
+ * which the map's pages of e are handed back: the copy is the one resident. */
+static tl_tensor *entry_tensor(const tl_st_file *f, const tl_st_entry *e, tl_dtype dt,
+                               bool round_bf16) {
+    const unsigned char *bytes = f->map + f->data_start + e->begin;
+    size_t nbytes = e->end - e->begin;
+    if (dt == TL_BF16 && round_bf16 && (e->dtype == TL_ST_F32 || e->dtype == TL_ST_F16)) {
+        tl_tensor *wide = tl_st_tensor(f, e, TL_F32);
+        tl_tensor *t = wide ? tl_tensor_new_owned(TL_BF16, e->ndim, e->shape) : NULL;
+        if (t) tl_f32_to_bf16_n(tl_data(wide), tl_data(t), (size_t)tl_numel(t));
+        tl_tensor_free(wide);
+        if (t) tl_drop_file_pages(bytes, nbytes);
+        return t;
+    }
+    tl_tensor *t = tl_st_tensor(f, e, dt);
+    if (t && !t->storage->file_backed) tl_drop_file_pages(bytes, nbytes);
+    return t;
+}
+
+static tl_checkpoint *load(const char *path, tl_dtype want, bool round_bf16, const char *fn) {
     if (want != TL_F32 && want != TL_BF16)
-        return tl_fail("tl_checkpoint_load: want is %s; floats load as TL_F32 or TL_BF16",
+        return tl_fail("%s: want is %s; floats load as TL_F32 or TL_BF16", fn,
                        tl_dtype_name(want));
     tl_checkpoint *c = tl_checkpoint_open(path);
     if (!c) return NULL;
@@ -527,7 +550,7 @@ tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want) {
         for (int k = 0; k < f->count; k++) {
             const tl_st_entry *e = &f->entries[k];
             tl_named_tensor *it = &c->dict.items[c->dict.count];
-            it->tensor = tl_st_tensor(f, e, load_dtype(e->dtype, want));
+            it->tensor = entry_tensor(f, e, load_dtype(e->dtype, want), round_bf16);
             it->name = strdup(e->name);
             if (it->tensor || it->name) c->dict.count++;   /* so free() sees it */
             if (!it->tensor || !it->name) {
@@ -540,8 +563,16 @@ tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want) {
     return c;
 }
 
+tl_checkpoint *tl_checkpoint_load(const char *path, tl_dtype want) {
+    return load(path, want, false, "tl_checkpoint_load");
+}
+
+tl_checkpoint *tl_checkpoint_load_rounded(const char *path, tl_dtype want) {
+    return load(path, want, true, "tl_checkpoint_load_rounded");
+}
+
 void tl_checkpoint_free(tl_checkpoint *c) {
-    if (!c) return;
+    if (!c || --c->refs > 0) return;   /* an adopting module still uses it */
     for (int i = 0; i < c->dict.count; i++) {
         free(c->dict.items[i].name);
         tl_tensor_free(c->dict.items[i].tensor);   /* views first, then their maps */

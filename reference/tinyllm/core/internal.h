@@ -26,13 +26,23 @@
 #include "tinyllm/ops.h"
 #include "tinyllm/tensor.h"
 
-enum tl_storage_kind { TL_STORAGE_ARENA, TL_STORAGE_HEAP, TL_STORAGE_EXTERNAL };
+/* ARENA: carved from a scope's block, freed by the scope. The others belong
+ * to owned tensors and are counted (refs): several owned tensors may share one
+ * (a fused weight and its parts; a parameter adopting a checkpoint's tensor),
+ * and the last tl_tensor_free frees it. HEAP: header and data in one
+ * allocation. PAGES: data in anonymous pages of their own (large owned
+ * tensors: zero and not resident until written). EXTERNAL: data that someone
+ * else keeps alive; file_backed when it maps a file read-only, so that pages
+ * no longer needed may be dropped (tl_drop_file_pages). */
+enum tl_storage_kind { TL_STORAGE_ARENA, TL_STORAGE_HEAP, TL_STORAGE_PAGES, TL_STORAGE_EXTERNAL };
 
 struct tl_storage {
     void *data;
     size_t nbytes;
     enum tl_storage_kind kind;
-    bool readonly;                 /* external memory (an mmap) */
+    bool readonly;                 /* external memory (an mmap): writes refused */
+    bool file_backed;              /* external memory mapping a file */
+    int refs;                      /* owned tensors using it (not ARENA) */
 };
 
 #define TL_NODE_MAX_INPUTS 4
@@ -59,6 +69,16 @@ tl_tensor *tl_new(tl_dtype dt, int ndim, const int64_t *shape);
 tl_tensor *tl_new_f32(int ndim, const int64_t *shape);
 /* A view struct sharing t's storage (in the current scope), shape/strides to fill. */
 tl_tensor *tl_view_of(const tl_tensor *t);
+/* Points the owned tensor t at storage s from element offset on (contiguous
+ * strides for t's shape and dtype), taking a reference to s and releasing
+ * t's old storage. For adopting and fusing parameters in place. */
+void tl_tensor_repoint(tl_tensor *t, tl_storage *s, int64_t offset);
+/* An owned read-only tensor over a read-only file mapping (safetensors). */
+tl_tensor *tl_tensor_wrap_mapped(const void *data, tl_dtype dt, int ndim, const int64_t *shape);
+/* Tells the kernel that the pages wholly inside [data, data + nbytes) of a
+ * read-only file mapping are no longer needed, so they stop counting as
+ * resident; reading them again faults them back in from the file. */
+void tl_drop_file_pages(const void *data, size_t nbytes);
 
 /* ---- error.c --------------------------------------------------------- */
 

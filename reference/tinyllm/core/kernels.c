@@ -4,8 +4,9 @@
  * each weight exactly once and does 2 flops per weight: it is bound by memory
  * bandwidth, not arithmetic. The matrix-vector products therefore aim to keep
  * the memory bus busy and nothing more:
- *   - rows are split across OpenMP threads in static, contiguous blocks, so
- *     each thread streams its own slice of W from start to end;
+ *   - rows are cut into blocks that the threads take one by one
+ *     (tl_parallel_chunks, pool.c: a thread the system has not scheduled
+ *     delays nothing), each block a long stream of W;
  *   - each row is a dot product with several independent accumulators, so the
  *     loop is limited by loads, not by the latency of one add chain;
  *   - the AVX2 loops ask for W a few KB ahead of use (PREFETCH_BYTES);
@@ -37,12 +38,15 @@
 #include <cblas.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tinyllm/bf16.h"
 #include "tinyllm/tensor.h"
@@ -129,6 +133,36 @@ static void rows_bf16_portable(const void *W, const float *x, float *y, int64_t 
         y[r] = dot_bf16_portable((const uint16_t *)W + r * cols, x, cols);
 }
 
+/* y[c] = sum_r p[r] W[r, c] for c in [begin, end): the product of a row
+ * vector p with a matrix stored row by row (attention's weights times V).
+ * One thread's column block; every row is read, each for its block only. */
+typedef void cols_fn(const void *W, const float *p, float *y, int64_t rows, int64_t cols,
+                     int64_t begin, int64_t end);
+
+static void cols_f32_portable(const void *W, const float *p, float *y, int64_t rows,
+                              int64_t cols, int64_t begin, int64_t end) {
+    const float *w = W;
+    for (int64_t c = begin; c < end; c++) y[c] = 0.0f;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *row = w + r * cols;
+        float pr = p[r];
+#pragma omp simd
+        for (int64_t c = begin; c < end; c++) y[c] += pr * row[c];
+    }
+}
+
+static void cols_bf16_portable(const void *W, const float *p, float *y, int64_t rows,
+                               int64_t cols, int64_t begin, int64_t end) {
+    const uint16_t *w = W;
+    for (int64_t c = begin; c < end; c++) y[c] = 0.0f;
+    for (int64_t r = 0; r < rows; r++) {
+        const uint16_t *row = w + r * cols;
+        float pr = p[r];
+#pragma omp simd
+        for (int64_t c = begin; c < end; c++) y[c] += pr * tl_bf16_to_f32(row[c]);
+    }
+}
+
 /* ---- AVX2 + FMA dot products -------------------------------------------- */
 #ifdef TL_HAVE_X86
 
@@ -207,6 +241,66 @@ static void rows_bf16_avx2(const void *W, const float *x, float *y, int64_t cols
         y[r] = dot_bf16_avx2((const uint16_t *)W + r * cols, x, cols);
 }
 
+/* 32 columns at a time in four registers, over every row; then 8 at a time,
+ * then one at a time. */
+__attribute__((target("avx2,fma")))
+static void cols_f32_avx2(const void *W, const float *p, float *y, int64_t rows, int64_t cols,
+                          int64_t begin, int64_t end) {
+    const float *w = W;
+    int64_t c = begin;
+    for (; c + 32 <= end; c += 32) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *q = w + r * cols + c;
+            __m256 pr = _mm256_set1_ps(p[r]);
+            a0 = _mm256_fmadd_ps(pr, _mm256_loadu_ps(q), a0);
+            a1 = _mm256_fmadd_ps(pr, _mm256_loadu_ps(q + 8), a1);
+            a2 = _mm256_fmadd_ps(pr, _mm256_loadu_ps(q + 16), a2);
+            a3 = _mm256_fmadd_ps(pr, _mm256_loadu_ps(q + 24), a3);
+        }
+        _mm256_storeu_ps(y + c, a0);
+        _mm256_storeu_ps(y + c + 8, a1);
+        _mm256_storeu_ps(y + c + 16, a2);
+        _mm256_storeu_ps(y + c + 24, a3);
+    }
+    for (; c + 8 <= end; c += 8) {
+        __m256 a = _mm256_setzero_ps();
+        for (int64_t r = 0; r < rows; r++)
+            a = _mm256_fmadd_ps(_mm256_set1_ps(p[r]), _mm256_loadu_ps(w + r * cols + c), a);
+        _mm256_storeu_ps(y + c, a);
+    }
+    if (c < end) cols_f32_portable(W, p, y, rows, cols, c, end);
+}
+
+__attribute__((target("avx2,fma")))
+static void cols_bf16_avx2(const void *W, const float *p, float *y, int64_t rows,
+                           int64_t cols, int64_t begin, int64_t end) {
+    const uint16_t *w = W;
+    int64_t c = begin;
+    for (; c + 32 <= end; c += 32) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t r = 0; r < rows; r++) {
+            const uint16_t *q = w + r * cols + c;
+            __m256 pr = _mm256_set1_ps(p[r]);
+            a0 = _mm256_fmadd_ps(pr, load8_bf16(q), a0);
+            a1 = _mm256_fmadd_ps(pr, load8_bf16(q + 8), a1);
+            a2 = _mm256_fmadd_ps(pr, load8_bf16(q + 16), a2);
+            a3 = _mm256_fmadd_ps(pr, load8_bf16(q + 24), a3);
+        }
+        _mm256_storeu_ps(y + c, a0);
+        _mm256_storeu_ps(y + c + 8, a1);
+        _mm256_storeu_ps(y + c + 16, a2);
+        _mm256_storeu_ps(y + c + 24, a3);
+    }
+    for (; c + 8 <= end; c += 8) {
+        __m256 a = _mm256_setzero_ps();
+        for (int64_t r = 0; r < rows; r++)
+            a = _mm256_fmadd_ps(_mm256_set1_ps(p[r]), load8_bf16(w + r * cols + c), a);
+        _mm256_storeu_ps(y + c, a);
+    }
+    if (c < end) cols_bf16_portable(W, p, y, rows, cols, c, end);
+}
+
 #endif /* TL_HAVE_X86 */
 
 /* True when the AVX2 versions may run: the CPU has AVX2 and FMA, and
@@ -220,6 +314,73 @@ static bool use_avx2(void) {
 #else
     return false;
 #endif
+}
+
+/* ---- exp over an array ---------------------------------------------------- */
+
+/* e^x as Cephes's expf computes it, eight lanes at a time: x = n ln2 + r with
+ * |r| <= ln2 / 2 (ln2 in two parts, so r is exact), e^r by a degree-7
+ * polynomial, times 2^n built in the exponent bits. Within 2 ulp of e^x
+ * (tests/core/test_kernels.c measures it against exp in double). Beyond the
+ * float range: +inf above 88.72, 0 below -87.33 (where e^x is subnormal or
+ * less: a masked attention score gives exactly 0), NaN stays NaN. */
+#define EXP_HI 88.7228f
+#define EXP_LO -87.3365f
+
+static void exp_portable(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] < EXP_LO ? 0.0f : expf(x[i]);
+}
+
+#ifdef TL_HAVE_X86
+__attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(EXP_HI), lo = _mm256_set1_ps(EXP_LO);
+    __m256 too_big = _mm256_cmp_ps(x, hi, _CMP_GT_OQ), too_small = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+    __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    __m256 v = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), v);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* 2^n for n in [-126, 128]: n = 128 (x near 88.72) as 2^127 * 2. */
+    __m256 top = _mm256_cmp_ps(n, _mm256_set1_ps(127.0f), _CMP_GT_OQ);
+    n = _mm256_min_ps(n, _mm256_set1_ps(127.0f));
+    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n),
+                                                      _mm256_set1_epi32(127)), 23);
+    __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+    e = _mm256_mul_ps(e, _mm256_blendv_ps(_mm256_set1_ps(1.0f), _mm256_set1_ps(2.0f), top));
+    e = _mm256_blendv_ps(e, _mm256_set1_ps(INFINITY), too_big);
+    e = _mm256_blendv_ps(e, _mm256_setzero_ps(), too_small);
+    return _mm256_blendv_ps(e, x, nan);
+}
+
+__attribute__((target("avx2,fma"))) static void exp_avx2(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
+    if (i < n) {   /* the tail through one padded vector, so every lane agrees */
+        float in[8] = {0}, out[8];
+        memcpy(in, x + i, (size_t)(n - i) * sizeof *in);
+        _mm256_storeu_ps(out, exp8(_mm256_loadu_ps(in)));
+        memcpy(y + i, out, (size_t)(n - i) * sizeof *out);
+    }
+}
+#endif
+
+void tl_exp_f32_n(const float *x, float *y, int64_t n) {
+    if (n <= 0) return;
+#ifdef TL_HAVE_X86
+    if (use_avx2()) {
+        exp_avx2(x, y, n);
+        return;
+    }
+#endif
+    exp_portable(x, y, n);
 }
 
 /* ---- matrix-vector products --------------------------------------------- */
@@ -237,16 +398,39 @@ static bool gemv_args_ok(const char *op, const void *W, const float *x, float *y
     return true;
 }
 
-/* Splits the rows statically: thread t of n streams rows [rows*t/n,
- * rows*(t+1)/n), one contiguous block of W, from start to end. Called from
- * inside a parallel region, it runs on the calling thread alone. */
+/* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
+ * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
+ * weights, so each thread still streams long runs of W. */
+#define CHUNKS_PER_THREAD 8
+#define CHUNK_MIN_WEIGHTS (32 * 1024)
+
+typedef struct {
+    rows_fn *fn;
+    const void *W;
+    const float *x;
+    float *y;
+    int64_t rows, cols, per_chunk;
+} rows_job;
+
+static void rows_chunk(void *ctx, int64_t c) {
+    const rows_job *j = ctx;
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->W, j->x, j->y, j->cols, begin, end < j->rows ? end : j->rows);
+}
+
+/* How many pieces of `unit` work each to cut n units into, for threads. */
+static int64_t chunk_size(int64_t n, double unit, int threads) {
+    int64_t per = (n + (int64_t)threads * CHUNKS_PER_THREAD - 1) / ((int64_t)threads *
+                                                                     CHUNKS_PER_THREAD);
+    int64_t least = (int64_t)(CHUNK_MIN_WEIGHTS / (unit > 1 ? unit : 1)) + 1;
+    return per > least ? per : least;
+}
+
 static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
                        int64_t cols) {
-#pragma omp parallel num_threads(gemv_threads(rows, cols))
-    {
-        int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-        fn(W, x, y, cols, rows * t / n, rows * (t + 1) / n);
-    }
+    int threads = gemv_threads(rows, cols);
+    rows_job j = {fn, W, x, y, rows, cols, chunk_size(rows, (double)cols, threads)};
+    tl_parallel_chunks(threads, (rows + j.per_chunk - 1) / j.per_chunk, rows_chunk, &j);
 }
 
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols) {
@@ -269,33 +453,187 @@ void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int
     split_rows(fn, W, x, y, rows, cols);
 }
 
+typedef struct {
+    cols_fn *fn;
+    const void *W;
+    const float *p;
+    float *y;
+    int64_t rows, cols, per_chunk;   /* per_chunk: a multiple of 32 columns */
+} cols_job;
+
+static void cols_chunk(void *ctx, int64_t c) {
+    const cols_job *j = ctx;
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->W, j->p, j->y, j->rows, j->cols, begin, end < j->cols ? end : j->cols);
+}
+
+/* Chunks of whole 32-column groups, so each runs the widest loop. */
+static void split_cols(cols_fn *fn, const void *W, const float *p, float *y, int64_t rows,
+                       int64_t cols) {
+    int64_t groups = (cols + 31) / 32;
+    int threads = gemv_threads(groups, rows * 32);
+    cols_job j = {fn, W, p, y, rows, cols, 32 * chunk_size(groups, (double)rows * 32, threads)};
+    tl_parallel_chunks(threads, (cols + j.per_chunk - 1) / j.per_chunk, cols_chunk, &j);
+}
+
+void tl_gemv_t_f32(const float *W, const float *p, float *y, int64_t rows, int64_t cols) {
+    if (cols <= 0) return;                        /* nothing to write */
+    if (!y || (rows > 0 && (!W || !p))) {
+        tl_fail("tl_gemv_t_f32: NULL %s for a [%lld, %lld] product; pass the weight, input and "
+                "output arrays", !y ? "y" : !W ? "W" : "p", (long long)rows, (long long)cols);
+        return;
+    }
+    if (rows <= 0) { memset(y, 0, (size_t)cols * sizeof *y); return; }
+    cols_fn *fn = cols_f32_portable;
+#ifdef TL_HAVE_X86
+    if (use_avx2()) fn = cols_f32_avx2;
+#endif
+    split_cols(fn, W, p, y, rows, cols);
+}
+
+void tl_gemv_t_bf16(const uint16_t *W, const float *p, float *y, int64_t rows, int64_t cols) {
+    if (cols <= 0) return;                        /* nothing to write */
+    if (!y || (rows > 0 && (!W || !p))) {
+        tl_fail("tl_gemv_t_bf16: NULL %s for a [%lld, %lld] product; pass the weight, input and "
+                "output arrays", !y ? "y" : !W ? "W" : "p", (long long)rows, (long long)cols);
+        return;
+    }
+    if (rows <= 0) { memset(y, 0, (size_t)cols * sizeof *y); return; }
+    cols_fn *fn = cols_bf16_portable;
+#ifdef TL_HAVE_X86
+    if (use_avx2()) fn = cols_bf16_avx2;
+#endif
+    split_cols(fn, W, p, y, rows, cols);
+}
+
 /* ---- matrix-matrix product ---------------------------------------------- */
+
+/* Sizes BLAS can take and arrays that are there; false (an error set, or
+ * nothing to do) otherwise. */
+static bool gemm_args_ok(const char *op, const void *A, const void *B, float *C, int64_t M,
+                         int64_t N, int64_t K) {
+    if (M <= 0 || N <= 0) return false;
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
+        /* OpenBLAS (Debian's build) takes 32-bit int sizes. */
+        tl_fail("%s: [%lld, %lld] @ [%lld, %lld]^T has a size above %d, the largest OpenBLAS "
+                "accepts; split the product into smaller blocks", op, (long long)M,
+                (long long)K, (long long)N, (long long)K, INT_MAX);
+        return false;
+    }
+    if (!C || (K > 0 && (!A || !B))) {
+        tl_fail("%s: NULL %s for [%lld, %lld] @ [%lld, %lld]^T; pass all three arrays", op,
+                !C ? "C" : !A ? "A" : "B", (long long)M, (long long)K, (long long)N,
+                (long long)K);
+        return false;
+    }
+    return true;
+}
+
+/* OpenBLAS picks its kernels by CPU model when it loads. Debian 12's 0.3.21
+ * does not know recent models (this course's 2-core Xeon, family 6 model
+ * 106, among them) and falls back to its Prescott (SSE3) kernels, 4 to 6
+ * times slower at prefill's shapes than its AVX-512 ones. Before our first
+ * BLAS call, once, we ask it to choose again by the instruction sets the CPU
+ * has (SkylakeX for AVX-512 F/CD/BW/DQ/VL, else Haswell for AVX2 and FMA),
+ * through the two functions its dynamic builds export for exactly this
+ * (gotoblas_dynamic_quit, then gotoblas_dynamic_init, which reads
+ * OPENBLAS_CORETYPE). Nothing changes when the user set OPENBLAS_CORETYPE,
+ * when OpenBLAS recognised the CPU, or when the library is not a dynamic
+ * build (the symbols are weak: absent, they are NULL). */
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+static bool is_fallback_core(const char *core) {
+    static const char *const OLD[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
+                                      "Atom", "Katmai", "Coppermine", "Northwood", "Banias",
+                                      "Unknown"};
+    for (size_t i = 0; core && i < sizeof OLD / sizeof OLD[0]; i++)
+        if (strcasecmp(core, OLD[i]) == 0) return true;
+    return false;
+}
+
+static void choose_blas_core(void) {
+#ifdef TL_HAVE_X86
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    if ((user && *user) || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
+    if (!is_fallback_core(openblas_get_corename())) return;
+    __builtin_cpu_init();
+    const char *want = NULL;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+        want = "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        want = "Haswell";
+    if (!want) return;
+    setenv("OPENBLAS_CORETYPE", want, 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    unsetenv("OPENBLAS_CORETYPE");   /* leave the environment as we found it */
+#endif
+}
 
 /* OpenBLAS keeps its own thread pool; match it to ours, telling it only when
  * the count changes (it takes a lock). */
 static void sync_blas_threads(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, choose_blas_core);
     static atomic_int current;
     int n = tl_num_threads();
     if (atomic_exchange(&current, n) != n) openblas_set_num_threads(n);
 }
 
+const char *tl_blas_prepare(void) {
+    sync_blas_threads();
+    return openblas_get_corename();
+}
+
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K) {
-    if (M <= 0 || N <= 0) return;
-    if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
-        /* OpenBLAS (Debian's build) takes 32-bit int sizes. */
-        tl_fail("tl_gemm_f32_nt: [%lld, %lld] @ [%lld, %lld]^T has a size above %d, the "
-                "largest OpenBLAS accepts; split the product into smaller blocks",
-                (long long)M, (long long)K, (long long)N, (long long)K, INT_MAX);
-        return;
-    }
-    if (!C || (K > 0 && (!A || !B))) {
-        tl_fail("tl_gemm_f32_nt: NULL %s for [%lld, %lld] @ [%lld, %lld]^T; pass all three "
-                "arrays", !C ? "C" : !A ? "A" : "B", (long long)M, (long long)K,
-                (long long)N, (long long)K);
-        return;
-    }
+    if (!gemm_args_ok("tl_gemm_f32_nt", A, B, C, M, N, K)) return;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return; }
     sync_blas_threads();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A,
                 (int)K, B, (int)K, 0.0f, C, (int)N);
+}
+
+/* BLAS has no bf16 GEMM that reads f32 activations, so B is widened a block
+ * of rows at a time into a thread-local scratch (GEMM_BF16_BLOCK floats,
+ * 4 MiB: it stays in the last-level cache) and each block multiplied by
+ * sgemm: B is read once and never widened whole. */
+#define GEMM_BF16_BLOCK ((int64_t)1 << 20)
+
+typedef struct {
+    const uint16_t *src;
+    float *dst;
+    int64_t K;
+} widen_job;
+
+static void widen_row(void *ctx, int64_t r) {
+    const widen_job *w = ctx;
+    tl_bf16_to_f32_n(w->src + r * w->K, w->dst + r * w->K, (size_t)w->K);
+}
+
+int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
+                    int64_t K) {
+    if (M <= 0 || N <= 0) return 0;
+    if (!gemm_args_ok("tl_gemm_bf16_nt", A, B, C, M, N, K)) return -1;
+    if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return 0; }
+    int64_t block = GEMM_BF16_BLOCK / K < 1 ? 1 : GEMM_BF16_BLOCK / K;
+    if (block > N) block = N;
+    float *buf = malloc((size_t)(block * K) * sizeof *buf);
+    if (!buf) {
+        return tl_fail_status("tl_gemm_bf16_nt: out of memory for a %lld x %lld block of the "
+                              "BF16 matrix", (long long)block, (long long)K);
+    }
+    sync_blas_threads();
+    int threads = tl_num_threads();
+    for (int64_t r0 = 0; r0 < N; r0 += block) {
+        int64_t nr = N - r0 < block ? N - r0 : block;
+        widen_job w = {B + r0 * K, buf, K};
+        tl_parallel_chunks(threads, nr, widen_row, &w);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nr, (int)K, 1.0f, A,
+                    (int)K, buf, (int)K, 0.0f, C + r0, (int)N);
+    }
+    free(buf);
+    return 0;
 }

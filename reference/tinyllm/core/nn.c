@@ -31,6 +31,13 @@ typedef struct {
     tl_module *module;
 } child_slot;
 
+/* Something the module's parameters point into (an adopted checkpoint),
+ * released when the module is freed. */
+typedef struct {
+    void *object;
+    void (*release)(void *object);
+} kept_object;
+
 struct tl_module {
     char *type;
     tl_module *parent;          /* NULL for a root */
@@ -38,6 +45,8 @@ struct tl_module {
     int n_params;
     child_slot *children;
     int n_children;
+    kept_object *kept;
+    int n_kept;
 };
 
 #define MODULE_LIST_TYPE "ModuleList"
@@ -146,10 +155,20 @@ void tl_module_free(tl_module *m) {
         if (m->params[i].owned) tl_tensor_free(m->params[i].tensor);
         free(m->params[i].name);
     }
+    for (int i = 0; i < m->n_kept; i++) m->kept[i].release(m->kept[i].object);
+    free(m->kept);
     free(m->children);
     free(m->params);
     free(m->type);
     free(m);
+}
+
+int tl_module_keep(tl_module *m, void *object, void (*release)(void *object)) {
+    kept_object *grown = realloc(m->kept, (size_t)(m->n_kept + 1) * sizeof *grown);
+    if (!grown) return tl_fail_status("nn: out of memory keeping a reference for %s", m->type);
+    m->kept = grown;
+    m->kept[m->n_kept++] = (kept_object){object, release};
+    return 0;
 }
 
 const char *tl_module_type(const tl_module *m) {
@@ -249,9 +268,7 @@ tl_tensor *tl_module_param_new(tl_module *m, const char *name, int ndim, const i
         return tl_fail("tl_module_param_new: parameter '%s' of %s '%s': %s", name, m->type,
                        module_path(m, path, sizeof path), lower);
     }
-    int64_t n = tl_numel(t);
-    if (n > 0) memset(tl_data(t), 0, (size_t)n * sizeof(float));
-    tl_requires_grad(t, true);
+    tl_requires_grad(t, true);   /* already zero: large ones stay unbacked until written */
     if (add_slot(m, name, t, true) != 0) {
         tl_tensor_free(t);
         return NULL;

@@ -50,7 +50,9 @@ static tl_tensor *layer_param(const tl_module *m, const char *fn, const char *ty
                               const char *name) {
     if (!m) return tl_propagate("%s: module is NULL", fn);
     if (strcmp(tl_module_type(m), type) != 0)
-        return tl_fail("%s: expected a %s module, got %s", fn, type, tl_module_type(m));
+        return tl_fail("%s: expected %s %s module, got %s", fn,
+                       strchr("AEIOU", type[0]) ? "an" : "a",
+                       type, tl_module_type(m));
     return tl_module_param(m, name);
 }
 

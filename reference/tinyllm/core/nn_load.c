@@ -93,52 +93,53 @@ static const char *mismatch(const char *name, const tl_tensor *dst, const tl_ten
     return why;
 }
 
-int tl_module_load_state_dict(tl_module *m, const tl_state_dict *sd, bool strict) {
+int tl_load_plan(tl_module *m, const tl_state_dict *sd, bool strict, const char *fn,
+                 tl_state_dict *mine, int **source_out) {
+    *source_out = NULL;
+    *mine = (tl_state_dict){NULL, 0};
     if (!m || !sd || (sd->count > 0 && !sd->items)) {
-        return tl_propagate_status("load_state_dict: %s is NULL",
-                                   m ? "the state dict" : "the module");
+        return tl_propagate_status("%s: %s is NULL", fn, m ? "the state dict" : "the module");
     }
-    tl_state_dict mine;
-    if (tl_module_slots(m, &mine) != 0) return -1;
+    if (tl_module_slots(m, mine) != 0) return -1;
 
-    int *source = malloc(((size_t)mine.count + 1) * sizeof *source);  /* sd index or -1 */
-    bool *missing = calloc((size_t)mine.count + 1, sizeof *missing);
+    int *source = malloc(((size_t)mine->count + 1) * sizeof *source);  /* sd index or -1 */
+    bool *missing = calloc((size_t)mine->count + 1, sizeof *missing);
     bool *used = calloc((size_t)sd->count + 1, sizeof *used);
     msg_buf problems = {NULL, 0, 0};
     int n_problems = 0, rc = -1;
     if (!source || !missing || !used) {
-        tl_fail("load_state_dict: out of memory");
+        tl_fail("%s: out of memory", fn);
         goto done;
     }
 
     /* Match names; a tensor's first slot takes its values from the first of
      * its names present (a later slot points back with source = -1). */
-    for (int i = 0; i < mine.count; i++) {
-        int k = find_key(sd, mine.items[i].name);
+    for (int i = 0; i < mine->count; i++) {
+        int k = find_key(sd, mine->items[i].name);
         source[i] = -1;
         if (k >= 0) used[k] = true;
-        if (!mine.items[i].shared) {
+        if (!mine->items[i].shared) {
             source[i] = k;
             missing[i] = k < 0 && strict;
             continue;
         }
         int first = 0;
-        while (mine.items[first].tensor != mine.items[i].tensor) first++;
+        while (mine->items[first].tensor != mine->items[i].tensor) first++;
         if (source[first] < 0 && k >= 0) source[first] = k;
     }
 
     if (strict) {
-        n_problems += list_keys(&problems, "missing", mine.items, mine.count, missing);
+        n_problems += list_keys(&problems, "missing", mine->items, mine->count, missing);
         bool *unexpected = used;   /* the same flags, turned round */
         for (int k = 0; k < sd->count; k++) unexpected[k] = !used[k];
         n_problems += list_keys(&problems, "unexpected", sd->items, sd->count, unexpected);
     }
     /* Every present key must fit, including the ignored repeats of a tie. */
     int n_mismatches = 0;
-    for (int i = 0; i < mine.count; i++) {
-        int k = find_key(sd, mine.items[i].name);
+    for (int i = 0; i < mine->count; i++) {
+        int k = find_key(sd, mine->items[i].name);
         char why[512];
-        if (k < 0 || !*mismatch(mine.items[i].name, mine.items[i].tensor, sd->items[k].tensor,
+        if (k < 0 || !*mismatch(mine->items[i].name, mine->items[i].tensor, sd->items[k].tensor,
                                 why, sizeof why))
             continue;
         if (n_mismatches++ < MAX_MISMATCHES)
@@ -148,27 +149,37 @@ int tl_module_load_state_dict(tl_module *m, const tl_state_dict *sd, bool strict
         msg_add(&problems, "; and %d more tensors that do not fit", n_mismatches - MAX_MISMATCHES);
     n_problems += n_mismatches;
     if (n_problems > 0) {
-        tl_fail("load_state_dict: %s; nothing was loaded",
+        tl_fail("%s: %s; nothing was loaded", fn,
                 problems.text ? problems.text : "the checkpoint does not fit the module");
         goto done;
-    }
-
-    for (int i = 0; i < mine.count; i++) {
-        if (source[i] < 0) continue;
-        tl_tensor *dst = mine.items[i].tensor, *src = sd->items[source[i]].tensor;
-        if (src == dst) continue;   /* loading a module's own state dict */
-        if (tl_copy_into(dst, src) != 0) {
-            char lower[512];
-            snprintf(lower, sizeof lower, "%s", tl_error() ? tl_error() : "copy failed");
-            tl_fail("load_state_dict: copying %s: %s", mine.items[i].name, lower);
-            goto done;
-        }
     }
     rc = 0;
 done:
     free(problems.text);
     free(used);
     free(missing);
+    if (rc == 0) {
+        *source_out = source;
+    } else {
+        free(source);
+        tl_state_dict_free(mine);
+    }
+    return rc;
+}
+
+int tl_module_load_state_dict(tl_module *m, const tl_state_dict *sd, bool strict) {
+    tl_state_dict mine;
+    int *source;
+    if (tl_load_plan(m, sd, strict, "load_state_dict", &mine, &source) != 0) return -1;
+    int rc = 0;
+    for (int i = 0; i < mine.count && rc == 0; i++) {
+        if (source[i] < 0) continue;
+        tl_tensor *dst = mine.items[i].tensor, *src = sd->items[source[i]].tensor;
+        if (src == dst) continue;   /* loading a module's own state dict */
+        if (tl_copy_into(dst, src) != 0)
+            rc = tl_fail_status("load_state_dict: copying %s: %s", mine.items[i].name,
+                                tl_error() ? tl_error() : "copy failed");
+    }
     free(source);
     tl_state_dict_free(&mine);
     return rc;

@@ -1,18 +1,21 @@
-/* ops_linalg.c: matmul and linear (L0.2), on OpenBLAS's sgemm.
+/* ops_linalg.c: matmul and linear (L0.2), on the kernels of kernels.h.
  *
- * BLAS reads a row-major matrix through a leading dimension, either as
- * stored (NoTrans) or transposed (Trans). A tensor whose last two axes have
- * one of those two stride patterns - a contiguous matrix, a narrowed one, a
- * transposed view - is handed to sgemm in place; any other layout (and any
- * BF16 operand of matmul) is first copied to contiguous F32.
+ * A matrix operand is read where it lies whenever one of its last two axes
+ * has unit stride: "rows" (element [i, j] at i * ld + j) or "columns" (at
+ * j * ld + i). That covers a contiguous matrix, a narrowed one, a transposed
+ * view, and the batch axes of an expanded view (stride 0: GQA's key heads
+ * shared by a group of query heads). Any other layout is copied to F32 once.
  *
- * One row times a matrix stored [N, K] (decode: x @ W^T, q @ K^T) is a
- * matrix-vector product bound by reading the matrix, so it goes to the gemv
- * kernels of kernels.h. tl_linear takes a BF16 weight as it is: one row goes
- * to tl_gemv_bf16, which widens in registers; several rows widen the weight
- * a block of rows at a time (LINEAR_BF16_BLOCK floats of scratch) and call
- * sgemm per block, so the weight is read once and never copied whole (only
- * a non-contiguous BF16 view is first copied to F32).
+ * Which kernel runs:
+ *   - few rows of a against a small b, or one row against any b (decode:
+ *     x @ W^T, q @ K^T, p @ V): the GEMV kernels, one row at a time, F32 or
+ *     BF16 b read in place; the batches (heads) are spread over the threads
+ *     when each product alone is too small to share;
+ *   - otherwise GEMM (prefill, training): OpenBLAS's sgemm on F32 read in
+ *     place; a BF16 weight goes to tl_gemm_bf16_nt, widened a block of rows
+ *     at a time, never whole.
+ * tl_linear's weight [out, in] is b^T of that description: one row of x is
+ * tl_gemv_f32 / tl_gemv_bf16, several rows one GEMM.
  */
 #include <cblas.h>
 #include <limits.h>
@@ -23,53 +26,52 @@
 #include "tinyllm/bf16.h"
 #include "tinyllm/kernels.h"
 
-/* Scratch for one block of a widened BF16 weight: 4 MiB of floats. */
-#define LINEAR_BF16_BLOCK ((int64_t)1 << 20)
+/* Up to this many rows of a go through the GEMV kernels one row at a time,
+ * when b is small enough to stay in cache between rows (attention's K and V
+ * for one head); one row always does. */
+#define GEMV_ROWS 16
+#define GEMV_CACHED_BYTES ((int64_t)256 << 10)
+/* Batches are shared among threads when each product reads fewer weights
+ * than this (kernels.c runs such a product on one thread). */
+#define BATCH_PARALLEL_MIN (64 * 1024)
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* How BLAS reads the last two axes of a tensor, a rows x cols matrix. */
+/* How the last two axes of a tensor lie in memory, a rows x cols matrix. */
 typedef struct {
-    const float *data;        /* element [0, 0] of the first matrix */
-    CBLAS_TRANSPOSE trans;    /* NoTrans: rows of length cols, ld apart;
-                                 Trans: columns of length rows, ld apart */
+    const char *data;         /* element [0, 0] of the first matrix */
+    tl_dtype dtype;           /* F32 or BF16 */
+    bool by_rows;             /* [i, j] at i * ld + j; else at j * ld + i */
     int64_t ld;
-} blas_matrix;
+} matrix_layout;
 
-/* True when t's last two axes fit one of BLAS's layouts. The stride of an
+/* True when t's last two axes have one of the two layouts. The stride of an
  * axis of size 1 never matters, so it is not checked. */
-static bool blas_layout(const tl_tensor *t, blas_matrix *m) {
+static bool layout_of(const tl_tensor *t, matrix_layout *m) {
     int64_t rows = t->shape[t->ndim - 2], cols = t->shape[t->ndim - 1];
     int64_t rs = t->strides[t->ndim - 2], cs = t->strides[t->ndim - 1];
-    m->data = (const float *)tl_data(t);
+    m->data = tl_data(t);
+    m->dtype = t->dtype;
     if (cols == 1 || cs == 1) {
-        m->trans = CblasNoTrans;
+        m->by_rows = true;
         m->ld = rows == 1 ? max64(cols, 1) : rs;
         if (m->ld >= max64(cols, 1)) return true;
     }
     if (rows == 1 || rs == 1) {
-        m->trans = CblasTrans;
+        m->by_rows = false;
         m->ld = cols == 1 ? max64(rows, 1) : cs;
         if (m->ld >= max64(rows, 1)) return true;
     }
     return false;
 }
 
-/* t itself when BLAS can read it in place, else a contiguous F32 copy (which
- * always fits: the caller has ruled out empty matrices). */
-static tl_tensor *blas_operand(const char *op, tl_tensor *t, blas_matrix *m) {
-    if (t->dtype == TL_F32 && blas_layout(t, m)) return t;
+/* t itself when it is F32 or BF16 (as allowed) in a readable layout, else a
+ * contiguous F32 copy. */
+static tl_tensor *operand(const char *op, tl_tensor *t, bool bf16_ok, matrix_layout *m) {
+    if ((t->dtype == TL_F32 || (bf16_ok && t->dtype == TL_BF16)) && layout_of(t, m)) return t;
     tl_tensor *c = tl_float_input(op, t);
-    if (c) blas_layout(c, m);
+    if (c) layout_of(c, m);
     return c;
-}
-
-/* OpenBLAS keeps its own thread pool: size it as the kernels are sized
- * (TINYLLM_THREADS), reading its current count so no cache can go stale. */
-static void blas_threads(void) {
-    int n = tl_num_threads();
-    if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
 }
 
 /* BLAS takes int sizes: refuse what does not fit rather than wrap. */
@@ -91,6 +93,95 @@ static bool rows_fold(const int64_t *bstrides, const int64_t *bshape, int nb, in
 }
 
 /* ---- matmul ---------------------------------------------------------- */
+
+/* One batch of a matmul: c [M, N] = a [M, K] @ b [K, N], each matrix given by
+ * its first element and its layout's ld. */
+typedef struct {
+    int64_t M, N, K;
+    matrix_layout a, b;
+} product;
+
+static size_t elem(tl_dtype dt) { return dt == TL_BF16 ? 2 : 4; }
+
+/* Whether the GEMV kernels can take b as it lies: stored as N rows of K
+ * (b^T contiguous: tl_gemv) or as K rows of N (tl_gemv_t). */
+static bool gemv_ready(const product *p) {
+    return p->a.by_rows && p->a.dtype == TL_F32 &&
+           (p->b.by_rows ? p->b.ld == p->N : p->b.ld == p->K);
+}
+
+/* c = a @ b for one batch, a row at a time through the GEMV kernels. */
+static void product_gemv(const product *p, const char *a, const char *b, float *c) {
+    for (int64_t i = 0; i < p->M; i++) {
+        const float *x = (const float *)(a + (size_t)(i * p->a.ld) * 4);
+        float *y = c + i * p->N;
+        if (p->b.by_rows && p->b.dtype == TL_F32)
+            tl_gemv_t_f32((const float *)b, x, y, p->K, p->N);
+        else if (p->b.by_rows)
+            tl_gemv_t_bf16((const uint16_t *)b, x, y, p->K, p->N);
+        else if (p->b.dtype == TL_F32)
+            tl_gemv_f32((const float *)b, x, y, p->N, p->K);
+        else
+            tl_gemv_bf16((const uint16_t *)b, x, y, p->N, p->K);
+    }
+}
+
+/* c = a @ b for one batch through GEMM; a is F32. A BF16 b stored as N rows
+ * of K (a weight) goes to tl_gemm_bf16_nt; any other BF16 b is widened whole
+ * (a small matrix: attention's K or V of one head). Returns 0 or -1. */
+static int product_gemm(const product *p, const char *a, const char *b, float *c) {
+    CBLAS_TRANSPOSE ta = p->a.by_rows ? CblasNoTrans : CblasTrans;
+    if (p->b.dtype == TL_BF16) {
+        if (!p->b.by_rows && p->b.ld == p->K && p->a.by_rows && p->a.ld == p->K) {
+            return tl_gemm_bf16_nt((const float *)a, (const uint16_t *)b, c, p->M, p->N, p->K);
+        }
+        int64_t outer = p->b.by_rows ? p->K : p->N, inner = p->b.by_rows ? p->N : p->K;
+        float *wide = malloc((size_t)(outer * inner) * sizeof *wide);
+        if (!wide) return tl_fail_status("matmul: out of memory widening a BF16 operand");
+        for (int64_t r = 0; r < outer; r++)
+            tl_bf16_to_f32_n((const uint16_t *)b + r * p->b.ld, wide + r * inner,
+                             (size_t)inner);
+        tl_blas_prepare();
+        cblas_sgemm(CblasRowMajor, ta, p->b.by_rows ? CblasNoTrans : CblasTrans, (int)p->M,
+                    (int)p->N, (int)p->K, 1.0f, (const float *)a, (int)p->a.ld, wide, (int)inner,
+                    0.0f, c, (int)p->N);
+        free(wide);
+        return 0;
+    }
+    tl_blas_prepare();
+    cblas_sgemm(CblasRowMajor, ta, p->b.by_rows ? CblasNoTrans : CblasTrans, (int)p->M,
+                (int)p->N, (int)p->K, 1.0f, (const float *)a, (int)p->a.ld, (const float *)b,
+                (int)p->b.ld, 0.0f, c, (int)p->N);
+    return 0;
+}
+
+/* The batches of a matmul: batch i's matrices are found from its index. */
+typedef struct {
+    const product *p;
+    int nb;
+    const int64_t *shape, *as, *bs;   /* batch shape; element strides of a and b */
+    float *c;
+} batch_job;
+
+static void batch_at(const batch_job *j, int64_t i, const char **ai, const char **bi) {
+    int64_t oa = 0, ob = 0;
+    for (int d = j->nb - 1; d >= 0; d--) {
+        int64_t at = i % j->shape[d];
+        i /= j->shape[d];
+        oa += at * j->as[d];
+        ob += at * j->bs[d];
+    }
+    *ai = j->p->a.data + (size_t)oa * elem(j->p->a.dtype);
+    *bi = j->p->b.data + (size_t)ob * elem(j->p->b.dtype);
+}
+
+/* One batch through the GEMV kernels: a chunk of tl_parallel_chunks. */
+static void batch_gemv(void *ctx, int64_t i) {
+    const batch_job *j = ctx;
+    const char *ai, *bi;
+    batch_at(j, i, &ai, &bi);
+    product_gemv(j->p, ai, bi, j->c + i * j->p->M * j->p->N);
+}
 
 /* a [..., M, K] @ b [..., K, N] for rank >= 2, K already checked. */
 static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
@@ -124,11 +215,14 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
         memset(c, 0, (size_t)(batches * M * N) * sizeof(float));
         return out;
     }
+    if (!blas_fits("matmul", M * batches, N, K, 0, 0)) return NULL;
 
-    blas_matrix ma, mb;
-    tl_tensor *ac = blas_operand("matmul", a, &ma), *bc = blas_operand("matmul", b, &mb);
+    /* a is read as F32 rows (a copy when it is not: activations are small);
+     * b in place, F32 or BF16. */
+    product p = {M, N, K, {0}, {0}};
+    tl_tensor *ac = operand("matmul", a, false, &p.a), *bc = operand("matmul", b, true, &p.b);
     if (!ac || !bc) return NULL;
-    if (!blas_fits("matmul", M * batches, N, K, ma.ld, mb.ld)) return NULL;
+    if (!blas_fits("matmul", 0, 0, 0, p.a.ld, p.b.ld)) return NULL;
 
     /* Element strides between consecutive matrices on each batch axis (0 on
      * a stretched or missing axis). */
@@ -139,30 +233,25 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
         bs[d] = d >= b_off && bc->shape[d - b_off] != 1 ? bc->strides[d - b_off] : 0;
         if (bs[d] != 0) b_shared = false;
     }
-
     /* One b for every batch and a's rows evenly spaced: one tall product. */
-    if (b_shared && ma.trans == CblasNoTrans && rows_fold(as, shape, nb, M * ma.ld)) {
-        M *= batches;
+    if (b_shared && p.a.by_rows && rows_fold(as, shape, nb, M * p.a.ld)) {
+        p.M *= batches;
         batches = 1;
     }
-    /* One row against a matrix stored [N, K]: the gemv kernel. */
-    bool gemv = M == 1 && ma.trans == CblasNoTrans && mb.trans == CblasTrans && mb.ld == K;
-    if (!gemv) blas_threads();
 
-    int64_t idx[TL_MAX_DIMS] = {0};
+    bool small_b = K * N * (int64_t)elem(p.b.dtype) <= GEMV_CACHED_BYTES;
+    bool gemv = gemv_ready(&p) && (p.M == 1 || (p.M <= GEMV_ROWS && small_b));
+    bool share_batches = gemv && batches > 1 && K * N < BATCH_PARALLEL_MIN &&
+                         batches * p.M * K * N >= BATCH_PARALLEL_MIN;
+    batch_job job = {&p, nb, shape, as, bs, c};
+    if (gemv) {
+        tl_parallel_chunks(share_batches ? tl_num_threads() : 1, batches, batch_gemv, &job);
+        return out;
+    }
     for (int64_t i = 0; i < batches; i++) {
-        int64_t oa = 0, ob = 0;
-        for (int d = 0; d < nb; d++) {
-            oa += idx[d] * as[d];
-            ob += idx[d] * bs[d];
-        }
-        float *ci = c + i * M * N;
-        if (gemv)
-            tl_gemv_f32(mb.data + ob, ma.data + oa, ci, N, K);
-        else
-            cblas_sgemm(CblasRowMajor, ma.trans, mb.trans, (int)M, (int)N, (int)K, 1.0f,
-                        ma.data + oa, (int)ma.ld, mb.data + ob, (int)mb.ld, 0.0f, ci, (int)N);
-        for (int d = nb - 1; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
+        const char *ai, *bi;
+        batch_at(&job, i, &ai, &bi);
+        if (product_gemm(&p, ai, bi, c + i * p.M * N) != 0) return NULL;
     }
     return out;
 }
@@ -221,31 +310,6 @@ tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b) {
 
 /* ---- linear ---------------------------------------------------------- */
 
-/* y [rows, out] = x [rows, in] @ W^T, W a BF16 [out, in] contiguous weight. */
-static int linear_bf16(const float *x, const uint16_t *w, float *y, int64_t rows, int64_t in,
-                       int64_t out) {
-    if (rows == 1) {
-        tl_gemv_bf16(w, x, y, out, in);
-        return 0;
-    }
-    int64_t block = min64(out, max64(1, LINEAR_BF16_BLOCK / in));
-    float *buf = malloc((size_t)(block * in) * sizeof(float));
-    if (!buf) {
-        return tl_fail_status("linear: out of memory for a %lld x %lld block of the BF16 weight",
-                              (long long)block, (long long)in);
-    }
-    blas_threads();
-    for (int64_t r0 = 0; r0 < out; r0 += block) {
-        int64_t nr = min64(block, out - r0);
-        const uint16_t *src = w + r0 * in;
-        for (int64_t k = 0; k < nr * in; k++) buf[k] = tl_bf16_to_f32(src[k]);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)nr, (int)in, 1.0f,
-                    x, (int)in, buf, (int)in, 0.0f, y + r0, (int)out);
-    }
-    free(buf);
-    return 0;
-}
-
 /* y [rows, out] = x [rows, in] @ w^T for any float weight [out, in]. */
 static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, int64_t in,
                           int64_t out) {
@@ -255,23 +319,28 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
         return 0;
     }
     if (!blas_fits("linear", rows, in, out, 0, 0)) return -1;
-    if (w->dtype == TL_BF16 && tl_is_contiguous(w))
-        return linear_bf16(x, (const uint16_t *)tl_data(w), y, rows, in, out);
-
-    blas_matrix mw;
-    tl_tensor *wc = blas_operand("linear", w, &mw);
+    if (w->dtype == TL_BF16 && tl_is_contiguous(w)) {
+        const uint16_t *wb = (const uint16_t *)tl_data(w);
+        if (rows == 1) {
+            tl_gemv_bf16(wb, x, y, out, in);
+            return 0;
+        }
+        return tl_gemm_bf16_nt(x, wb, y, rows, out, in);
+    }
+    matrix_layout mw;
+    tl_tensor *wc = operand("linear", w, false, &mw);
     if (!wc) return -1;
     if (!blas_fits("linear", mw.ld, 0, 0, 0, 0)) return -1;
-    if (rows == 1 && mw.trans == CblasNoTrans && mw.ld == in) {
-        tl_gemv_f32(mw.data, x, y, out, in);
+    if (rows == 1 && mw.by_rows && mw.ld == in) {
+        tl_gemv_f32((const float *)mw.data, x, y, out, in);
         return 0;
     }
     /* op(B) must be w^T: a weight stored [out, in] is read transposed, a
      * transposed view (stored [in, out]) as it is. */
-    CBLAS_TRANSPOSE tb = mw.trans == CblasNoTrans ? CblasTrans : CblasNoTrans;
-    blas_threads();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, (int)rows, (int)out, (int)in, 1.0f, x, (int)in,
-                mw.data, (int)mw.ld, 0.0f, y, (int)out);
+    tl_blas_prepare();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, mw.by_rows ? CblasTrans : CblasNoTrans, (int)rows,
+                (int)out, (int)in, 1.0f, x, (int)in, (const float *)mw.data, (int)mw.ld, 0.0f, y,
+                (int)out);
     return 0;
 }
 

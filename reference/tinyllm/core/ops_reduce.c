@@ -36,6 +36,16 @@ static bool plan(const char *op, const tl_tensor *t, int axis, bool keepdim, red
 
 /* out[o, j] = scale * sum_k x[o, k, j] */
 static void sum_rows(const reduction *r, const float *x, float *out, double scale, double *acc) {
+    if (r->inner == 1) {   /* the last axis: one contiguous row per output */
+        for (int64_t o = 0; o < r->outer; o++) {
+            const float *row = x + o * r->n;
+            double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t k = 0; k < r->n; k++) sum += row[k];
+            out[o] = (float)(sum * scale);
+        }
+        return;
+    }
     for (int64_t o = 0; o < r->outer; o++) {
         for (int64_t j = 0; j < r->inner; j++) acc[j] = 0.0;
         for (int64_t k = 0; k < r->n; k++) {

@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "internal.h"
+#include "tinyllm/kernels.h"
 
 /* Splits t's shape around axis into outer x n x inner. */
 static void split_axis(const tl_tensor *t, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
@@ -37,6 +38,35 @@ static void row_stats(const float *x, int64_t n, int64_t stride, float *max_out,
     *log_sum_out = nan ? NAN : log(s);
 }
 
+/* One contiguous row: y = e^(x - max) / sum, or (x - max) - log(sum) when
+ * take_log; the exps in float32 by tl_exp_f32_n (as PyTorch's float softmax
+ * computes them), the sum in double. A NaN anywhere, or a row of -inf only,
+ * gives NaN throughout. */
+static void softmax_row(const float *x, float *y, int64_t n, bool take_log) {
+    float m = -INFINITY;
+    int nan = 0;
+#pragma omp simd reduction(max : m) reduction(| : nan)
+    for (int64_t j = 0; j < n; j++) {
+        nan |= x[j] != x[j];
+        m = x[j] > m ? x[j] : m;
+    }
+    if (nan) m = NAN;
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++) y[j] = x[j] - m;
+    tl_exp_f32_n(y, y, n);
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; j++) sum += y[j];
+    if (take_log) {
+        double log_sum = log(sum);
+        for (int64_t j = 0; j < n; j++) y[j] = (float)((double)x[j] - m - log_sum);
+    } else {
+        float inv = (float)(1.0 / sum);
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) y[j] *= inv;
+    }
+}
+
 /* Shared forward: softmax, or log-softmax when take_log. */
 static tl_tensor *softmax_forward(const char *op, tl_tensor *t, int axis, bool take_log,
                                   int *axis_out) {
@@ -54,6 +84,12 @@ static tl_tensor *softmax_forward(const char *op, tl_tensor *t, int axis, bool t
     float *y = (float *)tl_data(out);
     int64_t outer, n, inner;
     split_axis(t, ax, &outer, &n, &inner);
+    if (inner == 1) {   /* the last axis: whole rows through the vector exp */
+        for (int64_t o = 0; o < outer; o++)
+            softmax_row(x + o * n, y + o * n, n, take_log);
+        *axis_out = ax;
+        return out;
+    }
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t i = 0; i < inner; i++) {
             int64_t base = o * n * inner + i;

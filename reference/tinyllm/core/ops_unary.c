@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "internal.h"
+#include "tinyllm/kernels.h"
 
 typedef enum {
     NEG, ADD_SCALAR, MUL_SCALAR, SQUARE, POW, SQRT, RSQRT, EXP, LOG, TANH, ERF,
@@ -21,12 +22,13 @@ static const float TWO_OVER_SQRT_PI = 1.1283791670955126f;
 static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* The loop sits inside each case so it stays a plain, vectorisable loop. */
-#define MAP(expr)                                           \
+#define MAP_NOBREAK(expr)                                   \
+    _Pragma("omp simd")                                     \
     for (int64_t i = 0; i < n; i++) {                       \
         float x = in[i];                                    \
         out[i] = (expr);                                    \
-    }                                                       \
-    break
+    }
+#define MAP(expr) MAP_NOBREAK(expr) break
 
 static void forward(unop op, const float *in, float *out, int64_t n, float p, float q) {
     switch (op) {
@@ -37,12 +39,22 @@ static void forward(unop op, const float *in, float *out, int64_t n, float p, fl
     case POW: MAP(powf(x, p));
     case SQRT: MAP(sqrtf(x));
     case RSQRT: MAP(1.0f / sqrtf(x));
-    case EXP: MAP(expf(x));
+    case EXP: tl_exp_f32_n(in, out, n); break;
     case LOG: MAP(logf(x));
     case TANH: MAP(tanhf(x));
     case ERF: MAP(erff(x));
-    case SIGMOID: MAP(sigmoid(x));
-    case SILU: MAP(x * sigmoid(x));
+    case SIGMOID:   /* 1 / (1 + e^-x), the exps eight at a time */
+        MAP_NOBREAK(-x);
+        tl_exp_f32_n(out, out, n);
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = 1.0f / (1.0f + out[i]);
+        break;
+    case SILU:
+        MAP_NOBREAK(-x);
+        tl_exp_f32_n(out, out, n);
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = in[i] * (1.0f / (1.0f + out[i]));
+        break;
     case RELU: MAP(x > 0.0f ? x : 0.0f);
     case GELU: MAP(0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)));
     case GELU_TANH:

@@ -12,6 +12,7 @@
  * plus the ones serde does for it (UTF-8, strict JSON, duplicate keys), each
  * with its own message naming the file and the tensor.
  */
+#include "internal.h"
 #include "safetensors_internal.h"
 
 #include <errno.h>
@@ -680,7 +681,7 @@ tl_tensor *tl_st_tensor(const tl_st_file *f, const tl_st_entry *e, tl_dtype want
     tl_dtype stored;
     size_t elem = tl_dtype_size(want);
     if (runtime_dtype(e->dtype, &stored) && stored == want && (uintptr_t)bytes % elem == 0)
-        return tl_tensor_wrap_external(bytes, want, e->ndim, e->shape);
+        return tl_tensor_wrap_mapped(bytes, want, e->ndim, e->shape);
 
     if (!converts_exactly(e->dtype, want)) {
         char nb[128];

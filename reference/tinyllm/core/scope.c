@@ -6,13 +6,26 @@
  * Tensor headers are malloc'd one by one and linked into their scope, so
  * that tl_scope_keep can hand the very same tl_tensor to the enclosing scope.
  *
- * Owned tensors (parameters, caches) live outside every scope: one heap
- * allocation holds their storage and data. Scopes are per thread; the bottom
- * scope of the thread that exits is freed at exit, so leak checkers stay quiet.
+ * Popped blocks of the standard size are kept for the next scope (up to
+ * SPARE_BLOCKS of them), so a decode loop that pushes and pops a scope per
+ * token allocates nothing from the system after its first steps, and its
+ * memory stays flat.
+ *
+ * Owned tensors (parameters, caches) live outside every scope. A small one is
+ * one heap allocation holding storage header and data; a large one gets
+ * anonymous pages of its own, which are zero and cost no resident memory
+ * until written (a model built to load a checkpoint into, or to adopt one,
+ * never touches them). Owned storage is reference counted, so parameters may
+ * share it (tl_tensor_repoint). Scopes are per thread; the bottom scope of the
+ * thread that exits is freed at exit, so leak checkers stay quiet.
  */
+#include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -24,6 +37,21 @@ enum { ALIGN = 64, BLOCK_SIZE = 256 << 10 };
 enum { BIG_REQUEST = 0 };
 #else
 enum { BIG_REQUEST = 64 << 10 };
+#endif
+
+/* Freed bytes of large blocks after which a pop returns memory to the
+ * system (malloc_trim). */
+#define TRIM_BYTES ((size_t)32 << 20)
+
+/* Standard blocks kept for reuse after a pop: 16 MiB at most. */
+enum { SPARE_BLOCKS = 64 };
+
+/* Owned tensors of at least this many bytes get pages of their own (not
+ * under AddressSanitizer, which guards heap allocations only). */
+#if defined(__SANITIZE_ADDRESS__)
+#define OWN_PAGES_BYTES SIZE_MAX
+#else
+#define OWN_PAGES_BYTES ((size_t)1 << 20)
 #endif
 
 typedef struct block {
@@ -57,6 +85,9 @@ typedef struct {
 
 static _Thread_local scope bottom;
 static _Thread_local scope *top;
+static _Thread_local block *spare;      /* popped standard blocks, for reuse */
+static _Thread_local int spare_count;
+static _Thread_local size_t block_bytes;   /* every block this thread holds */
 
 static void register_exit_hook(void) { atexit(tl_shutdown); }
 
@@ -77,10 +108,18 @@ static void *arena_alloc(scope *s, size_t bytes) {
     if (!b || b->size - b->used < n) {
         bool own = n > (size_t)BIG_REQUEST;
         size_t size = own ? n : BLOCK_SIZE;
-        void *mem = NULL;
-        if (n < bytes || posix_memalign(&mem, ALIGN, HEADER(block) + size) != 0)
-            return tl_fail("out of memory: cannot allocate %zu bytes for a tensor", bytes);
-        block *fresh = mem;
+        block *fresh = NULL;
+        if (!own && spare) {
+            fresh = spare;
+            spare = spare->next;
+            spare_count--;
+        } else {
+            void *mem = NULL;
+            if (n < bytes || posix_memalign(&mem, ALIGN, HEADER(block) + size) != 0)
+                return tl_fail("out of memory: cannot allocate %zu bytes for a tensor", bytes);
+            fresh = mem;
+            block_bytes += size;
+        }
         fresh->size = size;
         fresh->used = 0;
         if (own && b) {            /* keep filling the current block */
@@ -99,6 +138,10 @@ static void *arena_alloc(scope *s, size_t bytes) {
 
 void *tl_scope_alloc(size_t bytes) { return arena_alloc(current(), bytes); }
 
+/* Bytes of own blocks freed since the allocator was last asked to give
+ * memory back (see tl_scope_pop). */
+static _Thread_local size_t freed_since_trim;
+
 static void free_contents(scope *s) {
     for (box *b = s->tensors, *next; b; b = next) {
         next = b->next;
@@ -106,11 +149,31 @@ static void free_contents(scope *s) {
     }
     for (block *b = s->blocks, *next; b; b = next) {
         next = b->next;
-        free(b);
+        if (b->size == BLOCK_SIZE && spare_count < SPARE_BLOCKS) {
+            b->next = spare;
+            spare = b;
+            spare_count++;
+        } else {
+            block_bytes -= b->size;
+            freed_since_trim += b->size;
+            free(b);
+        }
     }
     s->tensors = NULL;
     s->blocks = NULL;
 }
+
+static void free_spare_blocks(void) {
+    for (block *b = spare, *next; b; b = next) {
+        next = b->next;
+        block_bytes -= b->size;
+        free(b);
+    }
+    spare = NULL;
+    spare_count = 0;
+}
+
+size_t tl_scope_bytes(void) { return block_bytes; }
 
 /* ---- headers and storage ----------------------------------------------- */
 
@@ -143,20 +206,56 @@ static scope *home_of(const tl_tensor *t) { return ((const box *)t)->home; }
 static tl_storage *arena_storage_new(scope *s, size_t nbytes) {
     arena_storage *st = arena_alloc(s, HEADER(arena_storage) + nbytes);
     if (!st) return NULL;
-    st->s = (tl_storage){ (char *)st + HEADER(arena_storage), nbytes, TL_STORAGE_ARENA, false };
+    st->s = (tl_storage){ (char *)st + HEADER(arena_storage), nbytes, TL_STORAGE_ARENA, false,
+                          false, 0 };
     st->home = s;
     return &st->s;
 }
 
-/* Storage and data in one heap allocation, zero-filled. */
+/* Bytes of owned storage alive in the process (heap and pages; not external
+ * memory). */
+static atomic_size_t owned_bytes;
+
+size_t tl_owned_bytes(void) { return atomic_load(&owned_bytes); }
+
+static size_t page_round(size_t n) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + page - 1) / page * page;
+}
+
+/* Zero-filled owned storage with one reference: header and data in one heap
+ * allocation, or (large) anonymous pages that stay unbacked until written. */
 static tl_storage *heap_storage_new(size_t nbytes) {
+    if (nbytes >= OWN_PAGES_BYTES) {
+        tl_storage *st = malloc(sizeof *st);
+        void *pages = st ? mmap(NULL, page_round(nbytes), PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+        if (pages == MAP_FAILED) {
+            free(st);
+            return tl_fail("out of memory: cannot allocate %zu bytes for an owned tensor",
+                           nbytes);
+        }
+        *st = (tl_storage){ pages, nbytes, TL_STORAGE_PAGES, false, false, 1 };
+        atomic_fetch_add(&owned_bytes, nbytes);
+        return st;
+    }
     void *mem = NULL;
     if (posix_memalign(&mem, ALIGN, HEADER(tl_storage) + nbytes) != 0)
         return tl_fail("out of memory: cannot allocate %zu bytes for an owned tensor", nbytes);
     tl_storage *st = mem;
-    *st = (tl_storage){ (char *)mem + HEADER(tl_storage), nbytes, TL_STORAGE_HEAP, false };
+    *st = (tl_storage){ (char *)mem + HEADER(tl_storage), nbytes, TL_STORAGE_HEAP, false, false,
+                        1 };
     memset(st->data, 0, nbytes);
+    atomic_fetch_add(&owned_bytes, nbytes);
     return st;
+}
+
+static void storage_release(tl_storage *st) {
+    if (!st || --st->refs > 0) return;
+    if (st->kind == TL_STORAGE_HEAP || st->kind == TL_STORAGE_PAGES)
+        atomic_fetch_sub(&owned_bytes, st->nbytes);
+    if (st->kind == TL_STORAGE_PAGES) munmap(st->data, page_round(st->nbytes));
+    free(st);   /* heap: header and data; pages and external: the header only */
 }
 
 static scope *storage_home(const tl_storage *st) {
@@ -197,7 +296,7 @@ static tl_tensor *new_in(scope *s, tl_dtype dt, int ndim, const int64_t *shape) 
     if (!st) return NULL;
     tl_tensor *t = new_header(s);
     if (!t) {
-        if (!s) free(st);
+        if (!s) storage_release(st);
         return NULL;
     }
     bool owned = t->owned;
@@ -239,22 +338,31 @@ tl_tensor *tl_tensor_new_owned(tl_dtype dt, int ndim, const int64_t *shape) {
     return new_in(NULL, dt, ndim, shape);
 }
 
-tl_tensor *tl_tensor_wrap_external(const void *data, tl_dtype dt, int ndim, const int64_t *shape) {
+static tl_tensor *wrap(const char *fn, const void *data, tl_dtype dt, int ndim,
+                       const int64_t *shape, bool file_backed) {
     tl_tensor probe = { 0 };
     size_t bytes;
     if (!set_shape(&probe, dt, ndim, shape, &bytes)) return NULL;
-    if (!data && bytes > 0) return tl_fail("tl_tensor_wrap_external: data is NULL");
+    if (!data && bytes > 0) return tl_fail("%s: data is NULL", fn);
     tl_storage *st = malloc(sizeof *st);
     tl_tensor *t = st ? new_header(NULL) : NULL;
     if (!t) {
         free(st);
         return tl_fail("out of memory: cannot wrap external data");
     }
-    *st = (tl_storage){ (void *)data, bytes, TL_STORAGE_EXTERNAL, true };
+    *st = (tl_storage){ (void *)data, bytes, TL_STORAGE_EXTERNAL, true, file_backed, 1 };
     *t = probe;
     t->owned = true;
     t->storage = st;
     return t;
+}
+
+tl_tensor *tl_tensor_wrap_external(const void *data, tl_dtype dt, int ndim, const int64_t *shape) {
+    return wrap("tl_tensor_wrap_external", data, dt, ndim, shape, false);
+}
+
+tl_tensor *tl_tensor_wrap_mapped(const void *data, tl_dtype dt, int ndim, const int64_t *shape) {
+    return wrap("tl_tensor_wrap_mapped", data, dt, ndim, shape, true);
 }
 
 void tl_tensor_free(tl_tensor *t) {
@@ -265,8 +373,27 @@ void tl_tensor_free(tl_tensor *t) {
         return;
     }
     if (t->grad && t->grad->owned) tl_tensor_free(t->grad);
-    free(t->storage);   /* heap: storage and data; external: the struct only */
+    storage_release(t->storage);
     free(t);
+}
+
+void tl_tensor_repoint(tl_tensor *t, tl_storage *s, int64_t offset) {
+    s->refs++;
+    storage_release(t->storage);
+    t->storage = s;
+    t->offset = offset;
+    int64_t stride = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        t->strides[d] = stride;
+        stride *= t->shape[d];
+    }
+}
+
+void tl_drop_file_pages(const void *data, size_t nbytes) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t begin = ((uintptr_t)data + page - 1) / page * page;
+    uintptr_t end = ((uintptr_t)data + nbytes) / page * page;
+    if (end > begin) madvise((void *)begin, end - begin, MADV_DONTNEED);
 }
 
 /* ---- scopes ------------------------------------------------------------ */
@@ -292,12 +419,21 @@ int tl_scope_pop(void) {
     free_contents(s);
     top = s->parent;
     free(s);
+    /* After a large scope (a prefill's activations), hand the freed memory
+     * back to the system: glibc keeps freed heap memory for reuse, and raises
+     * its mmap threshold after each large free, so the resident size would
+     * otherwise stay at the largest scope's peak for good. */
+    if (freed_since_trim >= TRIM_BYTES) {
+        malloc_trim(0);
+        freed_since_trim = 0;
+    }
     return 0;
 }
 
 void tl_shutdown(void) {
     while (current()->parent) tl_scope_pop();
     free_contents(&bottom);
+    free_spare_blocks();
     top = NULL;
 }
 

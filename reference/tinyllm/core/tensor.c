@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tinyllm/bf16.h"
 
 /* ---- creation --------------------------------------------------------- */
 
@@ -188,6 +189,34 @@ int tl_to_f32_buffer(const tl_tensor *t, float *out, int64_t n) {
     return 0;
 }
 
+/* When both tensors have unit stride along their last axis (a narrowed or
+ * permuted view whose rows are intact: attention's heads, a cache slot), row
+ * by row: a memmove, or a widening/narrowing loop between F32 and BF16.
+ * Returns -1 (nothing done) for any other layout or dtype pair. */
+static int copy_rows(tl_tensor *dst, const tl_tensor *src) {
+    int last = src->ndim - 1;
+    if (last < 0) return -1;
+    int64_t len = src->shape[last];
+    bool rows = len == 1 || (src->strides[last] == 1 && dst->strides[last] == 1);
+    bool same = dst->dtype == src->dtype;
+    bool widen = src->dtype == TL_BF16 && dst->dtype == TL_F32;
+    bool narrow = src->dtype == TL_F32 && dst->dtype == TL_BF16;
+    if (!rows || !(same || widen || narrow)) return -1;
+    size_t es = tl_dtype_size(src->dtype), ed = tl_dtype_size(dst->dtype);
+    tl_iter in, out;
+    tl_iter_init(&in, last, src->shape, src->strides, src->offset);
+    tl_iter_init(&out, last, dst->shape, dst->strides, dst->offset);
+    int64_t n = tl_numel(src) / len;
+    for (int64_t r = 0; r < n; r++, tl_iter_next(&in), tl_iter_next(&out)) {
+        const char *from = (const char *)src->storage->data + in.offset * (int64_t)es;
+        char *to = (char *)dst->storage->data + out.offset * (int64_t)ed;
+        if (same) memmove(to, from, (size_t)len * es);
+        else if (widen) tl_bf16_to_f32_n((const uint16_t *)from, (float *)to, (size_t)len);
+        else tl_f32_to_bf16_n((const float *)from, (uint16_t *)to, (size_t)len);
+    }
+    return 0;
+}
+
 int tl_copy_into(tl_tensor *dst, const tl_tensor *src) {
     if (!tl_inputs_ok("tl_copy_into", 2, dst, src)) return -1;
     if (!tl_same_shape(dst, src)) {
@@ -201,6 +230,7 @@ int tl_copy_into(tl_tensor *dst, const tl_tensor *src) {
         memmove(tl_data(dst), tl_data(src), (size_t)n * tl_dtype_size(src->dtype));
         return 0;
     }
+    if (n > 0 && copy_rows(dst, src) == 0) return 0;
     tl_iter in, out;
     tl_iter_init(&in, src->ndim, src->shape, src->strides, src->offset);
     tl_iter_init(&out, dst->ndim, dst->shape, dst->strides, dst->offset);

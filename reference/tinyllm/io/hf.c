@@ -1168,3 +1168,20 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
     }
     return dir;
 }
+
+/* ---- what the server sends, checked as hf_download checks it ---------- */
+
+int hf_validate_commit(const char *commit) {
+    if (!commit || !is_hex(commit, 40))
+        return tl_fail_status("hf_validate_commit: invalid commit '%.80s': a commit is 40 "
+                              "lowercase hex digits", commit ? commit : "(null)");
+    return 0;
+}
+
+int hf_validate_etag(const char *etag) {
+    if (!etag || !(is_hex(etag, 40) || is_hex(etag, 64)))
+        return tl_fail_status("hf_validate_etag: invalid etag '%.80s': a file's etag is its git "
+                              "blob sha1 (40 lowercase hex digits) or, for an LFS file, its "
+                              "sha256 (64)", etag ? etag : "(null)");
+    return 0;
+}

@@ -49,11 +49,14 @@ tl_tensor *rmsnorm_forward(const RMSNorm *n, tl_tensor *x) {
     if (!x) return tl_propagate("rmsnorm_forward: x is NULL");
     char xs[64], ws[64];
     int64_t d = x->ndim >= 1 ? x->shape[x->ndim - 1] : 0;
-    if (n->weight->ndim != 1 || n->weight->shape[0] != d)
-        return tl_fail("rmsnorm_forward: x has shape %s but the weight has shape %s (width %lld); "
-                       "the last axis of x must equal the weight's width",
-                       tl_shape_str(x, xs, sizeof xs), tl_shape_str(n->weight, ws, sizeof ws),
-                       (long long)tl_numel(n->weight));
+    if (n->weight->ndim != 1 || n->weight->shape[0] != n->dim)   /* say, from another checkpoint */
+        return tl_fail("rmsnorm_forward: the weight has shape %s, not [%lld]: a norm of width %lld "
+                       "needs a weight of that width", tl_shape_str(n->weight, ws, sizeof ws),
+                       (long long)n->dim, (long long)n->dim);
+    if (d != n->dim)
+        return tl_fail("rmsnorm_forward: x has shape %s but the norm's width (dim) is %lld; the "
+                       "last axis of x must equal it",
+                       tl_shape_str(x, xs, sizeof xs), (long long)n->dim);
     if (!eps_ok(n->eps))
         return tl_fail("rmsnorm_forward: eps is %g; it must be a finite number >= 0", n->eps);
 

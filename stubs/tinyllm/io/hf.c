@@ -34,3 +34,15 @@ int hf_validate_revision(const char *revision) {
     (void)revision;
     return tl_fail_status("not implemented: hf_validate_revision (L7.9)");
 }
+
+int hf_validate_commit(const char *commit) {
+    /* 40 lowercase hex digits, nothing else (section 2.7: X-Repo-Commit). */
+    (void)commit;
+    return tl_fail_status("not implemented: hf_validate_commit (L7.9)");
+}
+
+int hf_validate_etag(const char *etag) {
+    /* A git blob sha1 (40 hex) or an LFS sha256 (64 hex), lowercase. */
+    (void)etag;
+    return tl_fail_status("not implemented: hf_validate_etag (L7.9)");
+}

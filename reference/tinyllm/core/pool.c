@@ -1,0 +1,173 @@
+/* pool.c: the threads the kernels share work with (kernels.h:
+ * tl_parallel_chunks).
+ *
+ * Why not an OpenMP parallel region. A decode step calls a kernel a few
+ * hundred times, each a few to a hundred microseconds long. An OpenMP region
+ * splits the work statically and ends with a barrier, so every call waits for
+ * every thread: on a machine where other processes hold the cores (this
+ * course's shared 2-core machine runs eight builds at once), a thread that is
+ * not running holds the call up for a scheduler time slice, and a 2-thread
+ * decode step measured 5 to 20 times slower than a 1-thread one. Here the
+ * work is cut into chunks that any thread may take: the calling thread takes
+ * chunks itself and waits only for chunks another thread has started. A
+ * helper that is not running when the call comes simply takes none, so a
+ * call is never slower than the caller alone could do it (plus the wake-up).
+ *
+ * The protocol. One job at a time: the caller writes the job (function,
+ * context, chunk count), then publishes it by storing a new generation in
+ * `ticket` (generation in the high 32 bits, next chunk in the low 32) and in
+ * `published`. Threads take chunks by compare-and-swap on `ticket`, only a
+ * ticket of the generation they read the job for, so a helper that wakes late
+ * neither runs a chunk of a job it has not read nor uses up one of its
+ * tickets. The
+ * caller returns when `done` counts every chunk; until then the job cannot
+ * change, which is what makes the helpers' copy of it safe to use. Helpers
+ * spin a little between jobs (the next call comes within microseconds), then
+ * sleep on a condition variable. A call made from inside a chunk, from
+ * another thread while a job runs, or with one thread runs on the caller
+ * alone.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tinyllm/kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+enum { MAX_HELPERS = 63, SPIN_BEFORE_SLEEP = 20000, SPIN_BEFORE_YIELD = 2000 };
+
+/* The job on offer, each field atomic: a helper that reads it while the
+ * caller writes the next one reads a mix, but refuses its chunks (the
+ * generation check), so the mix is never used. */
+typedef struct {
+    tl_chunk_fn fn;
+    void *ctx;
+    int64_t chunks;
+    int helpers;                   /* how many helpers may join this job */
+} job;
+
+typedef struct {
+    _Atomic(tl_chunk_fn) fn;
+    _Atomic(void *) ctx;
+    atomic_int_least64_t chunks;
+    atomic_int helpers;
+} shared_job;
+
+static struct {
+    pthread_mutex_t lock;          /* the sleepers' lock, and helper creation */
+    pthread_cond_t wake;
+    pthread_mutex_t busy;          /* one caller at a time */
+    int started;                   /* helper threads created */
+    atomic_uint published;         /* the generation of the job on offer */
+    atomic_uint_least64_t ticket;  /* generation << 32 | next chunk */
+    atomic_int_least64_t done;     /* chunks finished of the current job */
+    atomic_int sleepers;
+    shared_job current;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+          .busy = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local bool inside_chunk;   /* a kernel called from a chunk runs inline */
+
+/* Takes and runs chunks of generation gen while there are any. A ticket is
+ * taken by compare-and-swap, only while it still belongs to gen: a helper
+ * that is late (its job finished, the next one published) must not use up a
+ * ticket of the next job, whose chunk would then never run. */
+static void work(uint32_t gen, const job *j) {
+    uint64_t t = atomic_load(&pool.ticket);
+    for (;;) {
+        if ((uint32_t)(t >> 32) != gen || (int64_t)(uint32_t)t >= j->chunks) return;
+        if (!atomic_compare_exchange_weak(&pool.ticket, &t, t + 1)) continue;   /* t reloaded */
+        j->fn(j->ctx, (int64_t)(uint32_t)t);
+        atomic_fetch_add(&pool.done, 1);
+        t = atomic_load(&pool.ticket);
+    }
+}
+
+static void *helper_main(void *arg) {
+    int id = (int)(intptr_t)arg;
+    inside_chunk = true;
+    uint32_t seen = atomic_load(&pool.published);
+    for (;;) {
+        uint32_t gen;
+        int spins = 0;
+        while ((gen = atomic_load_explicit(&pool.published, memory_order_acquire)) == seen) {
+            if (++spins < SPIN_BEFORE_SLEEP) {
+                cpu_relax();
+                continue;
+            }
+            pthread_mutex_lock(&pool.lock);
+            atomic_fetch_add(&pool.sleepers, 1);
+            while (atomic_load(&pool.published) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+            atomic_fetch_sub(&pool.sleepers, 1);
+            pthread_mutex_unlock(&pool.lock);
+            spins = 0;
+        }
+        seen = gen;
+        job j = {atomic_load_explicit(&pool.current.fn, memory_order_relaxed),
+                 atomic_load_explicit(&pool.current.ctx, memory_order_relaxed),
+                 atomic_load_explicit(&pool.current.chunks, memory_order_relaxed),
+                 atomic_load_explicit(&pool.current.helpers, memory_order_relaxed)};
+        if (id < j.helpers) work(gen, &j);   /* the caller waits for the chunks we take */
+    }
+    return NULL;
+}
+
+/* Starts helpers up to n (never stopped: they sleep when idle). */
+static int ensure_helpers(int n) {
+    if (n > MAX_HELPERS) n = MAX_HELPERS;
+    pthread_mutex_lock(&pool.lock);
+    while (pool.started < n) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&th, &attr, helper_main, (void *)(intptr_t)pool.started);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) break;   /* fewer helpers: the work still gets done */
+        pool.started++;
+    }
+    int have = pool.started;
+    pthread_mutex_unlock(&pool.lock);
+    return have < n ? have : n;
+}
+
+void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx) {
+    if (chunks <= 0) return;
+    if (threads <= 1 || chunks == 1 || inside_chunk || pthread_mutex_trylock(&pool.busy) != 0) {
+        for (int64_t c = 0; c < chunks; c++) fn(ctx, c);
+        return;
+    }
+    int helpers = ensure_helpers(threads - 1);
+    uint32_t gen = atomic_load(&pool.published) + 1;
+    job j = {fn, ctx, chunks, helpers};
+    atomic_store_explicit(&pool.current.fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&pool.current.ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&pool.current.chunks, chunks, memory_order_relaxed);
+    atomic_store_explicit(&pool.current.helpers, helpers, memory_order_relaxed);
+    atomic_store(&pool.done, 0);
+    atomic_store_explicit(&pool.ticket, (uint64_t)gen << 32, memory_order_release);
+    atomic_store(&pool.published, gen);   /* seq_cst: ordered before the sleepers check */
+    if (atomic_load(&pool.sleepers) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.lock);
+    }
+    inside_chunk = true;
+    work(gen, &j);
+    inside_chunk = false;
+    /* Wait only for chunks a helper has started; yield the core now and then
+     * so that a helper sharing it can finish. */
+    for (int spins = 0; atomic_load_explicit(&pool.done, memory_order_acquire) < chunks;) {
+        if (++spins % SPIN_BEFORE_YIELD == 0) sched_yield();
+        else cpu_relax();
+    }
+    pthread_mutex_unlock(&pool.busy);
+}

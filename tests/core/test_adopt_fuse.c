@@ -1,0 +1,412 @@
+/* Adopting a checkpoint in place and fusing projections after it (nn.h):
+ * parameters keep their tl_tensor pointers and read the mapped file (one
+ * copy: the module's own storage is released, counted by tl_owned_bytes);
+ * BF16 stays BF16; the module keeps the checkpoint alive; failures change
+ * nothing. A fuse gives one weight whose row blocks are the parts, copying
+ * only when the parts are not already back to back, and then handing the
+ * mapped pages of the originals back (their resident size, read from
+ * /proc/self/smaps, drops). */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tinyllm/nn.h"
+#include "tinyllm/ops.h"
+#include "tinyllm/safetensors.h"
+#include "tinyllm/testing.h"
+#include "st_test_util.h"
+
+enum { HIDDEN = 128, KV = 64, FFN = 256, VOCAB = 96 };
+
+/* A decoder layer's worth of parameters, in HF's names. */
+typedef struct {
+    tl_module *root;
+    tl_tensor *embed, *q, *k, *v, *o, *gate, *up, *down, *norm, *head;
+} mini_model;
+
+static tl_module *linear_under(tl_module *parent, const char *name, int64_t in, int64_t out,
+                               tl_pcg32 *rng) {
+    return tl_module_add(parent, name, tl_linear_new(in, out, false, rng));
+}
+
+static mini_model mini_new(tl_pcg32 *rng, bool tied) {
+    mini_model m;
+    memset(&m, 0, sizeof m);
+    m.root = tl_module_new("Mini");
+    tl_module *model = tl_module_add(m.root, "model", tl_module_new("Model"));
+    m.embed = tl_module_param(tl_module_add(model, "embed_tokens",
+                                            tl_embedding_new(VOCAB, HIDDEN, rng)), "weight");
+    tl_module *attn = tl_module_add(model, "self_attn", tl_module_new("Attention"));
+    m.q = tl_module_param(linear_under(attn, "q_proj", HIDDEN, HIDDEN, rng), "weight");
+    m.k = tl_module_param(linear_under(attn, "k_proj", HIDDEN, KV, rng), "weight");
+    m.v = tl_module_param(linear_under(attn, "v_proj", HIDDEN, KV, rng), "weight");
+    m.o = tl_module_param(linear_under(attn, "o_proj", HIDDEN, HIDDEN, rng), "weight");
+    tl_module *mlp = tl_module_add(model, "mlp", tl_module_new("MLP"));
+    m.gate = tl_module_param(linear_under(mlp, "gate_proj", HIDDEN, FFN, rng), "weight");
+    m.up = tl_module_param(linear_under(mlp, "up_proj", HIDDEN, FFN, rng), "weight");
+    m.down = tl_module_param(linear_under(mlp, "down_proj", FFN, HIDDEN, rng), "weight");
+    m.norm = tl_module_param_new(model, "norm", TL_SHAPE(HIDDEN));
+    if (rng) tl_copy_into(m.norm, tl_randn(rng, TL_SHAPE(HIDDEN)));
+    tl_module *head = tl_module_add(m.root, "lm_head", tl_module_new("Linear"));
+    if (tied) {
+        tl_module_param_share(head, "weight", m.embed);
+        m.head = m.embed;
+    } else {
+        m.head = tl_module_param_new(head, "weight", TL_SHAPE(VOCAB, HIDDEN));
+        if (rng) tl_copy_into(m.head, tl_randn(rng, TL_SHAPE(VOCAB, HIDDEN)));
+    }
+    return m;
+}
+
+static int64_t weight_bytes(const tl_module *m) {
+    tl_state_dict sd = tl_module_state_dict(m);
+    int64_t bytes = 0;
+    for (int i = 0; i < sd.count; i++)
+        if (!sd.items[i].shared) {
+            const tl_tensor *t = sd.items[i].tensor;
+            bytes += tl_numel(t) * (int64_t)tl_dtype_size(t->dtype);
+        }
+    tl_state_dict_free(&sd);
+    return bytes;
+}
+
+/* Saves a random model (F32 or BF16 on disk) into dir/model.safetensors and
+ * returns it, for the values to compare with. */
+static mini_model saved_model(const char *dir, int save_dtype, bool tied, uint64_t seed) {
+    tl_pcg32 rng = tl_test_rng(seed);
+    mini_model m = mini_new(&rng, tied);
+    tl_state_dict sd = tl_module_state_dict(m.root);
+    if (tied) {   /* HF saves a tied head under the embedding's name only */
+        for (int i = 0; i < sd.count; i++)
+            if (sd.items[i].shared) {
+                free(sd.items[i].name);
+                sd.items[i--] = sd.items[--sd.count];
+            }
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    ck_assert_msg(tl_st_save(path, &sd, save_dtype, NULL, NULL, 0) == 0, "%s", tl_error());
+    tl_state_dict_free(&sd);
+    return m;
+}
+
+static bool inside(const void *p, const tl_st_file *f) {
+    return (const unsigned char *)p >= f->map && (const unsigned char *)p < f->map + f->map_size;
+}
+
+static void assert_same_values(const tl_tensor *got, const tl_tensor *want, const char *what) {
+    char msg[512];
+    ck_assert_msg(tl_close_report(got, want, 0, 0, msg, sizeof msg), "%s: %s", what, msg);
+}
+
+/* The resident kB of the mapping that holds p, from /proc/self/smaps. */
+static long resident_kb(const void *p) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    bool in = false;
+    long kb = -1;
+    uintptr_t at = (uintptr_t)p;
+    while (fgets(line, sizeof line, f)) {
+        uintptr_t lo, hi;
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) == 2 && strchr(line, ' ') &&
+            line[strcspn(line, " ")] == ' ' && strchr(line, '-') < strchr(line, ' '))
+            in = at >= lo && at < hi;
+        else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb;
+}
+
+START_TEST(adopt_keeps_pointers_reads_the_map_and_frees_the_modules_copy)
+{
+    char *dir = temp_dir();
+    mini_model src = saved_model(dir, TL_F32, false, 1);
+    mini_model m = mini_new(NULL, false);
+    tl_tensor *q_before = m.q;
+    size_t owned_before = tl_owned_bytes();
+    int64_t bytes = weight_bytes(m.root);
+
+    tl_checkpoint *c = tl_checkpoint_load(dir, TL_F32);
+    tl_assert_ok(c);
+    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, true), 0);
+    ck_assert_ptr_eq(tl_module_param(m.root, "model.self_attn.q_proj.weight"), q_before);
+    ck_assert_int_eq(c->refs, 2);
+    ck_assert_msg(tl_owned_bytes() == owned_before - (size_t)bytes,
+                  "owned bytes %zu, expected %zu - %lld", tl_owned_bytes(), owned_before,
+                  (long long)bytes);
+    tl_tensor *params[] = {m.embed, m.q, m.k, m.v, m.o, m.gate, m.up, m.down, m.norm, m.head};
+    tl_tensor *want[] = {src.embed, src.q, src.k, src.v, src.o, src.gate, src.up, src.down,
+                         src.norm, src.head};
+    for (int i = 0; i < 10; i++) {
+        ck_assert_msg(inside(tl_data(params[i]), c->files[0]), "parameter %d is not in the map", i);
+        assert_same_values(params[i], want[i], "adopted value");
+    }
+    tl_clear_error();
+    ck_assert_int_eq(tl_set(m.q, (const int64_t[]){0, 0}, 1.0), -1);
+    ck_assert(strstr(tl_error(), "read-only"));
+
+    tl_checkpoint_free(c);   /* the module keeps its own reference */
+    ck_assert_int_eq(c->refs, 1);
+    tl_tensor *x = tl_randn(&(tl_pcg32){1, 1, 0, 0}, TL_SHAPE(2, HIDDEN));
+    assert_same_values(tl_linear(x, m.q, NULL), tl_linear(x, src.q, NULL), "forward");
+    tl_module_free(m.root);   /* releases the checkpoint: valgrind and ASan see the rest */
+    tl_module_free(src.root);
+    remove_tree(dir);
+}
+END_TEST
+
+START_TEST(adopt_bf16_keeps_bf16_and_computes_as_its_widened_values)
+{
+    char *dir = temp_dir();
+    mini_model src = saved_model(dir, TL_BF16, true, 2);
+    mini_model m = mini_new(NULL, true);
+    tl_checkpoint *c = tl_checkpoint_load(dir, TL_BF16);
+    tl_assert_ok(c);
+    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, true), 0);   /* head absent: tied */
+    tl_checkpoint_free(c);
+    ck_assert_int_eq(m.q->dtype, TL_BF16);
+    ck_assert_int_eq(m.head->dtype, TL_BF16);
+    ck_assert_ptr_eq(tl_module_param(m.root, "lm_head.weight"), m.embed);
+    tl_tensor *q32 = tl_cast(tl_cast(src.q, TL_BF16), TL_F32);   /* what the file holds */
+    assert_same_values(tl_cast(m.q, TL_F32), q32, "BF16 values");
+    tl_pcg32 rng = tl_test_rng(3);
+    tl_tensor *x1 = tl_randn(&rng, TL_SHAPE(1, 1, HIDDEN));
+    tl_tensor *x5 = tl_randn(&rng, TL_SHAPE(5, HIDDEN));
+    char msg[512];
+    ck_assert_msg(tl_close_report(tl_linear(x1, m.q, NULL), tl_linear(x1, q32, NULL), 1e-6, 1e-6,
+                                  msg, sizeof msg), "one row: %s", msg);
+    ck_assert_msg(tl_close_report(tl_linear(x5, m.q, NULL), tl_linear(x5, q32, NULL), 1e-6, 1e-6,
+                                  msg, sizeof msg), "five rows: %s", msg);
+    tl_module_free(m.root);
+    tl_module_free(src.root);
+    remove_tree(dir);
+}
+END_TEST
+
+START_TEST(adopt_failures_change_nothing)
+{
+    char *dir = temp_dir();
+    mini_model src = saved_model(dir, TL_F32, true, 4);   /* no lm_head.weight on disk */
+    mini_model m = mini_new(NULL, false);                 /* expects one */
+    tl_checkpoint *c = tl_checkpoint_load(dir, TL_F32);
+    size_t owned = tl_owned_bytes();
+    void *q_data = tl_data(m.q);
+    tl_clear_error();
+    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, true), -1);
+    ck_assert_str_eq(tl_error(), "tl_module_adopt_checkpoint: 1 missing key: lm_head.weight; "
+                                 "nothing was loaded");
+    ck_assert_ptr_eq(tl_data(m.q), q_data);
+    ck_assert_int_eq(m.q->dtype, TL_F32);
+    ck_assert_uint_eq(tl_owned_bytes(), owned);
+    ck_assert_int_eq(c->refs, 1);
+    /* A shape that does not fit. */
+    mini_model tied = mini_new(NULL, true);
+    tl_module *extra = tl_module_add(tied.root, "extra", tl_module_new("X"));
+    tl_module_param_new(extra, "w", TL_SHAPE(3));
+    ck_assert_int_eq(tl_module_adopt_checkpoint(tied.root, c, true), -1);
+    ck_assert(strstr(tl_error(), "1 missing key: extra.w"));
+    tl_module_free(extra);
+    tl_clear_error();
+    ck_assert_int_eq(tl_module_adopt_checkpoint(tied.root, NULL, true), -1);
+    ck_assert_str_eq(tl_error(), "tl_module_adopt_checkpoint: the checkpoint is NULL");
+    tl_fail("the load failed");
+    ck_assert_int_eq(tl_module_adopt_checkpoint(tied.root, NULL, true), -1);
+    ck_assert_str_eq(tl_error(), "the load failed");
+    tl_clear_error();
+    ck_assert_int_eq(tl_module_adopt_checkpoint(NULL, c, true), -1);
+    ck_assert_str_eq(tl_error(), "tl_module_adopt_checkpoint: the module is NULL");
+    /* Non-strict: what fits is adopted. */
+    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, false), 0);
+    assert_same_values(m.q, src.q, "non-strict adopt");
+    tl_checkpoint_free(c);
+    tl_module_free(m.root);
+    tl_module_free(tied.root);
+    tl_module_free(src.root);
+    remove_tree(dir);
+    tl_clear_error();
+}
+END_TEST
+
+START_TEST(adopt_rejects_a_shape_that_does_not_fit)
+{
+    char *dir = temp_dir();
+    tl_module *a = tl_module_new("A"), *b = tl_module_new("A");
+    tl_tensor *w = tl_module_param_new(a, "w", TL_SHAPE(4, 3));
+    tl_tensor *wb = tl_module_param_new(b, "w", TL_SHAPE(3, 4));
+    (void)w;
+    tl_state_dict sd = tl_module_state_dict(a);
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    ck_assert_int_eq(tl_st_save(path, &sd, -1, NULL, NULL, 0), 0);
+    tl_state_dict_free(&sd);
+    tl_checkpoint *c = tl_checkpoint_load(dir, TL_F32);
+    ck_assert_int_eq(tl_module_adopt_checkpoint(b, c, true), -1);
+    ck_assert(strstr(tl_error(), "tl_module_adopt_checkpoint: size mismatch for w: the "
+                                 "checkpoint has shape [4, 3], the module [3, 4]"));
+    ck_assert(!wb->storage || tl_data(wb) != tl_data(tl_checkpoint_get(c, "w")));
+    tl_checkpoint_free(c);
+    tl_module_free(a);
+    tl_module_free(b);
+    remove_tree(dir);
+    tl_clear_error();
+}
+END_TEST
+
+/* ---- fusing ------------------------------------------------------------- */
+
+START_TEST(fuse_copies_parts_that_are_apart_and_releases_their_pages)
+{
+    char *dir = temp_dir();
+    mini_model src = saved_model(dir, TL_F32, false, 5);
+    mini_model m = mini_new(NULL, false);
+    tl_checkpoint *c = tl_checkpoint_load(dir, TL_F32);
+    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, true), 0);
+    tl_checkpoint_free(c);
+    tl_state_dict before = tl_module_state_dict(m.root);
+
+    /* Touch every page of the map: q, k and v are resident. */
+    double sum = 0;
+    for (int i = 0; i < before.count; i++) sum += tl_item(tl_sum_all(before.items[i].tensor));
+    ck_assert(sum == sum);
+    long rss_before = resident_kb(tl_data(m.q));
+    size_t owned = tl_owned_bytes();
+
+    tl_tensor *q = m.q, *k = m.k;
+    tl_tensor *qkv = tl_linear_fuse((tl_tensor *[]){m.q, m.k, m.v}, 3);   /* k, o, q, v on disk */
+    tl_assert_ok(qkv);
+    ck_assert_int_eq(qkv->shape[0], HIDDEN + 2 * KV);
+    ck_assert_int_eq(qkv->shape[1], HIDDEN);
+    ck_assert_uint_eq(tl_owned_bytes(), owned + (size_t)tl_numel(qkv) * 4);   /* one copy */
+    ck_assert_ptr_eq(m.q, q);
+    ck_assert_ptr_eq(m.k, k);
+    ck_assert_ptr_eq(tl_data(m.q), tl_data(qkv));
+    ck_assert_ptr_eq(tl_data(m.k), (float *)tl_data(qkv) + HIDDEN * HIDDEN);
+    ck_assert_ptr_eq(tl_data(m.v), (float *)tl_data(qkv) + (HIDDEN + KV) * HIDDEN);
+    assert_same_values(tl_narrow(qkv, 0, 0, HIDDEN), src.q, "q block");
+    assert_same_values(tl_narrow(qkv, 0, HIDDEN, KV), src.k, "k block");
+    assert_same_values(tl_narrow(qkv, 0, HIDDEN + KV, KV), src.v, "v block");
+    assert_same_values(m.v, src.v, "v part");
+    long rss_after = resident_kb(tl_data(m.o));   /* o is still in the map */
+    long dropped = rss_before - rss_after, qkv_kb = (long)(tl_numel(qkv) * 4 / 1024);
+    /* Each part's first and last page may hold a neighbour's bytes: kept. */
+    ck_assert_msg(rss_before > 0 && dropped >= qkv_kb - 3 * 8,
+                  "the map's resident size went from %ld to %ld kB; q, k, v are %ld kB",
+                  rss_before, rss_after, qkv_kb);
+
+    /* The state dict: same names, same tensors, same values. */
+    tl_state_dict after = tl_module_state_dict(m.root);
+    ck_assert_int_eq(after.count, before.count);
+    for (int i = 0; i < after.count; i++) {
+        ck_assert_str_eq(after.items[i].name, before.items[i].name);
+        ck_assert_ptr_eq(after.items[i].tensor, before.items[i].tensor);
+    }
+    /* One linear on the fused weight is the three. */
+    tl_tensor *x = tl_randn(&(tl_pcg32){1, 1, 0, 0}, TL_SHAPE(1, HIDDEN)), *parts[3];
+    ck_assert_int_eq(tl_split(tl_linear(x, qkv, NULL), -1, (const int64_t[]){HIDDEN, KV, KV}, 3,
+                              parts), 0);
+    assert_same_values(parts[1], tl_linear(x, src.k, NULL), "fused k output");
+    tl_state_dict_free(&before);
+    tl_state_dict_free(&after);
+    tl_module_free(m.root);   /* module first, fused weight after: both orders work */
+    assert_same_values(tl_narrow(qkv, 0, 0, HIDDEN), src.q, "after the module");
+    tl_tensor_free(qkv);
+    tl_module_free(src.root);
+    remove_tree(dir);
+}
+END_TEST
+
+START_TEST(fuse_of_parts_back_to_back_in_the_file_copies_nothing)
+{
+    char *dir = temp_dir();
+    mini_model src = saved_model(dir, TL_BF16, false, 6);
+    mini_model m = mini_new(NULL, false);
+    tl_checkpoint *c = tl_checkpoint_load(dir, TL_BF16);
+    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, true), 0);
+    size_t owned = tl_owned_bytes();
+    void *gate_data = tl_data(m.gate);
+    tl_tensor *gate_up = tl_linear_fuse((tl_tensor *[]){m.gate, m.up}, 2);
+    tl_assert_ok(gate_up);
+    ck_assert_uint_eq(tl_owned_bytes(), owned);
+    ck_assert_ptr_eq(tl_data(gate_up), gate_data);
+    ck_assert(inside(tl_data(gate_up), c->files[0]));
+    ck_assert_int_eq(gate_up->dtype, TL_BF16);
+    assert_same_values(tl_cast(tl_narrow(gate_up, 0, FFN, FFN), TL_F32),
+                       tl_cast(tl_cast(src.up, TL_BF16), TL_F32), "up block");
+    /* Fusing the same parts again shares the same storage. */
+    tl_tensor *again = tl_linear_fuse((tl_tensor *[]){m.gate, m.up}, 2);
+    ck_assert_ptr_eq(tl_data(again), gate_data);
+    ck_assert_ptr_eq(again->storage, gate_up->storage);
+    tl_checkpoint_free(c);
+    tl_tensor_free(gate_up);   /* fused first, module after */
+    tl_tensor_free(again);
+    tl_tensor *x = tl_randn(&(tl_pcg32){1, 1, 0, 0}, TL_SHAPE(1, HIDDEN));
+    tl_assert_ok(tl_linear(x, m.up, NULL));
+    tl_module_free(m.root);
+    tl_module_free(src.root);
+    remove_tree(dir);
+}
+END_TEST
+
+START_TEST(fuse_of_owned_parameters_keeps_one_copy)
+{
+    tl_pcg32 rng = tl_test_rng(7);
+    tl_module *a = tl_module_new("A");
+    tl_tensor *w1 = tl_module_param(linear_under(a, "one", 8, 5, &rng), "weight");
+    tl_tensor *w2 = tl_module_param(linear_under(a, "two", 8, 3, &rng), "weight");
+    tl_tensor *b1 = tl_module_param_new(a, "b1", TL_SHAPE(5));
+    tl_tensor *b2 = tl_module_param_new(a, "b2", TL_SHAPE(3));
+    tl_tensor *copy1 = tl_clone(w1), *copy2 = tl_clone(w2);
+    size_t owned = tl_owned_bytes();
+    tl_tensor *fused = tl_linear_fuse((tl_tensor *[]){w1, w2}, 2);
+    tl_tensor *bias = tl_linear_fuse((tl_tensor *[]){b1, b2}, 2);
+    tl_assert_ok(fused);
+    tl_assert_ok(bias);
+    ck_assert_int_eq(bias->ndim, 1);
+    ck_assert_int_eq(bias->shape[0], 8);
+    ck_assert_uint_eq(tl_owned_bytes(), owned);   /* the parts' old storage went */
+    assert_same_values(w1, copy1, "part one");
+    assert_same_values(tl_narrow(fused, 0, 5, 3), copy2, "block two");
+    ck_assert(w1->requires_grad && !fused->requires_grad);
+    tl_tensor_free(bias);
+    tl_tensor_free(fused);
+    tl_module_free(a);
+}
+END_TEST
+
+START_TEST(fuse_errors)
+{
+    tl_module *a = tl_module_new("A");
+    tl_tensor *w = tl_module_param_new(a, "w", TL_SHAPE(4, 3));
+    tl_tensor *w5 = tl_module_param_new(a, "w5", TL_SHAPE(4, 5));
+    tl_tensor *cube = tl_module_param_new(a, "c", TL_SHAPE(2, 3, 4));
+    tl_tensor *bf = tl_tensor_new_owned(TL_BF16, TL_SHAPE(4, 3));
+    tl_tensor *ids = tl_tensor_new_owned(TL_I64, TL_SHAPE(4, 3));
+    tl_assert_error(tl_linear_fuse((tl_tensor *[]){w}, 0), "tl_linear_fuse: needs n >= 1 parts "
+                                                            "(got n=0)");
+    tl_assert_error(tl_linear_fuse(NULL, 2), "tl_linear_fuse: needs n >= 1 parts (got n=2 and "
+                                             "no array)");
+    tl_assert_error(tl_linear_fuse((tl_tensor *[]){w, NULL, w}, 3),
+                    "tl_linear_fuse: part 1 of 3 is NULL");
+    tl_fail("cause");
+    ck_assert_ptr_null(tl_linear_fuse((tl_tensor *[]){w, NULL}, 2));
+    ck_assert_str_eq(tl_error(), "cause");
+    tl_assert_error(tl_linear_fuse((tl_tensor *[]){tl_ones(TL_F32, TL_SHAPE(4, 3))}, 1),
+                    "tl_linear_fuse: part 0 [4, 3] lives in a scope; fuse parameters (owned "
+                    "tensors)");
+    tl_assert_error(tl_linear_fuse((tl_tensor *[]){w, cube}, 2),
+                    "tl_linear_fuse: part 1 is F32 [2, 3, 4]; parts are contiguous float "
+                    "weights [out, in] or biases [out]");
+    tl_assert_error(tl_linear_fuse((tl_tensor *[]){ids}, 1), "part 0 is I64 [4, 3]");
+    tl_assert_error(tl_linear_fuse((tl_tensor *[]){w, bf}, 2),
+                    "tl_linear_fuse: part 1 BF16 [4, 3] does not match part 0 F32 [4, 3]: parts "
+                    "share the dtype and the input width");
+    tl_assert_error(tl_linear_fuse((tl_tensor *[]){w, w5}, 2), "part 1 F32 [4, 5] does not match");
+    tl_tensor_free(bf);
+    tl_tensor_free(ids);
+    tl_module_free(a);
+}
+END_TEST
