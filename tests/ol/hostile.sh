@@ -745,6 +745,74 @@ expect "8. a check whose tests run too long stops at its overall limit, and says
   1 "overall time limit of 15 s"
 export OL_ROOT=$ROOT
 
+# ---- 9. the student's other paths: --mine, --tests-only, a debugger, ASan, valgrind ---------
+# One hostile suite through every other way ol runs a student's tests: it reads the reference and
+# ol's cache (and would show them), and leaves a file in /tmp for later runs.
+MINE="$HEAD
+START_TEST(test_reads_the_reference)
+{
+    FILE *f = fopen(\"$REFSRC\", \"r\");
+    char text[4096] = \"\";
+    if (f) { size_t n = fread(text, 1, sizeof text - 1, f); text[n] = 0; fclose(f); }
+    const char *at = strstr(text, \"inside\");
+    ck_assert_msg(f == NULL, \"LE\" \"AK[%.60s]\", at ? at - 4 : text);
+}
+END_TEST
+START_TEST(test_reads_ols_cache)
+{
+    FILE *f = fopen(\"$W/build/ol/secret\", \"r\"); /* what seeds the code generation */
+    char text[256] = \"\";
+    if (f) { size_t n = fread(text, 1, sizeof text - 1, f); text[n] = 0; fclose(f); }
+    ck_assert_msg(f == NULL, \"LE\" \"AK[%s]\", text);
+}
+END_TEST
+START_TEST(test_leaves_a_file_in_tmp)
+{
+    FILE *f = fopen(\"/tmp/$TAG-mine\", \"w\");
+    if (f) { fputs(\"left\", f); fclose(f); }
+}
+END_TEST"
+no_file_left() { # NAME: the suite left nothing in the machine's /tmp
+  if [ -e "/tmp/$TAG-mine" ]; then fail "$1"; rm -f "/tmp/$TAG-mine"; else ok "$1"; fi
+}
+set_tests test_mine.c "$MINE"
+run "$OL" tests L7.1 --mine
+expect "9. ol tests --mine: the suite reaches neither the reference nor ol's cache" \
+  0 "3 tests, 3 passed, 0 failed"
+absent "9. ... and shows nothing of them" "LEAK["
+no_file_left "9. ... and leaves nothing in the machine's /tmp"
+run "$OL" check L7.1 --tests-only
+graded_fail "9. ol check --tests-only: the same suite gets no grade"
+expect "9. ... it passes on the reference and every control: it reached nothing" 1 \
+  "[4/6] PASS  Your tests pass on the reference and every wheat: all your tests pass"
+absent "9. ... and shows nothing" "LEAK["
+no_file_left "9. ... and leaves nothing in the machine's /tmp"
+run "$OL" tests L7.1 -k test_reads_the_reference --valgrind
+expect "9. ol tests --valgrind runs the test in the sandbox" 0 "Checks: 1, Failures: 0"
+absent "9. ... and it shows nothing of the reference" "LEAK["
+run "$OL" tests L7.1 -k test_reads_ols_cache --asan
+expect "9. ol tests --asan runs the test in the sandbox" 0 "Checks: 1, Failures: 0"
+absent "9. ... and it shows nothing of ol's cache" "LEAK["
+out=$(printf 'run\nquit\n' | timeout -k 10 600 "$OL" tests L7.1 -k test_reads_the_reference --gdb 2>&1)
+rc=$?
+expect "9. ol tests --gdb runs the test under gdb in the sandbox" 0 "Checks: 1, Failures: 0"
+absent "9. ... and it shows nothing of the reference" "LEAK["
+run "$OL" tests L7.1 -k test_leaves_a_file_in_tmp --valgrind
+no_file_left "9. ... a debug run leaves nothing in the machine's /tmp"
+# the rules of ol check's stage 3 hold for --mine too
+set_tests test_harness.c "$HEAD
+int srunner_ntests_failed(SRunner *runner) { (void)runner; return 0; }
+START_TEST(test_x) { ck_assert(1); } END_TEST"
+run "$OL" tests L7.1 --mine
+expect "9. ol tests --mine refuses a test defining Check's symbols, by name" \
+  1 "defines srunner_ntests_failed"
+set_tests test_x.c "$HEAD
+START_TEST(test_x) { ck_assert(1); } END_TEST"
+ln -s "$REFSRC" "$TESTS/reference.h"
+run "$OL" tests L7.1 --mine
+expect "9. ol tests --mine refuses a symbolic link in the test folder, by name" \
+  1 "c/tests/l7-1-rmsnorm/reference.h is a symbolic link"
+
 # ---- where the machine lacks a mechanism (test hooks): the model answer still grades, and ol says
 # what does not hold ----------------------------------------------------------------------------
 model_answer

@@ -17,7 +17,7 @@ static void filtered(void) {
     if (!seccomp_available()) return;
     int listener;
     ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-    ck_assert_int_eq(seccomp_install(false, &listener), 0);
+    ck_assert_int_eq(seccomp_install(false, false, &listener), 0);
     ck_assert_int_eq(listener, -1);
 }
 
@@ -50,5 +50,24 @@ START_TEST(test_ordinary_work_goes_on) {
     int status = 0;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+}
+END_TEST
+
+/* A debug run's filter (ol tests --gdb): a debugger may trace, the rest holds. */
+START_TEST(test_a_debugger_may_trace_and_nothing_more) {
+    if (!seccomp_available()) return;
+    int listener;
+    ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+    ck_assert_int_eq(seccomp_install(false, true, &listener), 0);
+    pid_t pid = fork();
+    if (pid == 0) _exit(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0) == 0 ? 0 : 1);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    errno = 0;
+    ck_assert_int_eq(unshare(CLONE_NEWUSER), -1);
+    ck_assert_int_eq(errno, EPERM);
+    ck_assert_int_eq(syscall(SYS_add_key, "user", "k", "v", 1, -4), -1);
+    ck_assert_int_eq(errno, EPERM);
 }
 END_TEST

@@ -165,12 +165,15 @@ static bool reachable_by_anyone(const sandbox *sb) {
     return true;
 }
 
-int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, const char *cwd) {
+static int prepare_program(sandbox *sb, const char *program, const char *run_dir, const char *cwd,
+                           bool debugger) {
     sb->test_program = true;
+    sb->debugger = debugger;
     sb->program = xstrdup(program);
     sb->seccomp = seccomp_available();
-    /* executable, not readable: a test cannot copy its own program out, nor disassemble it */
-    if (chmod(program, 0111) != 0) {
+    /* executable, not readable: a test cannot copy its own program out, nor disassemble it
+     * (a debugger must read it: a debug run grades nothing) */
+    if (chmod(program, debugger ? 0555 : 0111) != 0) {
         ol_error("cannot make %s execute-only: %s", program, strerror(errno));
         return -1;
     }
@@ -222,6 +225,14 @@ int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, 
             cgroup_create(&sb->cg, sb->memory_bytes, sb->extra_tasks);
     }
     return 0;
+}
+
+int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, const char *cwd) {
+    return prepare_program(sb, program, run_dir, cwd, false);
+}
+
+int sandbox_debug_program(sandbox *sb, const char *program, const char *run_dir, const char *cwd) {
+    return prepare_program(sb, program, run_dir, cwd, true);
 }
 
 bool sandbox_release(sandbox *sb) {
@@ -304,7 +315,8 @@ static int enter(const void *arg, int *listener) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail("forbid new privileges");
     if (landlock_restrict(&sb->read, &sb->write) != 0) return -1;
     /* exec once needs a supervisor: the jail's PID 1 */
-    if (sb->seccomp && seccomp_install(sb->jl.root != NULL, listener) != 0)
+    bool exec_once = sb->jl.root != NULL && !sb->debugger;
+    if (sb->seccomp && seccomp_install(exec_once, sb->debugger, listener) != 0)
         return fail("install the seccomp filter");
     return 0;
 }

@@ -44,6 +44,7 @@ typedef struct sandbox {
     char *program; /* its file: executable, not readable */
     uid_t uid;     /* ol is root: the test's own user and group (0: stay) */
     bool seccomp;  /* the filter, with exec only once */
+    bool debugger; /* a debug run: the filter lets a debugger trace, and exec */
     jail jl;       /* jailed when jl.root is set */
     cgroup cg;     /* made by sandbox_test_program when the machine allows */
 } sandbox;
@@ -73,6 +74,12 @@ char *sandbox_mode(const strlist *keep_out);
  * root (the run folder is handed to it), the seccomp filter. -1 with a
  * message when the run folder cannot be prepared. */
 int sandbox_test_program(sandbox *sb, const char *program, const char *run_dir, const char *cwd);
+/* The same for a debug run (ol tests --gdb, --valgrind, --asan), which
+ * grades nothing: the same jail, group, user and Landlock, but the program
+ * stays readable (gdb reads its symbols), ptrace is allowed (in the jail it
+ * reaches only the jail's processes) and exec is open (gdb and valgrind
+ * start the program, ASan its symbolizer). */
+int sandbox_debug_program(sandbox *sb, const char *program, const char *run_dir, const char *cwd);
 /* After the run: did it run out of the lesson's memory (the control group
  * says so)? Then removes the group. */
 bool sandbox_release(sandbox *sb);

@@ -21,8 +21,10 @@ bool seccomp_available(void);
 
 /* In the child, after PR_SET_NO_NEW_PRIVS: installs the filter. With
  * exec_once, *listener is the supervisor's end (to pass to it, then close
- * here); else -1. 0, or -1 with errno. */
-int seccomp_install(bool exec_once, int *listener);
+ * here); else -1. tracing (a debug run: gdb, valgrind, LeakSanitizer):
+ * ptrace, process_vm_readv/writev and personality are allowed. 0, or -1
+ * with errno. */
+int seccomp_install(bool exec_once, bool tracing, int *listener);
 
 /* In the supervisor: answers one pending notification on listener. The
  * first execve asked for is let through; every later one fails with EPERM.
