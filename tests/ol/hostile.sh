@@ -793,7 +793,8 @@ absent "9. ... and it shows nothing of the reference" "LEAK["
 run "$OL" tests L7.1 -k test_reads_ols_cache --asan
 expect "9. ol tests --asan runs the test in the sandbox" 0 "Checks: 1, Failures: 0"
 absent "9. ... and it shows nothing of ol's cache" "LEAK["
-out=$(printf 'run\nquit\n' | timeout -k 10 600 "$OL" tests L7.1 -k test_reads_the_reference --gdb 2>&1)
+out=$(printf 'run\nquit\n' |
+  timeout -k 10 600 "$OL" tests L7.1 -k test_reads_the_reference --gdb 2>&1)
 rc=$?
 expect "9. ol tests --gdb runs the test under gdb in the sandbox" 0 "Checks: 1, Failures: 0"
 absent "9. ... and it shows nothing of the reference" "LEAK["

@@ -101,7 +101,7 @@ static char *find_program(const char *name) {
  * folder; not the course, its reference or ol's caches. NULL when it cannot
  * be made (said). */
 static sandbox *debug_sandbox(ol_ctx *ctx, const debug_spec *spec, const char *prog,
-                              const char *work) {
+                              const char *work, const char *tool) {
     sandbox *sb = xcalloc(1, sizeof *sb);
     strlist keep_out = {0};
     sl_push(&keep_out, ctx->root);
@@ -113,6 +113,13 @@ static sandbox *debug_sandbox(ol_ctx *ctx, const debug_spec *spec, const char *p
     free(fixtures);
     sandbox_allow(sb, ctx->student, false);
     sandbox_allow(sb, work, true);
+    /* a tool outside the system's trees (a gdb of one's own): its folder, unless that holds
+     * the course or the workspace */
+    char *tool_dir = path_dirname(tool);
+    if (path_rel(ctx->root, tool_dir) == ctx->root && path_rel(ctx->ws, tool_dir) == ctx->ws &&
+        strcmp(tool_dir, ctx->root) != 0 && strcmp(tool_dir, ctx->ws) != 0)
+        sandbox_allow(sb, tool_dir, false);
+    free(tool_dir);
     sb->file_bytes = 64LL << 20;
     sb->extra_tasks = 256;
     /* the lesson's memory where a group holds the whole run; per process, a
@@ -195,9 +202,9 @@ int debug_run(ol_ctx *ctx, const debug_spec *spec) {
     fflush(stdout);
     free(vars);
     int status = -1;
-    sandbox *sb = rc == OL_PASS ? debug_sandbox(ctx, spec, prog, work) : NULL;
     char *tool =
         rc == OL_PASS ? (argv.v[0][0] == '/' ? xstrdup(argv.v[0]) : find_program(argv.v[0])) : NULL;
+    sandbox *sb = tool ? debug_sandbox(ctx, spec, prog, work, tool) : NULL;
     if (rc == OL_PASS && (!sb || !tool)) {
         if (!tool)
             ol_error("cannot run %s: it is not installed (tools/install-deps.sh installs it)",
