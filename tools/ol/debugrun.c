@@ -114,10 +114,12 @@ static sandbox *debug_sandbox(ol_ctx *ctx, const debug_spec *spec, const char *p
     sandbox_allow(sb, ctx->student, false);
     sandbox_allow(sb, work, true);
     /* a tool outside the system's trees (a gdb of one's own): its folder, unless that holds
-     * the course or the workspace */
+     * the course or the workspace, or lies in the workspace (the program itself, under ASan) */
     char *tool_dir = path_dirname(tool);
-    if (path_rel(ctx->root, tool_dir) == ctx->root && path_rel(ctx->ws, tool_dir) == ctx->ws &&
-        strcmp(tool_dir, ctx->root) != 0 && strcmp(tool_dir, ctx->ws) != 0)
+    bool holds = path_rel(ctx->root, tool_dir) != ctx->root ||
+                 path_rel(ctx->ws, tool_dir) != ctx->ws || !strcmp(tool_dir, ctx->root) ||
+                 !strcmp(tool_dir, ctx->ws);
+    if (strcmp(tool, prog) != 0 && !holds && path_rel(tool_dir, ctx->ws) == tool_dir)
         sandbox_allow(sb, tool_dir, false);
     free(tool_dir);
     sb->file_bytes = 64LL << 20;
