@@ -77,9 +77,10 @@ bench: deps
 	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory $$t; done
 
 # The runtime's, the tokenizer's and the fake Hub's tests, built with
-# AddressSanitizer and UBSan in a tree of their own (build/asan).
+# AddressSanitizer and UBSan in a tree of their own (build/asan). ASan runs code
+# 2-5x slower, so Check's per-test timeouts are stretched to match.
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
+	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-5} $(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  test-core test-hub-suite test-tokenizer-unit
 

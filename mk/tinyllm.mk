@@ -7,6 +7,9 @@
 TINYLLM_BIN  := $(BUILD)/bin/tinyllm
 TINYLLM_SRCS := $(sort $(wildcard tools/tinyllm/*.c)) reference/tinyllm/io/hf.c
 TINYLLM_LIBS := $(CURL_LIBS) $(CORE_LINK)
+# `info` and `logits` run the course's model: the reference lessons (the
+# milestone builds the same verbs with a student's lessons instead).
+TINYLLM_SRCS += $(sort $(wildcard reference/tinyllm/modern/*.c))
 
 $(TINYLLM_BIN): $(TINYLLM_SRCS:%.c=$(BUILD)/obj/%.o) $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -20,4 +23,5 @@ TEST_TARGETS += test-tinyllm
 test-tinyllm: $(TINYLLM_BIN) $(HUB_BIN)
 	@echo "== tinyllm command line (tests/tinyllm) =="
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_inspect.sh
+	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_info_logits.sh
 	@TINYLLM=$(TINYLLM_BIN) TL_HUB=$(HUB_BIN) bash tests/tinyllm/test_pull.sh

@@ -14,8 +14,10 @@ with torch:
     swish       nn.SiLU
     gelu        GELUActivation:       nn.functional.gelu(x)              (erf)
     gelu_pytorch_tanh  GELUTanh:      nn.functional.gelu(x, approximate="tanh")
-    gelu_new    NewGELUActivation:    0.5 * x * (1.0 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3.0))))
-    gelu_fast   FastGELUActivation:   0.5 * x * (1.0 + tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x)))
+    gelu_new    NewGELUActivation:
+                    0.5 * x * (1.0 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3.0))))
+    gelu_fast   FastGELUActivation:
+                    0.5 * x * (1.0 + tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x)))
     quick_gelu  QuickGELUActivation:  x * sigmoid(1.702 * x)
     relu        nn.ReLU
     relu2       ReLUSquaredActivation: square(relu(x))

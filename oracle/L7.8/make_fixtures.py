@@ -28,7 +28,7 @@ with torch:
     DeepseekV3TopkRouter: logits = F.linear(x.float(), weight.float())
     DeepseekV3MoE.route_tokens_to_experts: s = logits.sigmoid(); c = s + e_score_correction_bias
         group_scores = c.view(-1, n_group, E // n_group).topk(2, -1)[0].sum(-1)
-        keep topk_group groups; c outside them = -inf; idx = topk(c, top_k)
+        keep topk_group groups; c outside them = 0.0; idx = topk(c, top_k)
         w = s.gather(1, idx); if norm_topk_prob: w /= (w.sum(-1, keepdim=True) + 1e-20)
         w *= routed_scaling_factor
     DeepseekV3MoE.forward: experts(x, idx, w) + shared_experts(x)
@@ -42,7 +42,7 @@ Selection margins. Routing is a discrete choice: if two candidates' scores
 were within float32 noise (~1e-7), a correct implementation could pick the
 other one. Every token here is drawn again until, for its case, the k-th and
 (k+1)-th choice scores, the kept and dropped group scores (DeepSeek-V3) and
-the smallest kept choice score (> 0, so HF's 0.0 and -inf fills agree) all
+the smallest kept choice score (> 0, so HF's 0.0 and DeepSeek's -inf fills agree) all
 clear MARGIN; the smallest margins reached are in the metadata.
 
 Reproducible: one seeded generator, one thread, and a writer that sorts
@@ -148,7 +148,7 @@ def deepseek_route(logits, bias, cfg, norm):
     group_mask = torch.zeros_like(group_scores)
     group_mask.scatter_(1, group_idx, 1)
     score_mask = group_mask.unsqueeze(-1).expand(-1, G, E // G).reshape(-1, E)
-    choice = c.masked_fill(~score_mask.bool(), float("-inf"))
+    choice = c.masked_fill(~score_mask.bool(), 0.0)
     idx = torch.topk(choice, k=k, dim=-1, sorted=False)[1]
     w = s.gather(1, idx)
     if norm:

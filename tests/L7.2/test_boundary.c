@@ -122,8 +122,9 @@ START_TEST(test_boundary_null_and_bad_arguments)
     tl_assert_error(gpt_oss_swiglu(gu, NAN, 7.0), "gpt_oss_swiglu");
     tl_assert_error(gpt_oss_swiglu(gu, 1.702, -1.0), "gpt_oss_swiglu");
     tl_assert_error(gpt_oss_swiglu(gu, 1.702, INFINITY), "gpt_oss_swiglu");
-    /* no pairs to split: an empty last axis, a scalar, a rank too high to add an axis */
+    /* no pairs to split: an empty or odd last axis, a scalar, a rank too high to add an axis */
     tl_assert_error(gpt_oss_swiglu(tl_zeros(TL_F32, TL_SHAPE(2, 0)), 1.702, 7.0), "[2, 0]");
+    tl_assert_error(gpt_oss_swiglu(tl_ones(TL_F32, TL_SHAPE(2, 3)), 1.702, 7.0), "[2, 3]");
     tl_assert_error(gpt_oss_swiglu(tl_scalar(1.0), 1.702, 7.0), "gpt_oss_swiglu");
     tl_assert_error(gpt_oss_swiglu(tl_ones(TL_F32, TL_SHAPE(1, 1, 1, 1, 1, 2)), 1.702, 7.0),
                     "rank 1 to 5");

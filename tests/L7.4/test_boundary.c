@@ -4,6 +4,7 @@
  * and the rope type, and leave the RopeConfig zeroed. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "tinyllm/testing.h"
 #include "tinyllm/modern/rope_scaling.h"
@@ -45,6 +46,10 @@ START_TEST(test_boundary_unknown_type_and_missing_keys)
             " \"original_max_position_embeddings\": 32}}", "short_factor", "longrope", "");
     refused("{\"rope_scaling\": {\"rope_type\": 7}}", "rope type", "string", "");
     refused("{\"rope_scaling\": \"yarn\"}", "rope_scaling", "object", "");
+    /* transformers 5's one dict per layer type (Gemma 3): refused, not read as "default". */
+    refused("{\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"linear\", \"factor\": 8,"
+            " \"rope_theta\": 1e6}, \"sliding_attention\": {\"rope_type\": \"default\","
+            " \"rope_theta\": 10000}}}", "full_attention", "layer type", "rope_parameters");
 }
 END_TEST
 
@@ -78,6 +83,18 @@ START_TEST(test_boundary_bad_values)
     refused("{\"max_position_embeddings\": 64, \"rope_scaling\": {\"type\": \"longrope\","
             " \"short_factor\": [1, \"x\"], \"long_factor\": [2, 2],"
             " \"original_max_position_embeddings\": 32}}", "short_factor", "longrope", "number");
+    /* More pairs than a RopeSpec holds (TL_ROPE_MAX_FREQS): refused, not truncated. */
+    static char big[8 * TL_ROPE_MAX_FREQS + 256];
+    int n = snprintf(big, sizeof big, "{\"max_position_embeddings\": 64, \"rope_scaling\": "
+                     "{\"type\": \"longrope\", \"original_max_position_embeddings\": 32, "
+                     "\"short_factor\": [1");
+    for (int i = 1; i <= TL_ROPE_MAX_FREQS; i++) n += snprintf(big + n, sizeof big - n, ", 1");
+    n += snprintf(big + n, sizeof big - n, "], \"long_factor\": [2");
+    for (int i = 1; i <= TL_ROPE_MAX_FREQS; i++) n += snprintf(big + n, sizeof big - n, ", 2");
+    snprintf(big + n, sizeof big - n, "]}}");
+    char most[16];
+    snprintf(most, sizeof most, "%d", TL_ROPE_MAX_FREQS);
+    refused(big, "short_factor", "longrope", most);
     /* Not a config at all. */
     refused("{\"rope_theta\": 10000,", "JSON", "byte", "");
     refused("[1, 2, 3]", "object", "config", "");

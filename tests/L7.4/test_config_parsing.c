@@ -3,6 +3,7 @@
  * the original length come from, and the defaults. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "tinyllm/testing.h"
 #include "tinyllm/modern/rope_scaling.h"
@@ -61,6 +62,24 @@ START_TEST(test_config_standardisation_rules)
               " \"factor\": 2, \"original_max_position_embeddings\": 3000}}");
     expect(c.original_max_position_embeddings == 3000, "the dict's original length: %lld",
            (long long)c.original_max_position_embeddings);
+    /* Phi3Config's backward compatibility: "su" and "yarn" are longrope for model_type phi3
+     * (early Phi-3-*-128k files), and only there. */
+    const char *early[2] = {"su", "yarn"};
+    for (int k = 0; k < 2; k++) {
+        char json[320];
+        snprintf(json, sizeof json, "{\"model_type\": \"phi3\", \"max_position_embeddings\": 64,"
+                 " \"original_max_position_embeddings\": 32, \"rope_scaling\": {\"type\": \"%s\","
+                 " \"short_factor\": [1, 1], \"long_factor\": [2, 2]}}", early[k]);
+        c = parse(json);
+        expect(c.type == ROPE_TYPE_LONGROPE && c.n_factors == 2 && c.long_factor[1] == 2.0f,
+               "Phi-3's \"%s\" is longrope: type %d, %d factors", early[k], (int)c.type,
+               c.n_factors);
+    }
+    RopeConfig su;
+    expect(rope_config_from_json("{\"rope_scaling\": {\"type\": \"su\", \"short_factor\":"
+                                 " [1, 1], \"long_factor\": [2, 2]}}", &su) == -1 && tl_error() &&
+           strstr(tl_error(), "su"), "\"su\" outside Phi-3 is an unknown rope type");
+    tl_clear_error();
     /* YaRN's defaults: beta 32 and 1 (also for 0 or null: HF's `or`), truncate true. */
     c = parse("{\"max_position_embeddings\": 8, \"rope_scaling\": {\"type\": \"yarn\","
               " \"factor\": 2, \"beta_fast\": 0, \"beta_slow\": null}}");

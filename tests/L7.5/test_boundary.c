@@ -133,6 +133,11 @@ START_TEST(test_boundary_null_and_bad_arguments)
     kv_cache_free(&c);      /* safe after a failed init */
     kv_cache_free(NULL);
     kv_cache_reset(NULL);
+    assert_fails(gqa_param_count(NULL) == -1, "gqa_param_count", "NULL");
+    tl_tensor *qp0, *kp0;
+    KVCache cleared = {0};   /* no ops: never initialised */
+    assert_fails(kv_cache_positions(&cleared, 0, 1, &qp0, &kp0) == -1, "kv_cache_positions",
+                 "ops");
 
     ck_assert_msg(gqa_init(&a, &cfg, &rope, NULL) == 0, "gqa_init: %s", tl_error());
     ck_assert_int_eq(kv_cache_init(&c, 1, 1, 2, FX_D, FX_D, 4), 0);

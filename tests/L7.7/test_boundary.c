@@ -32,6 +32,8 @@ START_TEST(test_boundary_windows_sinks_and_positions)
                  "kv_cache_init", "n_layers");
     assert_fails(sink_window_cache_init(NULL, 1, 1, 1, 4, 4, 1, SINK_KEEP_POSITIONS) == -1,
                  "sink_window_cache_init", "NULL");
+    assert_fails(sink_window_cache_init(&c, 1, 1, 1, 4, 4, 1, (sink_rope)7) == -1,
+                 "sink_window_cache_init", "rope_mode 7");
     kv_cache_free(&c.base);   /* safe after a failed init */
 
     tl_tensor *q = tl_arange(0, 3), *k = tl_arange(0, 3);
@@ -110,6 +112,11 @@ START_TEST(test_fault_streaming_refusals_leave_the_cache_intact)
     /* Position ids to a cache that decides positions itself. */
     assert_fails(gqa_forward(&a, tl_narrow(x, 1, 5, 1), tl_arange(5, 6), NULL, &c.base, 0) ==
                      NULL, "gqa_forward", "positions NULL");
+    /* A cache that rotates keys itself needs the layer's RopeSpec. */
+    tl_tensor *k1 = tl_zeros(TL_F32, TL_SHAPE(1, STREAM_HKV, 1, MX_D));
+    KVCacheUpdate u;
+    assert_fails(kv_cache_update(&c.base, 0, k1, k1, NULL, &u) == -1, "kv_cache_update",
+                 "RopeSpec");
     ck_assert_int_eq(kv_cache_seq_len(&c.base, 0), 5);
     ck_assert_int_eq(c.base.held[0], 5);
     /* The stream goes on, one token at a time, exactly as the oracle's. */

@@ -2,7 +2,8 @@
  * It holds exactly the sinks and the last W tokens, never evicting a sink;
  * with keys kept at their positions its attention over a stream of 14 tokens
  * equals a keep-everything KVCache under the same window + sinks mask, and the
- * oracle's, token by token and in chunks longer than what is free. */
+ * oracle's, token by token and in chunks longer than what is free; each layer
+ * of one cache keeps its own tokens (L7.9 passes one cache to every layer). */
 #include "mask_fixture.h"
 
 /* Runs the stream layer over x in chunks through cache with the window mask. */
@@ -121,6 +122,45 @@ START_TEST(test_bounded_cache_keeps_sinks_and_the_last_window)
         if (p < STREAM_SINKS) tl_assert_close(tl_narrow(values, 2, s, 1), first[p], 0.0, 0.0);
     }
     kv_cache_free(&c.base);
+    tl_scope_pop();
+}
+END_TEST
+
+/* Two layers of one bounded cache, fed in turn token by token, each equal the oracle: a layer
+ * neither writes into nor counts the other's slots. */
+START_TEST(test_bounded_cache_layers_are_independent)
+{
+    tl_scope_push();
+    tl_checkpoint *fx = tl_fixture_load(MASK_ST);
+    double rtol = mask_tol("test_bounded_cache_equals_keep_everything_under_the_mask", "rtol");
+    double atol = mask_tol("test_bounded_cache_equals_keep_everything_under_the_mask", "atol");
+    GQAttention a;
+    mask_layer(&a, fx, "stream");
+    tl_tensor *x = tl_fixture_tensor(fx, "stream.x");
+    SinkWindowCache c;
+    ck_assert_msg(sink_window_cache_init(&c, 2, 1, STREAM_HKV, MX_D, STREAM_CAPACITY,
+                                      STREAM_SINKS, SINK_KEEP_POSITIONS) == 0,
+                  "sink_window_cache_init: %s", tl_error());
+    tl_tensor *parts[2][STREAM_T];
+    tl_no_grad_push();
+    for (int t = 0; t < STREAM_T; t++)
+        for (int layer = 0; layer < 2; layer++) {
+            parts[layer][t] = gqa_window_forward(&a, tl_narrow(x, 1, t, 1), NULL,
+                                                 STREAM_WINDOW, STREAM_SINKS, &c.base, layer);
+            ck_assert_msg(parts[layer][t] != NULL, "layer %d, token %d: %s", layer, t,
+                          tl_error());
+        }
+    tl_no_grad_pop();
+    for (int layer = 0; layer < 2; layer++) {
+        mask_assert_close(tl_concat(parts[layer], STREAM_T, 1),
+                          tl_fixture_tensor(fx, "stream.keep.y"), rtol, atol,
+                          layer ? "layer 1 of a two-layer cache" : "layer 0 of a two-layer cache");
+        ck_assert_int_eq(kv_cache_seq_len(&c.base, layer), STREAM_T);
+        ck_assert_int_eq(c.base.held[layer], STREAM_CAPACITY);
+    }
+    kv_cache_free(&c.base);
+    gqa_free(&a);
+    tl_checkpoint_free(fx);
     tl_scope_pop();
 }
 END_TEST

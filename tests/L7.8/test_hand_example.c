@@ -9,7 +9,11 @@
  *     (without the group limit it would be experts 2 and 0)
  *   bias [0, 0, 0, 0.3]: c = [0.8, 0.5, 0.9, 0.5], groups 1.3 and 1.4 ->
  *     experts 2 and 3, weighed by s, not c: w = 2.5 [0.9, 0.2] / 1.1
- *     = [2.045455, 0.454545] */
+ *     = [2.045455, 0.454545]
+ *   bias [-1.5, -1.5, -1, -1]: c = [-0.7, -1.0, -0.1, -0.8], groups -1.7 and -0.9
+ *     -> group {2, 3} kept, but HF sets the dropped experts' c to 0.0, which
+ *     beats -0.1 and -0.8: experts 0 and 1, w = [1.538462, 0.961538] (a -inf
+ *     fill, DeepSeek's own code, would give experts 2 and 3) */
 #include <check.h>
 #include <math.h>
 #include "moe_fixture.h"
@@ -68,6 +72,12 @@ START_TEST(test_hand_example_routing)
     const double biased[4] = {0, 0, 2.5 * 0.9 / 1.1, 2.5 * 0.2 / 1.1};
     expect_route(&m, ds, biased, "DeepSeek-V3 with bias [0, 0, 0, 0.3]: group {2, 3}, weighed "
                  "by s");
+    ck_assert_int_eq(tl_copy_into(m.e_score_correction_bias,
+                                  tl_from_f32((const float[]){-1.5f, -1.5f, -1, -1},
+                                              TL_SHAPE(4))), 0);
+    expect_route(&m, ds, no_bias, "DeepSeek-V3 with bias [-1.5, -1.5, -1, -1]: group {2, 3} is "
+                 "kept, but the dropped experts' choice score is HF's 0.0, above the kept -0.1 "
+                 "and -0.8");
     moe_free(&m);
     tl_scope_pop();
 }

@@ -261,8 +261,10 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
     int *which = xcalloc((size_t)n + 1, sizeof *which);
     char **tmp_objs = xcalloc((size_t)n + 1, sizeof *tmp_objs);
     char **scratch = xcalloc((size_t)n + 1, sizeof *scratch);
+    int *same_as = xcalloc((size_t)n + 1, sizeof *same_as); /* a unit of this batch with its key */
     int njobs = 0;
     for (int i = 0; i < n; i++) {
+        same_as[i] = -1;
         strlist args = {0};
         compile_args(ctx, &u[i], &args);
         unit_key(ctx, &u[i], &args);
@@ -283,7 +285,14 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
             marker = xstrdup(u[i].obj);
         }
         char *log_path = xasprintf("%s.log", u[i].obj);
-        if (is_file(marker) && cache_intact(u[i].obj) && (!notes || cache_intact(notes))) {
+        /* The same object twice in one batch (a mutant's untouched files are the
+         * reference's): compile it once, and let the second share the result. */
+        for (int k = 0; k < i && same_as[i] < 0; k++)
+            if (!u[i].coverage && !u[k].coverage && strcmp(u[k].key, u[i].key) == 0) same_as[i] = k;
+        if (same_as[i] >= 0 && !is_file(marker)) {
+            u[i].ok = u[i].cached = false;
+            sl_free(&args);
+        } else if (is_file(marker) && cache_intact(u[i].obj) && (!notes || cache_intact(notes))) {
             cache_touch(marker);
             u[i].ok = u[i].cached = true;
             u[i].log = read_file(log_path, NULL);
@@ -365,6 +374,14 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         }
         free(log_path);
     }
+    for (int i = 0; i < n; i++) {
+        if (same_as[i] < 0 || (u[i].cached && u[i].ok)) continue;
+        const unit *first = &u[same_as[i]];
+        u[i].ok = first->ok;
+        u[i].log = xstrdup(first->log ? first->log : "");
+        if (!u[i].ok && failed >= 0) failed++;
+    }
+    free(same_as);
     for (int k = 0; k < njobs; k++) {
         if (scratch[k]) remove_tree(scratch[k], ctx->cache);
         free(scratch[k]);

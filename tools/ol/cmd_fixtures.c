@@ -3,6 +3,7 @@
  * into a scratch folder and compares with the committed fixtures tensor by
  * tensor. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -266,6 +267,33 @@ static bool ends_with(const char *s, const char *suffix) {
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* Every file under dir, as paths relative to it ("a.json", "ckpt/config.json"),
+ * sorted: a lesson's fixtures may hold folders (L7.9's checkpoints). */
+static void list_tree(const char *dir, const char *rel, strlist *out) {
+    char *here = rel[0] ? path_join(dir, rel) : xstrdup(dir);
+    strlist files = {0};
+    list_files(here, "", &files);
+    for (int i = 0; i < files.n; i++)
+        sl_push_owned(out, rel[0] ? xasprintf("%s/%s", rel, path_base(files.v[i]))
+                                  : xstrdup(path_base(files.v[i])));
+    sl_free(&files);
+    DIR *d = opendir(here);
+    strlist subdirs = {0};
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char *full = path_join(here, e->d_name);
+        if (e->d_name[0] != '.' && is_dir(full))
+            sl_push_owned(&subdirs, rel[0] ? xasprintf("%s/%s", rel, e->d_name)
+                                           : xstrdup(e->d_name));
+        free(full);
+    }
+    if (d) closedir(d);
+    sl_sort(&subdirs);
+    for (int i = 0; i < subdirs.n; i++) list_tree(dir, subdirs.v[i], out);
+    sl_free(&subdirs);
+    free(here);
+}
+
 int cmd_fixtures(int argc, char **argv) {
     const char *workspace = NULL;
     bool check = false;
@@ -319,26 +347,29 @@ int cmd_fixtures(int argc, char **argv) {
     }
     char *made = rc == OL_PASS ? path_join(scratch, path_base(committed)) : NULL;
     strlist files = {0};
-    if (rc == OL_PASS && (list_files(made, "", &files) != 0 || files.n == 0)) {
+    if (rc == OL_PASS) list_tree(made, "", &files);
+    if (rc == OL_PASS && files.n == 0) {
         ol_error("the oracle wrote nothing into OUT_DIR/%s/", path_base(committed));
         rc = OL_FAIL;
     }
     int diffs = 0, written = 0;
     for (int i = 0; rc == OL_PASS && i < files.n; i++) {
-        const char *name = path_base(files.v[i]);
-        char *old = path_join(committed, name);
+        const char *name = files.v[i];   /* relative to the fixtures folder */
+        char *fresh = path_join(made, name), *old = path_join(committed, name);
+        char *old_dir = xstrdup(old);
+        *strrchr(old_dir, '/') = '\0';
         if (check) {
             if (!is_file(old)) {
                 printf("  %s: new (not committed)\n", name);
                 diffs++;
-            } else if (ends_with(name, ".safetensors")) diffs += compare_safetensors(name, files.v[i], old);
-            else if (ends_with(name, ".json")) diffs += compare_json(name, files.v[i], old);
-            else diffs += compare_bytes(name, files.v[i], old);
-        } else if (same_bytes(files.v[i], old)) {
+            } else if (ends_with(name, ".safetensors")) diffs += compare_safetensors(name, fresh, old);
+            else if (ends_with(name, ".json")) diffs += compare_json(name, fresh, old);
+            else diffs += compare_bytes(name, fresh, old);
+        } else if (same_bytes(fresh, old)) {
             printf("  %s: unchanged\n", shown_path(&ctx, old));
         } else {
             bool existed = is_file(old);
-            if (mkdir_p(committed) != 0 || copy_file_atomic(files.v[i], old) != 0) {
+            if (mkdir_p(old_dir) != 0 || copy_file_atomic(fresh, old) != 0) {
                 ol_error("cannot write %s: %s", shown_path(&ctx, old), strerror(errno));
                 rc = OL_USAGE;
             } else {
@@ -346,17 +377,19 @@ int cmd_fixtures(int argc, char **argv) {
                 written++;
             }
         }
+        free(old_dir);
+        free(fresh);
         free(old);
     }
     if (rc == OL_PASS) {
         /* committed files the oracle did not make are stale */
         strlist have = {0};
-        list_files(committed, "", &have);
+        list_tree(committed, "", &have);
         for (int i = 0; i < have.n; i++) {
-            char *fresh = path_join(made, path_base(have.v[i]));
+            char *fresh = path_join(made, have.v[i]);
             if (!is_file(fresh)) {
                 printf("  %s: committed, but the oracle does not make it (stale: delete it unless a test "
-                       "reads it)\n", path_base(have.v[i]));
+                       "reads it)\n", have.v[i]);
                 if (check) diffs++;
             }
             free(fresh);

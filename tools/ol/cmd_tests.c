@@ -147,7 +147,7 @@ int cmd_tests(int argc, char **argv) {
             if (!strcmp(s.tests.v[i], test)) file = path_base(s.test_file.v[i]);
         debug_spec spec = {.bin = prog.bin, .readable = readable, .tool = tool, .test = test, .tcase = file,
                            .filter = test ? NULL : filter, .timeout = l.test_timeout,
-                           .memory_bytes = lesson_memory_bytes(&l)};
+                           .sources = &l.sources, .memory_bytes = lesson_memory_bytes(&l)};
         rc = debug_run(&ctx, &spec);
         free(readable);
     } else if (rc == OL_PASS) {

@@ -22,6 +22,16 @@ static void student_headers(const char *dir, const char *skip, strlist *out) {
     closedir(d);
 }
 
+/* True when the two files hold the same bytes. */
+static bool same_bytes(const char *a_path, const char *b_path) {
+    size_t la = 0, lb = 0;
+    char *a = read_file(a_path, &la), *b = read_file(b_path, &lb);
+    bool same = a && b && la == lb && memcmp(a, b, la) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
 int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind kind,
                        const char *patched_dir, const char *label, char **err) {
     memset(lib, 0, sizeof *lib);
@@ -68,6 +78,19 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
             u->coverage = kind == LIB_COVERAGE;
             break;
         case LIB_PATCHED: {
+            /* A source the patch left alone is the reference's, compiled as it is
+             * (the same object, from the cache): a lesson of several files then
+             * compiles one file per mutant, not all of them. */
+            char *copy = xasprintf("%s/reference/%s", patched_dir, src);
+            char *orig = xasprintf("%s/reference/%s", ctx->root, src);
+            bool unchanged = same_bytes(copy, orig);
+            free(copy);
+            free(orig);
+            if (unchanged) {
+                u->cwd = xstrdup(ctx->root);
+                u->src = xasprintf("reference/%s", src);
+                break;
+            }
             u->cwd = xstrdup(patched_dir);
             u->src = xasprintf("reference/%s", src);
             /* the copy's own folder has no private headers: look in the original's */

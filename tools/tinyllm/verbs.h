@@ -9,7 +9,9 @@
 #define TINYLLM_TOOL_VERBS_H
 
 #define TINYLLM_VERBS(VERB)                                                                  \
+    VERB(info, "DIR", "what a checkpoint folder is: the architecture, parameter count, dtypes") \
     VERB(inspect, "PATH", "list a checkpoint's tensors (name, dtype, shape, bytes) and metadata") \
+    VERB(logits, "DIR", "the float32 logits of one sequence (--ids 1,2,3 [--out FILE])")       \
     VERB(pull, "REPO", "download a model's files from the Hub into the cache (resumed, verified)") \
     VERB(tokenize, "PATH", "encode a text into token ids (a JSON array), as tokenizer(text)") \
     VERB(detokenize, "PATH", "decode token ids (--ids 1,2,3) into text, as tokenizer.decode") \

@@ -17,8 +17,9 @@
  * kv_idx > q_idx - sliding_window, eager_mask), plus the sink tokens.
  *
  * Which layers slide is the model's business (L7.9), from HF's config.json:
- *   - Mistral (model_type "mistral", Mixtral): "sliding_window" at the top level
- *     applies to EVERY layer (null: none; absent: MistralConfig's default, 4096).
+ *   - Mistral and Mixtral: "sliding_window" at the top level applies to EVERY
+ *     layer (null: none; absent: the config class's default, 4096 for "mistral",
+ *     none for "mixtral").
  *   - Qwen2 (model_type "qwen2"): layer l slides only when "use_sliding_window"
  *     is true AND l >= "max_window_layers" (transformers 5: layer_types[l] ==
  *     "sliding_attention"); the window is "sliding_window".

@@ -20,7 +20,9 @@
  *   DeepSeek-V3 (sigmoid, grouped, biased choice):
  *     s = sigmoid(logits); c = s + e_score_correction_bias        (for the CHOICE only)
  *     group score = sum of the 2 largest c in each of n_group groups of E / n_group;
- *     keep the topk_group best groups; idx = top_k of c over the kept groups;
+ *     keep the topk_group best groups and set the other experts' c to 0.0 (HF's fill,
+ *     also vLLM's; DeepSeek's own code uses -inf: they differ only when a kept c < 0);
+ *     idx = top_k of that c;
  *     w = s[idx] (without the bias); if norm_topk_prob: w /= (sum(w) + 1e-20);
  *     w *= routed_scaling_factor
  * Shared experts run on every token and are added after the routed ones:

@@ -35,7 +35,8 @@
  * Standardisation (RotaryEmbeddingConfigMixin): the dict is rope_scaling when it is a
  * non-empty object, else rope_parameters; its rope_theta wins over the top-level one
  * (else 10000, or 1e6 for model_type "mixtral"); rope_type = "rope_type", else "type",
- * else "default"; for llama3, yarn and longrope, original_max_position_embeddings is
+ * else "default" (model_type "phi3": "su" and "yarn" mean longrope, as Phi3Config's
+ * backward compatibility says); for llama3, yarn and longrope, original_max_position_embeddings is
  * the TOP-LEVEL key when present (Phi-3), else the dict's, else max_position_embeddings;
  * a top-level partial_rotary_factor wins over the dict's (default 1).
  *
@@ -86,21 +87,22 @@ typedef struct {
 const char *rope_type_name(rope_type type);
 
 /* Parses a whole config.json (a JSON object, as text) into *out, standardised as the
- * header comment says. Returns 0, or -1 with an error naming rope_config_from_json
- * (and *out zeroed) when: json is NULL or not a JSON object (the message gives the
- * position of a syntax error); rope_scaling or rope_parameters is neither an object
- * nor null; the rope type is unknown (the message lists the known ones) or not a
- * string; a key the type requires is missing (HF's KeyError): factor (linear, dynamic,
- * yarn, llama3), low_freq_factor and high_freq_factor (llama3), short_factor and
- * long_factor (longrope); a number is not a finite number; factor is null where it
- * cannot be derived (linear, dynamic, llama3) or below 1 (HF only warns; the course
- * refuses: a factor below 1 shrinks the context); high_freq_factor <= low_freq_factor;
- * max_position_embeddings is missing where a formula needs it (dynamic; yarn and
- * longrope without factor; an original_max_position_embeddings to default); a longrope
- * list is not an array of numbers, the two lists differ in length, hold more than
+ * header comment says. Returns 0, or -1 with an error naming rope_config_from_json (and
+ * *out zeroed) when: json is NULL or not a JSON object (the message gives the position of
+ * a syntax error); rope_scaling or rope_parameters is neither an object nor null, or nests
+ * one dict per layer type (transformers 5's form for Gemma 3: {"full_attention": {...},
+ * ...}; the message names the first key); the rope type is unknown (the message lists the
+ * known ones) or not a string; a key the type requires is missing (HF's KeyError): factor
+ * (linear, dynamic, yarn, llama3), low_freq_factor and high_freq_factor (llama3),
+ * short_factor and long_factor (longrope); a number is not a finite number; factor is null
+ * where it cannot be derived (linear, dynamic, llama3) or below 1 (HF only warns; the
+ * course refuses: a factor below 1 shrinks the context); high_freq_factor <=
+ * low_freq_factor; max_position_embeddings is missing where a formula needs it (dynamic;
+ * yarn and longrope without factor; an original_max_position_embeddings to default); a
+ * longrope list is not an array of numbers, the two lists differ in length, hold more than
  * TL_ROPE_MAX_FREQS, or (when head_dim is known) are not int(head_dim *
- * partial_rotary_factor) / 2 long (the message gives both lengths). Every message
- * names the key and the rope type. */
+ * partial_rotary_factor) / 2 long (the message gives both lengths). Every message names
+ * the key and the rope type. */
 int rope_config_from_json(const char *json, RopeConfig *out);
 
 /* The inverse frequencies and the attention factor of cfg for a rotary dimension dim

@@ -54,7 +54,8 @@ START_TEST(my_scores_depend_on_the_distance_only)
     for (int pairing = ROPE_HALF; pairing <= ROPE_INTERLEAVED; pairing++) {
         RopeSpec s;
         ck_assert_int_eq(rope_spec_init(&s, 8, 8, 100.0, (rope_pairing)pairing), 0);
-        tl_tensor *q = tl_randn(&rng, TL_SHAPE(1, 1, 1, 8)), *k = tl_randn(&rng, TL_SHAPE(1, 1, 1, 8));
+        tl_tensor *q = tl_randn(&rng, TL_SHAPE(1, 1, 1, 8));
+        tl_tensor *k = tl_randn(&rng, TL_SHAPE(1, 1, 1, 8));
         for (int64_t i = 0; i < 6; i++)
             for (int64_t j = 0; j < 6; j++) {
                 double base = score(&s, q, k, i, j);

@@ -76,3 +76,39 @@ START_TEST(my_cache_holds_rotated_keys_and_counts)
     tl_scope_pop();
 }
 END_TEST
+
+/* One cache serves every layer: two layers fed in turn each keep their own length. */
+START_TEST(my_two_layers_share_one_cache)
+{
+    tl_scope_push();
+    tl_checkpoint *fx = tl_fixture_load(MY_ST);
+    double rt = my_tol("test_cached_decode_one_token_at_a_time", "rtol");
+    double at = my_tol("test_cached_decode_one_token_at_a_time", "atol");
+    GQAttention a;
+    my_layer(&a, fx, "gqa", 6, 2, false, false);
+    tl_tensor *x = tl_fixture_tensor(fx, "x");
+    KVCache c;
+    ck_assert_int_eq(kv_cache_init(&c, 2, 2, 2, 8, 8, 6), 0);
+    tl_tensor *parts[2][3];
+    const int chunks[3] = {2, 3, 1};
+    int64_t start = 0;
+    tl_no_grad_push();
+    for (int i = 0; i < 3; i++)
+        for (int layer = 0; layer < 2; layer++) {
+            parts[layer][i] = gqa_forward(&a, tl_narrow(x, 1, start, chunks[i]), NULL, NULL,
+                                          &c, layer);
+            ck_assert_msg(parts[layer][i] != NULL, "layer %d chunk %d: %s", layer, i, tl_error());
+            if (layer == 1) start += chunks[i];
+        }
+    tl_no_grad_pop();
+    tl_tensor *full = gqa_forward(&a, x, NULL, NULL, NULL, 0);
+    for (int layer = 0; layer < 2; layer++) {
+        tl_assert_close(tl_concat(parts[layer], 3, 1), full, rt, at);
+        ck_assert_int_eq(kv_cache_seq_len(&c, layer), 6);
+    }
+    kv_cache_free(&c);
+    gqa_free(&a);
+    tl_checkpoint_free(fx);
+    tl_scope_pop();
+}
+END_TEST

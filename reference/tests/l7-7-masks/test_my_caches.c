@@ -86,3 +86,35 @@ START_TEST(my_window_ignores_position_ids)
     tl_scope_pop();
 }
 END_TEST
+
+/* One cache for every layer: two layers fed in turn each keep their own tokens. */
+START_TEST(my_two_layers_share_one_bounded_cache)
+{
+    tl_scope_push();
+    tl_checkpoint *fx = tl_fixture_load(MY_ST);
+    GQAttention a;
+    my_layer(&a, fx, "stream");
+    tl_tensor *x = tl_fixture_tensor(fx, "stream.x");
+    SinkWindowCache c;
+    ck_assert_int_eq(sink_window_cache_init(&c, 2, 1, 2, 8, 6, 2, SINK_KEEP_POSITIONS), 0);
+    tl_tensor *parts[2][14];
+    tl_no_grad_push();
+    for (int t = 0; t < 14; t++)
+        for (int layer = 0; layer < 2; layer++) {
+            parts[layer][t] = gqa_window_forward(&a, tl_narrow(x, 1, t, 1), NULL, 4, 2, &c.base,
+                                                 layer);
+            ck_assert_msg(parts[layer][t] != NULL, "%s", tl_error());
+        }
+    tl_no_grad_pop();
+    for (int layer = 0; layer < 2; layer++) {
+        tl_assert_close(tl_concat(parts[layer], 14, 1), tl_fixture_tensor(fx, "stream.keep.y"),
+                        my_tol("test_bounded_cache_equals_keep_everything_under_the_mask", "rtol"),
+                        my_tol("test_bounded_cache_equals_keep_everything_under_the_mask", "atol"));
+        ck_assert_int_eq(kv_cache_seq_len(&c.base, layer), 14);
+    }
+    kv_cache_free(&c.base);
+    gqa_free(&a);
+    tl_checkpoint_free(fx);
+    tl_scope_pop();
+}
+END_TEST

@@ -210,7 +210,7 @@ int moe_route(const MoE *m, tl_tensor *router_logits, tl_tensor **indices, tl_te
         scores = tl_sigmoid(router_logits);
         choice = tl_detach(tl_add(scores, m->e_score_correction_bias));   /* choice only */
         if (choice && c->n_group > 1)
-            choice = tl_masked_fill(choice, outside_kept_groups(m, choice), -INFINITY);
+            choice = tl_masked_fill(choice, outside_kept_groups(m, choice), 0.0);   /* HF's fill */
     } else {
         scores = tl_softmax(router_logits, -1);                             /* float32 */
         choice = tl_detach(scores);

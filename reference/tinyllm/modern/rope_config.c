@@ -79,25 +79,41 @@ static int factor_list(const cJSON *dict, const char *key, float *out, int *n) {
 /* Which rope_scaling / rope_parameters dict applies: rope_scaling when it is a
  * non-empty object (HF's `rope_scaling or rope_parameters`), else rope_parameters. */
 static int pick_dict(const cJSON *root, const cJSON **dict) {
-    const char *keys[2] = {"rope_scaling", "rope_parameters"};
+    const char *keys[2] = {"rope_scaling", "rope_parameters"}, *picked = "";
     *dict = NULL;
     for (int k = 0; k < 2; k++) {
         const cJSON *d = member(root, keys[k]);
         if (!d || cJSON_IsNull(d)) continue;
         if (!cJSON_IsObject(d))
             return tl_fail_status(FN ": '%s' must be an object or null", keys[k]);
-        if (!*dict && d->child) *dict = d;
+        if (!*dict && d->child) {
+            *dict = d;
+            picked = keys[k];
+        }
     }
+    /* transformers 5 nests one dict per layer type (Gemma 3): refused, never read as default. */
+    for (const cJSON *v = *dict ? (*dict)->child : NULL; v; v = v->next)
+        if (cJSON_IsObject(v))
+            return tl_fail_status(FN ": '%s' in %s is a dict of its own: one rope per layer "
+                                  "type is not supported; give the dict of the layer type you "
+                                  "build as rope_parameters", v->string, picked);
     return 0;
 }
 
-static int parse_type(const cJSON *dict, rope_type *type) {
+static int parse_type(const cJSON *root, const cJSON *dict, rope_type *type) {
     const cJSON *v = member(dict, "rope_type");
     if (!v || cJSON_IsNull(v)) v = member(dict, "type");      /* 4.x */
     *type = ROPE_TYPE_DEFAULT;
     if (!v || cJSON_IsNull(v)) return 0;
     if (!cJSON_IsString(v))
         return tl_fail_status(FN ": the rope type ('rope_type' or 'type') must be a string");
+    /* Phi3Config's backward compatibility: early Phi-3 files say "su" or "yarn". */
+    const cJSON *model_type = member(root, "model_type");
+    if (cJSON_IsString(model_type) && strcmp(model_type->valuestring, "phi3") == 0 &&
+        (strcmp(v->valuestring, "su") == 0 || strcmp(v->valuestring, "yarn") == 0)) {
+        *type = ROPE_TYPE_LONGROPE;
+        return 0;
+    }
     for (int t = 0; t < N_TYPES; t++)
         if (strcmp(v->valuestring, TYPE_NAMES[t]) == 0) {
             *type = (rope_type)t;
@@ -251,7 +267,7 @@ int rope_config_from_json(const char *json, RopeConfig *out) {
     }
     const cJSON *dict = NULL;
     int rc = pick_dict(root, &dict);
-    if (rc == 0) rc = parse_type(dict, &out->type);
+    if (rc == 0) rc = parse_type(root, dict, &out->type);
     if (rc == 0) rc = parse_common(root, dict, out);
     if (rc == 0) rc = parse_specific(dict, out);
     cJSON_Delete(root);

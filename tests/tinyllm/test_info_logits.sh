@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# `tinyllm info` and `tinyllm logits` on every checkpoint of fixtures/L7.9: the
+# parameter count is HF's (fixtures/L7.9/llama.json), --json holds the fields the
+# milestone reads, a folder with only config.json is counted from the config
+# (SmolLM2: 134,515,008), the logits written with --out are HF's (the first row
+# of the fixture's ids, within the fixture's tolerance) and the argmax printed
+# without it is theirs; bad folders and bad ids exit 1, usage errors 2.
+# Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
+set -u
+TINYLLM=${TINYLLM:-build/bin/tinyllm}
+FIXTURES=${FIXTURES:-fixtures}
+work=$(mktemp -d /tmp/tl-info-test-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20; }
+
+# check NAME EXPECTED_STATUS NEEDLE... -- COMMAND...
+check() {
+    local name=$1 want=$2
+    shift 2
+    local needles=()
+    while [ "$1" != "--" ]; do needles+=("$1"); shift; done
+    shift
+    local out status
+    out=$("$@" 2>&1)
+    status=$?
+    [ "$status" -eq "$want" ] || { bad "$name: exit status $status, expected $want" "$out"; return; }
+    for n in "${needles[@]}"; do
+        grep -qF -- "$n" <<<"$out" || { bad "$name: output lacks '$n'" "$out"; return; }
+    done
+    ok
+}
+
+# The fixture's facts, read with Python's standard library only.
+facts() {   # CHECKPOINT -> "count ids(comma) argmax(comma) vocab count(grouped: 51,360)"
+    python3 - "$FIXTURES/L7.9" "$1" <<'PY'
+import json, struct, sys, array
+root, name = sys.argv[1], sys.argv[2]
+meta = json.load(open(root + "/llama.json"))
+data = open(root + "/llama.safetensors", "rb").read()
+n = struct.unpack("<Q", data[:8])[0]
+header = json.loads(data[8:8 + n])
+def tensor(key):
+    e = header[key]
+    a, b = e["data_offsets"]
+    arr = array.array("q" if e["dtype"] == "I64" else "f")
+    arr.frombytes(data[8 + n + a:8 + n + b])
+    return arr, e["shape"]
+ids, (B, T) = tensor(name + ".ids")
+logits, (_, _, V) = tensor(name + ".logits")
+row = ids[:T]
+best = [max(range(V), key=lambda v: (logits[t * V + v], -v)) for t in range(T)]
+count = meta["checkpoints"][name]["hf_param_count"]
+print(count, ",".join(map(str, row)), ",".join(map(str, best)), V, f"{count:,}")
+PY
+}
+
+# compare OUT.safetensors CHECKPOINT: the written logits vs row 0 of HF's.
+compare() {
+    python3 - "$FIXTURES/L7.9" "$2" "$1" <<'PY'
+import json, struct, sys, array
+root, name, out = sys.argv[1], sys.argv[2], sys.argv[3]
+def load(path):
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    return json.loads(data[8:8 + n]), data[8 + n:]
+h, d = load(out)
+assert list(h.keys()) == ["__metadata__", "logits"] or list(h.keys()) == ["logits"], h.keys()
+e = h["logits"]
+assert e["dtype"] == "F32", e
+got = array.array("f"); got.frombytes(d[e["data_offsets"][0]:e["data_offsets"][1]])
+gh, gd = load(root + "/llama.safetensors")
+g = gh[name + ".logits"]
+B, T, V = g["shape"]
+assert e["shape"] == [1, T, V], (e["shape"], g["shape"])
+want = array.array("f"); want.frombytes(gd[g["data_offsets"][0]:g["data_offsets"][1]])
+tol = json.load(open(root + "/llama.json"))["tolerances"]["test_tiny_hf_logits_golden"]
+worst = max(abs(a - b) / (tol["atol"] + tol["rtol"] * abs(b)) for a, b in zip(got, want[:T * V]))
+print("worst %.4f of the tolerance" % worst)
+sys.exit(0 if worst <= 1 else 1)
+PY
+}
+
+for ckpt in $(python3 -c "import json,sys; print(' '.join(sorted(json.load(open(sys.argv[1]))['checkpoints'])))" "$FIXTURES/L7.9/llama.json"); do
+    dir=$FIXTURES/L7.9/$ckpt
+    read -r count ids best vocab grouped <<<"$(facts "$ckpt")"
+    check "info_$ckpt" 0 "parameters: $grouped" "architecture:" "weights:" -- "$TINYLLM" info "$dir"
+    json=$("$TINYLLM" info "$dir" --json 2>&1)
+    if python3 -c "import json,sys; o=json.loads(sys.argv[1]); assert o['param_count']==$count and o['vocab_size']==$vocab and o['num_hidden_layers']>0 and o['model_type'] in ('llama','mistral','qwen2','deepseek_v3'), o" "$json" 2>/dev/null
+    then ok; else bad "info_json_$ckpt" "$json"; fi
+    "$TINYLLM" logits "$dir" --ids "$ids" --out "$work/$ckpt.safetensors" >/dev/null 2>"$work/err"
+    if [ $? = 0 ] && out=$(compare "$work/$ckpt.safetensors" "$ckpt"); then ok
+    else bad "logits_out_$ckpt" "$(cat "$work/err") $out"; fi
+    got=$("$TINYLLM" logits "$dir" --ids "$ids" | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {printf "%s%s", sep, $3; sep=","}')
+    if [ "$got" = "$best" ]; then ok; else bad "logits_argmax_$ckpt: $got, HF's $best"; fi
+done
+
+# A folder with only config.json: the count from the config alone.
+mkdir "$work/smollm2" && cp "$FIXTURES/L7.9/configs/smollm2-135m-instruct.json" "$work/smollm2/config.json"
+check config_only_is_counted_from_the_config 0 "parameters: 134,515,008" "from config.json alone" \
+    "30 layers" "9 query heads, 3 kv heads, head_dim 64" -- "$TINYLLM" info "$work/smollm2"
+check config_only_json 0 '"param_count":	134515008' '"param_count_from":	"config"' \
+    -- "$TINYLLM" info "$work/smollm2" --json
+mkdir "$work/dsv3" && cp "$FIXTURES/L7.9/configs/deepseek-v3-bf16.json" "$work/dsv3/config.json"
+check config_only_deepseek 0 "parameters: 671,026,404,352" "MLA" "256 experts" \
+    -- "$TINYLLM" info "$work/dsv3"
+
+# Bad folders and bad ids: a clear message, exit 1.
+mkdir "$work/empty"
+check empty_folder_fails 1 "no config.json" -- "$TINYLLM" info "$work/empty"
+check missing_folder_fails 1 "no config.json" -- "$TINYLLM" info "$work/absent"
+mkdir "$work/gemma" && echo '{"model_type": "gemma"}' >"$work/gemma/config.json"
+check unsupported_model_type_fails 1 '"gemma" is not supported' -- "$TINYLLM" info "$work/gemma"
+mkdir "$work/mismatch" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/mismatch/"
+sed -i 's/"intermediate_size": 64/"intermediate_size": 48/' "$work/mismatch/config.json"
+check info_of_a_checkpoint_that_does_not_fit_fails 1 "gate_proj.weight has shape [64, 32]" \
+    -- "$TINYLLM" info "$work/mismatch"
+check logits_of_a_checkpoint_that_does_not_fit_fails 1 "the config gives [48, 32]" \
+    -- "$TINYLLM" logits "$work/mismatch" --ids 1,2
+check logits_id_out_of_range_fails 1 "id 512" "outside the vocabulary" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1,512
+check logits_bad_ids_fail 1 "item 2 is not a token id" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1,x,3
+check logits_negative_id_fails 1 "not a token id" -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids -4
+check logits_empty_ids_fail 1 "not a token id" -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids ""
+check logits_unwritable_out_fails 1 "$work/no/such/dir" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/no/such/dir/x.safetensors"
+
+# Usage errors: exit 2.
+check info_without_dir_is_usage 2 "usage: tinyllm info DIR" -- "$TINYLLM" info
+check info_with_two_dirs_is_usage 2 "unexpected argument" -- "$TINYLLM" info a b
+check logits_without_ids_is_usage 2 "--ids is required" -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa"
+check logits_unknown_option_is_usage 2 "unexpected argument '--bogus'" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --bogus
+check help_lists_info_and_logits 0 "info" "logits" -- "$TINYLLM" --help
+check info_help 0 "--json" -- "$TINYLLM" info --help
+
+echo "tinyllm info, logits: $passed passed, $failed failed"
+[ "$failed" = 0 ]
