@@ -592,13 +592,13 @@ expect "ol tinyllm builds tinyllm with the student's hf.c (the stub here) and ru
 [ -x build/bin/tinyllm ] && ok "ol tinyllm leaves build/bin/tinyllm in the workspace" \
   || fail "ol tinyllm leaves build/bin/tinyllm in the workspace"
 # L7.9's first steps: its example test starts the fake Hub and downloads one file
-run "$OL" tests L7.9 --mine
+run "$OL" tests L7.9 --mine --ref-deps
 expect "L7.9's example test runs the student's hf_download against a fake Hub (the stub: not implemented)" 1 \
   "test_example_one_file_from_the_fake_hub" "hf_download: not implemented: hf_download (L7.9)"
 cp "$ROOT/reference/tinyllm/io/hf.c" c/tinyllm/io/hf.c
-run "$OL" tests L7.9 --mine
+run "$OL" tests L7.9 --mine --ref-deps
 expect "L7.9's example test passes with a downloader that works" 0 "pass test_example_one_file_from_the_fake_hub"
-run "$OL" tests L7.9 -k test_validate
+run "$OL" tests L7.9 -k test_validate --ref-deps
 expect "L7.9's validator course tests run alone, with no Hub" 0 "L7.9 course tests: 5 tests, 5 passed"
 cd "$W" || exit 2
 
