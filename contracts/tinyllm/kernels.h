@@ -32,6 +32,32 @@ void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int
  * the columns. */
 void tl_gemv_t_f32(const float *W, const float *p, float *y, int64_t rows, int64_t cols);
 void tl_gemv_t_bf16(const uint16_t *W, const float *p, float *y, int64_t rows, int64_t cols);
+/* A few inputs against one matrix, read once for all of them (a short
+ * prefill's rows against a weight; attention's query heads of one group
+ * against their shared K or V), arithmetic M times a GEMV's, memory traffic
+ * one GEMV's. Row r of W is at W + r * ldw (ldw >= cols: a narrowed or
+ * strided cache view is read in place), row m of X or P at X + m * ldx
+ * (ldx >= the row's length); Y is [M, rows] (multi) or [M, cols] (t_multi),
+ * row-major, dense. Threads split W's rows (multi) or columns (t_multi),
+ * as the GEMVs do; each element is one thread's sum, so Y does not depend
+ * on the thread count. At M = 1 with ldw = cols they are tl_gemv_* and
+ * tl_gemv_t_* exactly; otherwise results may differ from those by rounding
+ * only (another order of the same sum).
+ *   multi:   Y[m, r] = sum_c W[r, c] * X[m, c]   for m < M, r < rows
+ *   t_multi: Y[m, c] = sum_r P[m, r] * W[r, c]   for m < M, c < cols
+ * Errors: NULL arrays, as the GEMVs ("tl_gemv_multi_f32: NULL W for 3
+ * inputs against a [4, 5] matrix; pass ..."), and a leading dimension below
+ * its row's length ("...: leading dimensions ldw=4, ldx=5 are below the row
+ * lengths 5 and 5 ..."): nothing is written. M or the output's width <= 0
+ * is no work; an empty inner size writes zeros. */
+void tl_gemv_multi_f32(const float *W, int64_t ldw, const float *X, int64_t ldx, float *Y,
+                       int64_t M, int64_t rows, int64_t cols);
+void tl_gemv_multi_bf16(const uint16_t *W, int64_t ldw, const float *X, int64_t ldx, float *Y,
+                        int64_t M, int64_t rows, int64_t cols);
+void tl_gemv_t_multi_f32(const float *W, int64_t ldw, const float *P, int64_t ldp, float *Y,
+                         int64_t M, int64_t rows, int64_t cols);
+void tl_gemv_t_multi_bf16(const uint16_t *W, int64_t ldw, const float *P, int64_t ldp,
+                          float *Y, int64_t M, int64_t rows, int64_t cols);
 /* C[M, N] = A[M, K] @ B[N, K]^T (the Linear layout), through OpenBLAS's sgemm
  * on tl_num_threads() threads. The bf16 version widens B a block of rows at a
  * time (4 MiB of f32 scratch, freed before it returns): B is never widened

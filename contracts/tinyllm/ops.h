@@ -114,10 +114,12 @@ tl_tensor *tl_mean_all(tl_tensor *t);
  *   returns: F32 [broadcast batch..., M, N].
  * Speed: a matrix stored with unit stride along one of its last two axes (a
  * contiguous, transposed, narrowed or expanded view: a KV cache read as K^T)
- * is read in place, batch by batch, never copied; one row against a matrix
- * (decode) goes to the GEMV kernels of kernels.h, F32 or BF16, the batches
- * spread over the threads; several rows go to GEMM (OpenBLAS; a BF16 operand
- * is widened a block at a time). Any other layout is copied to F32 once.
+ * is read in place, batch by batch, never copied; up to 8 rows against an
+ * F32 matrix, 32 against BF16 (decode; a GQA group's query rows over their
+ * key head) go to the multi-row GEMVs of kernels.h, the matrix read once for
+ * all rows at its row stride, the batches spread over the threads; more rows
+ * go to GEMM (OpenBLAS; a BF16 operand is widened a block at a time). Any
+ * other layout is copied to F32 once.
  * Errors: a rank-0 operand ("matmul: operands need at least one axis; got a
  * [] and b [3]"); K differing ("matmul: a [2, 3] has K=3 on its last axis but
  * b [4, 2] has K=4 on its second-to-last axis"); batch axes that do not
@@ -130,9 +132,11 @@ tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
  *   x: F32 or BF16 [..., in]; w: F32 or BF16 [out, in]; bias: [out] or NULL.
  *   returns: F32 [..., out].
  * Speed: the weight is read in place, never converted whole: one row (decode:
- * x [1, 1, in]) goes to tl_gemv_f32 or tl_gemv_bf16; several rows (prefill)
- * to one GEMM (a BF16 weight widened a block of rows at a time). A weight
- * that is a transposed view is read as it lies.
+ * x [1, 1, in]) goes to tl_gemv_f32 or tl_gemv_bf16; up to 8 rows (F32
+ * weight) or 32 (BF16: a short prompt, a chat turn) to tl_gemv_multi_*, one
+ * pass over the weight for all rows; more (prefill) to one GEMM (a BF16
+ * weight widened a block of rows at a time). A weight that is a transposed
+ * view is read as it lies.
  * Errors: a weight that is not a float matrix ("linear: the weight must be a
  * float matrix [out, in]; got I64 [3]"); x not ending in `in` ("linear: input
  * [2, 5] must end with in=4 features to match the weight [3, 4] [out, in]");

@@ -12,6 +12,7 @@ layer_of() {
     error|bf16|pcg32|pool) echo 0 ;;                 # no runtime calls at all
     shape|elements|kernels|model_config) echo 1 ;;
     scope) echo 2 ;;                             # storage and headers
+    kernels_multi) echo 2 ;;                     # few rows: the GEMVs' sibling
     tensor) echo 3 ;;                            # creation and element access
     inputs|broadcast) echo 4 ;;                  # what ops do with their inputs
     cast|views|autograd|ops_*) echo 5 ;;         # the ops-autograd cycle

@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tinyllm/testing.h"
@@ -325,13 +326,14 @@ START_TEST(test_linear_hand_with_bias)
 {
     tl_scope_push();
     tl_tensor *x = tl_from_f32((const float[]){1, 2, 3, 4, 5, 6}, TL_SHAPE(2, 3));
-    tl_tensor *w = tl_from_f32((const float[]){1, 0, -1, 2, 1, 0}, TL_SHAPE(2, 3));  /* [out=2, in=3] */
+    /* [out=2, in=3] */
+    tl_tensor *w = tl_from_f32((const float[]){1, 0, -1, 2, 1, 0}, TL_SHAPE(2, 3));
     tl_tensor *bias = tl_from_f32((const float[]){10, -10}, TL_SHAPE(2));
     /* Row 1: [1-3, 2+2] + b = [8, -6]; row 2: [4-6, 8+5] + b = [8, 3]. */
-    tl_assert_close(tl_linear(x, w, bias), tl_from_f32((const float[]){8, -6, 8, 3}, TL_SHAPE(2, 2)),
-                    0, 0);
-    tl_assert_close(tl_linear(x, w, NULL), tl_from_f32((const float[]){-2, 4, -2, 13}, TL_SHAPE(2, 2)),
-                    0, 0);
+    tl_assert_close(tl_linear(x, w, bias),
+                    tl_from_f32((const float[]){8, -6, 8, 3}, TL_SHAPE(2, 2)), 0, 0);
+    tl_assert_close(tl_linear(x, w, NULL),
+                    tl_from_f32((const float[]){-2, 4, -2, 13}, TL_SHAPE(2, 2)), 0, 0);
     tl_scope_pop();
 }
 END_TEST
@@ -406,7 +408,8 @@ START_TEST(test_linear_shape_errors_name_the_shapes)
     tl_tensor *w = tl_zeros(TL_F32, TL_SHAPE(4, 5));
     tl_assert_error(tl_linear(x, w, NULL), "input [2, 3] must end with in=5");
     tl_tensor *w2 = tl_zeros(TL_F32, TL_SHAPE(4, 3));
-    tl_assert_error(tl_linear(x, w2, tl_zeros(TL_F32, TL_SHAPE(3))), "bias [3] must be [out] = [4]");
+    tl_assert_error(tl_linear(x, w2, tl_zeros(TL_F32, TL_SHAPE(3))),
+                    "bias [3] must be [out] = [4]");
     tl_assert_error(tl_linear(x, tl_zeros(TL_F32, TL_SHAPE(3)), NULL), "[out, in]");
     tl_assert_error(tl_linear(x, tl_zeros(TL_I64, TL_SHAPE(4, 3)), NULL), "I64");
     tl_assert_error(tl_linear(NULL, w2, NULL), "linear");
@@ -460,6 +463,30 @@ static void assert_matches_naive(tl_tensor *got, const tl_tensor *a, const tl_te
     double tol = 1e-5 * (double)a->shape[a->ndim - 1] / 24.0;
     char msg[512];
     ck_assert_msg(tl_close_report(got, want, 1e-5, tol, msg, sizeof msg), "%s: %s", what, msg);
+}
+
+/* a [B, H, M, K] @ b [B, H, K, N] in double, from contiguous F32 copies of
+ * any view (so independent of the layouts matmul reads): naive_matmul's
+ * answer, quick enough for long caches under ASan. Its tolerance. */
+static void assert_matches_bmm(tl_tensor *got, tl_tensor *a, tl_tensor *b, const char *what) {
+    tl_tensor *ac = tl_cast(a, TL_F32), *bc = tl_cast(b, TL_F32);
+    int64_t B = a->shape[0], H = a->shape[1], M = a->shape[2], K = a->shape[3];
+    int64_t N = b->shape[3];
+    tl_tensor *want = tl_zeros(TL_F32, TL_SHAPE(B, H, M, N));
+    const float *x = tl_data(ac), *y = tl_data(bc);
+    float *out = tl_data(want);
+    for (int64_t bh = 0; bh < B * H; bh++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double sum = 0;
+                for (int64_t k = 0; k < K; k++)
+                    sum += (double)x[(bh * M + i) * K + k] * y[(bh * K + k) * N + j];
+                out[(bh * M + i) * N + j] = (float)sum;
+            }
+    tl_assert_ok(got);
+    char msg[512];
+    if (!tl_close_report(got, want, 1e-5, 1e-5 * (double)K / 24.0, msg, sizeof msg))
+        ck_abort_msg("%s: %s", what, msg);
 }
 
 START_TEST(matmul_reads_a_cache_in_place_for_one_query_row)
@@ -542,7 +569,9 @@ START_TEST(matmul_over_a_cache_allocates_only_its_result)
 END_TEST
 
 /* One row against a BF16 weight: the result of the BF16 GEMV, with no F32
- * copy of the weight; several rows: block-widened GEMM, same values. */
+ * copy of the weight; several rows: the multi-row GEMV, the values of the
+ * widened weight's GEMM but for rounding (another order of the sums: the
+ * tolerance of assert_matches_naive). */
 START_TEST(linear_reads_a_bf16_weight_without_widening_it)
 {
     tl_pcg32 rng = tl_test_rng(74);
@@ -563,13 +592,15 @@ START_TEST(linear_reads_a_bf16_weight_without_widening_it)
     char msg[512];
     ck_assert_msg(tl_close_report(y1, tl_linear(x1, w32, NULL), 1e-5, 1e-5, msg, sizeof msg),
                   "one row: %s", msg);
-    ck_assert_msg(tl_close_report(y9, tl_linear(x9, w32, NULL), 1e-5, 1e-5, msg, sizeof msg),
-                  "nine rows: %s", msg);
+    ck_assert_msg(tl_close_report(y9, tl_linear(x9, w32, NULL), 1e-5, 1e-5 * (double)in / 24,
+                                  msg, sizeof msg), "nine rows: %s", msg);
     /* matmul reads a BF16 weight's transpose in place too. */
     tl_tensor *wt = tl_transpose(w, 0, 1);
     assert_matches_naive(tl_matmul(tl_reshape(x1, TL_SHAPE(1, in)), wt),
                          tl_reshape(x1, TL_SHAPE(1, in)), wt, "x @ W^T, W BF16");
-    assert_matches_naive(tl_matmul(x9, wt), x9, wt, "9 rows @ W^T, W BF16");
+    assert_matches_bmm(tl_reshape(tl_matmul(x9, wt), TL_SHAPE(1, 1, 9, out)),
+                       tl_reshape(x9, TL_SHAPE(1, 1, 9, in)),
+                       tl_reshape(wt, TL_SHAPE(1, 1, in, out)), "9 rows @ W^T, W BF16");
 }
 END_TEST
 
@@ -587,5 +618,141 @@ START_TEST(matmul_batches_on_threads_match_one_thread)
     unsetenv("TINYLLM_THREADS");
     char msg[512];
     ck_assert_msg(tl_close_report(three, one, 0, 0, msg, sizeof msg), "%s", msg);
+}
+END_TEST
+
+/* ---- a few rows against one matrix (the multi-row GEMVs) ---------------- */
+
+/* Row counts on both sides of the crossovers to GEMM (8 rows for an F32
+ * matrix, 32 for BF16, ops_linalg.c), with register-tile tails (not
+ * multiples of 4), on one and two threads: every path agrees with the double
+ * reference; up to the crossover (the multi-row GEMVs) the two thread counts
+ * give the same bits (OpenBLAS's GEMM beyond it need not). */
+static const int64_t FEW_ROWS[] = {2, 3, 5, 8, 9, 17, 32, 33};
+#define N_FEW_ROWS (int)(sizeof FEW_ROWS / sizeof FEW_ROWS[0])
+
+START_TEST(linear_few_rows_match_the_reference_for_both_dtypes_and_thread_counts)
+{
+    tl_pcg32 rng = tl_test_rng(81);
+    const int64_t sizes[][2] = {{37, 29}, {263, 577}};   /* [out, in], odd; 577 is split */
+    tl_no_grad_push();
+    for (int d = 0; d < 2; d++)
+        for (int s = 0; s < 2; s++) {
+            tl_tensor *w = tl_randn(&rng, TL_SHAPE(sizes[s][0], sizes[s][1]));
+            if (d) w = tl_cast(w, TL_BF16);
+            for (int i = 0; i < N_FEW_ROWS; i++) {
+                tl_tensor *x = tl_randn(&rng, TL_SHAPE(1, FEW_ROWS[i], sizes[s][1]));
+                setenv("TINYLLM_THREADS", "1", 1);
+                tl_tensor *one = tl_linear(x, w, NULL);
+                setenv("TINYLLM_THREADS", "2", 1);
+                tl_tensor *two = tl_linear(x, w, NULL);
+                unsetenv("TINYLLM_THREADS");
+                char what[96], msg[512];
+                snprintf(what, sizeof what, "%s linear, %lld rows, [%lld, %lld]",
+                         d ? "BF16" : "F32", (long long)FEW_ROWS[i], (long long)sizes[s][0],
+                         (long long)sizes[s][1]);
+                int64_t M = FEW_ROWS[i], in = sizes[s][1], out = sizes[s][0];
+                assert_matches_bmm(tl_reshape(one, TL_SHAPE(1, 1, M, out)),
+                                   tl_reshape(x, TL_SHAPE(1, 1, M, in)),
+                                   tl_reshape(tl_transpose(w, 0, 1), TL_SHAPE(1, 1, in, out)),
+                                   what);
+                bool multi = M <= (d ? 32 : 8);
+                double tol = multi ? 0 : 1e-5 * (double)in / 24;
+                if (!tl_close_report(two, one, multi ? 0 : 1e-5, tol, msg, sizeof msg))
+                    ck_abort_msg("%s: 2 threads differ from 1: %s", what, msg);
+            }
+        }
+    tl_no_grad_pop();
+}
+END_TEST
+
+/* The cache as HF lays it out, [B, S_max, Hkv, D], viewed [B, Hkv, S, D]:
+ * rows of one head are Hkv * D apart, read in place at that stride. */
+static tl_tensor *hf_layout_view(tl_tensor *cache, int64_t S) {
+    return tl_transpose(tl_narrow(cache, 1, 0, S), 1, 2);
+}
+
+/* q @ K^T and p @ V for G * T query rows per key head over the cache view
+ * k [1, KV, S, D], on one and two threads: the reference's values, the same
+ * bits on both up to the crossover (within tolerance beyond), and no copy of
+ * the cache in the arena (one would show once it is 1 MiB or more; the arena
+ * grows by blocks, hence the slack). */
+static void check_group_rows(tl_pcg32 *rng, tl_tensor *k, int64_t G, int64_t T,
+                             const char *what) {
+    int64_t KV = k->shape[1], S = k->shape[2], D = k->shape[3];
+    tl_tensor *kt = tl_transpose(k, -1, -2);
+    tl_tensor *q = tl_randn(rng, TL_SHAPE(1, KV, G * T, D));
+    tl_tensor *p = tl_randn(rng, TL_SHAPE(1, KV, G * T, S));
+    const char *threads[] = {"1", "2"};
+    tl_tensor *scores[2], *mixed[2];
+    for (int t = 0; t < 2; t++) {
+        setenv("TINYLLM_THREADS", threads[t], 1);
+        size_t before = tl_scope_bytes();
+        scores[t] = tl_matmul(q, kt);
+        mixed[t] = tl_matmul(p, k);
+        size_t grown = tl_scope_bytes() - before;
+        size_t results = (size_t)(KV * G * T * (S + D)) * 4, copy = (size_t)(KV * S * D) * 4;
+        if (copy >= 1 << 20 && grown > results + (512 << 10))
+            ck_abort_msg("%s: matmul took %zu bytes of arena for %zu of results (a copy of "
+                         "the cache?)", what, grown, results);
+    }
+    unsetenv("TINYLLM_THREADS");
+    assert_matches_bmm(scores[0], q, kt, what);
+    assert_matches_bmm(mixed[0], p, k, what);
+    bool multi = G * T <= (k->dtype == TL_BF16 ? 32 : 8);
+    double rtol = multi ? 0 : 1e-5, atol = multi ? 0 : 1e-5 * (double)S / 24;
+    char msg[512];
+    if (!tl_close_report(scores[1], scores[0], rtol, atol, msg, sizeof msg) ||
+        !tl_close_report(mixed[1], mixed[0], rtol, atol, msg, sizeof msg))
+        ck_abort_msg("%s: 2 threads differ from 1: %s", what, msg);
+}
+
+/* The query rows of one key head (a GQA group of 3, times T = 1 or 3 new
+ * tokens: 3 rows, or 9, beyond F32's crossover) over cache views: narrowed,
+ * transposed, in the lesson's [B, Hkv, S_max, D] layout and in HF's strided
+ * one; F32 and BF16; odd lengths and head sizes. */
+START_TEST(matmul_grouped_query_rows_read_cache_views_in_place)
+{
+    tl_pcg32 rng = tl_test_rng(82);
+    const int64_t KV = 3, G = 3, Smax = 1400;
+    const int64_t cases[][2] = {{1, 17}, {7, 64}, {100, 17}, {1371, 64}};   /* S, D */
+    const tl_dtype dts[] = {TL_F32, TL_BF16};
+    tl_no_grad_push();
+    for (int di = 0; di < 2; di++)
+        for (int ci = 0; ci < 4; ci++) {
+            int64_t S = cases[ci][0], D = cases[ci][1];
+            tl_tensor *lesson = random_cache(&rng, dts[di], 1, KV, Smax, D);
+            tl_tensor *hf = tl_randn(&rng, TL_SHAPE(1, Smax, KV, D));
+            if (dts[di] == TL_BF16) hf = tl_cast(hf, TL_BF16);
+            for (int layout = 0; layout < 2; layout++)
+                for (int64_t T = 1; T <= 3; T += 2) {
+                    tl_tensor *k = layout ? hf_layout_view(hf, S) : tl_narrow(lesson, 2, 0, S);
+                    char what[128];
+                    snprintf(what, sizeof what, "%s cache (%s layout), S=%lld, D=%lld, %lld rows",
+                             di ? "BF16" : "F32", layout ? "HF" : "lesson", (long long)S,
+                             (long long)D, (long long)(G * T));
+                    check_group_rows(&rng, k, G, T, what);
+                }
+        }
+    tl_no_grad_pop();
+}
+END_TEST
+
+/* The expanded form of GQA (key heads broadcast over the group, stride 0)
+ * with several query rows per head: each group's K read in place. */
+START_TEST(matmul_expanded_group_heads_with_several_rows_match_the_reference)
+{
+    tl_pcg32 rng = tl_test_rng(83);
+    int64_t B = 1, KV = 2, G = 3, Smax = 300, S = 257, D = 33, T = 5;
+    const tl_dtype dts[] = {TL_F32, TL_BF16};
+    for (int i = 0; i < 2; i++) {
+        tl_tensor *k = tl_narrow(random_cache(&rng, dts[i], B, KV, Smax, D), 2, 0, S);
+        tl_tensor *k5 = tl_expand(tl_unsqueeze(k, 2), TL_SHAPE(B, KV, G, S, D));
+        tl_tensor *kt = tl_transpose(k5, -1, -2);
+        tl_tensor *q = tl_randn(&rng, TL_SHAPE(B, KV, G, T, D));
+        tl_tensor *p = tl_randn(&rng, TL_SHAPE(B, KV, G, T, S));
+        assert_matches_naive(tl_matmul(q, kt), q, kt, "expanded q @ K^T, 5 rows");
+        assert_matches_naive(tl_matmul(p, k5), p, k5, "expanded p @ V, 5 rows");
+    }
 }
 END_TEST

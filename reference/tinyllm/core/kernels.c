@@ -48,28 +48,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kernels_internal.h"
 #include "tinyllm/bf16.h"
 #include "tinyllm/tensor.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define TL_HAVE_X86 1
-#endif
-
-/* Below this many weights a product is too short to share: waking the other
- * threads costs microseconds, while 64K f32 weights (256 KB) take one core
- * only about 20 us to read. */
-#define PARALLEL_MIN_WEIGHTS (64 * 1024)
 #define MAX_THREADS 1024
-
-/* How far ahead of its loads a dot product asks for W (software prefetch).
- * Hardware prefetchers alone left these loops about 20% short of the read
- * bandwidth on a 2-core KVM guest. The distance must cover memory latency
- * at one core's stream rate (100 ns x 12 GB/s ~ 1.2 KB) with room for
- * latency spikes, while the lines still fit in L1 (48 KB) until used;
- * 4 to 16 KB measured alike, 1-2 KB were slower. Prefetching past the end of
- * W is harmless: a prefetch never faults. */
-#define PREFETCH_BYTES 8192
 
 /* ---- thread count ------------------------------------------------------ */
 
@@ -93,29 +76,7 @@ int tl_num_threads(void) {
     return omp_get_num_procs();
 }
 
-/* Threads for a product of rows x cols weights: none to spare on a small one,
- * and never more than there are rows. */
-static int gemv_threads(int64_t rows, int64_t cols) {
-    if ((double)rows * (double)cols < PARALLEL_MIN_WEIGHTS) return 1;   /* no overflow */
-    int n = tl_num_threads();
-    return rows < n ? (int)rows : n;
-}
-
-/* ---- portable dot products ---------------------------------------------- */
-
-static inline float dot_f32_portable(const float *w, const float *x, int64_t n) {
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t c = 0; c < n; c++) sum += w[c] * x[c];
-    return sum;
-}
-
-static inline float dot_bf16_portable(const uint16_t *w, const float *x, int64_t n) {
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t c = 0; c < n; c++) sum += tl_bf16_to_f32(w[c]) * x[c];
-    return sum;
-}
+/* ---- portable row and column loops ------------------------------------- */
 
 /* A block of rows [begin, end): what one thread computes. W is f32 or bf16. */
 typedef void rows_fn(const void *W, const float *x, float *y, int64_t cols, int64_t begin,
@@ -166,18 +127,6 @@ static void cols_bf16_portable(const void *W, const float *p, float *y, int64_t 
 /* ---- AVX2 + FMA dot products -------------------------------------------- */
 #ifdef TL_HAVE_X86
 
-/* Integer arithmetic, since the address may lie past the end of W. */
-static inline void prefetch_ahead(const void *p) {
-    _mm_prefetch((const char *)((uintptr_t)p + PREFETCH_BYTES), _MM_HINT_T0);
-}
-
-__attribute__((target("avx2,fma"))) static inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 /* Four accumulators of 8 lanes: 32 weights per step, four FMA chains in
  * flight, and a prefetch per 64-byte line read. The tail (n mod 32) goes 8
  * at a time, then one at a time. */
@@ -198,14 +147,6 @@ static inline float dot_f32_avx2(const float *w, const float *x, int64_t n) {
     float sum = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     for (; c < n; c++) sum += w[c] * x[c];
     return sum;
-}
-
-/* Eight bf16 become eight f32: zero-extend each 16-bit value to 32 bits,
- * then shift it into the high half (the bits of an f32 whose low mantissa
- * bits are zero). */
-__attribute__((target("avx2,fma"))) static inline __m256 load8_bf16(const uint16_t *p) {
-    __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
 }
 
 __attribute__((target("avx2,fma")))
@@ -303,19 +244,6 @@ static void cols_bf16_avx2(const void *W, const float *p, float *y, int64_t rows
 
 #endif /* TL_HAVE_X86 */
 
-/* True when the AVX2 versions may run: the CPU has AVX2 and FMA, and
- * TINYLLM_SIMD is not "0". */
-static bool use_avx2(void) {
-#ifdef TL_HAVE_X86
-    const char *s = getenv("TINYLLM_SIMD");
-    if (s && strcmp(s, "0") == 0) return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
-}
-
 /* ---- exp over an array ---------------------------------------------------- */
 
 /* e^x as Cephes's expf computes it, eight lanes at a time: x = n ln2 + r with
@@ -398,12 +326,6 @@ static bool gemv_args_ok(const char *op, const void *W, const float *x, float *y
     return true;
 }
 
-/* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
- * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
- * weights, so each thread still streams long runs of W. */
-#define CHUNKS_PER_THREAD 8
-#define CHUNK_MIN_WEIGHTS (32 * 1024)
-
 typedef struct {
     rows_fn *fn;
     const void *W;
@@ -416,14 +338,6 @@ static void rows_chunk(void *ctx, int64_t c) {
     const rows_job *j = ctx;
     int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
     j->fn(j->W, j->x, j->y, j->cols, begin, end < j->rows ? end : j->rows);
-}
-
-/* How many pieces of `unit` work each to cut n units into, for threads. */
-static int64_t chunk_size(int64_t n, double unit, int threads) {
-    int64_t per = (n + (int64_t)threads * CHUNKS_PER_THREAD - 1) / ((int64_t)threads *
-                                                                     CHUNKS_PER_THREAD);
-    int64_t least = (int64_t)(CHUNK_MIN_WEIGHTS / (unit > 1 ? unit : 1)) + 1;
-    return per > least ? per : least;
 }
 
 static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,

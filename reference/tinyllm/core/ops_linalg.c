@@ -7,15 +7,16 @@
  * shared by a group of query heads). Any other layout is copied to F32 once.
  *
  * Which kernel runs:
- *   - few rows of a against a small b, or one row against any b (decode:
- *     x @ W^T, q @ K^T, p @ V): the GEMV kernels, one row at a time, F32 or
- *     BF16 b read in place; the batches (heads) are spread over the threads
- *     when each product alone is too small to share;
- *   - otherwise GEMM (prefill, training): OpenBLAS's sgemm on F32 read in
+ *   - up to MULTI_ROWS_* rows of a (decode's x @ W^T; q @ K^T and p @ V for
+ *     the query rows of one key head: a GQA group, or a few new tokens over
+ *     the cache): the multi-row GEMV kernels, which read b once for all the
+ *     rows, F32 or BF16, in place at any row stride; the batches (heads) are
+ *     spread over the threads when each product alone is too small to share;
+ *   - more rows (prefill, training): GEMM, OpenBLAS's sgemm on F32 read in
  *     place; a BF16 weight goes to tl_gemm_bf16_nt, widened a block of rows
  *     at a time, never whole.
- * tl_linear's weight [out, in] is b^T of that description: one row of x is
- * tl_gemv_f32 / tl_gemv_bf16, several rows one GEMM.
+ * tl_linear's weight [out, in] is b^T of that description: up to
+ * MULTI_ROWS_* rows of x go to tl_gemv_multi_*, more to one GEMM.
  */
 #include <cblas.h>
 #include <limits.h>
@@ -26,11 +27,17 @@
 #include "tinyllm/bf16.h"
 #include "tinyllm/kernels.h"
 
-/* Up to this many rows of a go through the GEMV kernels one row at a time,
- * when b is small enough to stay in cache between rows (attention's K and V
- * for one head); one row always does. */
-#define GEMV_ROWS 16
-#define GEMV_CACHED_BYTES ((int64_t)256 << 10)
+/* The crossovers from the multi-row GEMVs to GEMM, by b's dtype, measured
+ * by bench/bench_multi.c (make bench-multi) on SmolLM2-135M's projections:
+ * up to them one pass over b beats GEMM's packing (and, for BF16, its block
+ * widening, so BF16 gains up to M = 48: 1.5-2x at 32); above, OpenBLAS's
+ * AVX-512 kernels win the arithmetic (F32 from M = 12 on). */
+#define MULTI_ROWS_F32 8
+#define MULTI_ROWS_BF16 32
+
+static int64_t multi_rows_max(tl_dtype b) {
+    return b == TL_BF16 ? MULTI_ROWS_BF16 : MULTI_ROWS_F32;
+}
 /* Batches are shared among threads when each product reads fewer weights
  * than this (kernels.c runs such a product on one thread). */
 #define BATCH_PARALLEL_MIN (64 * 1024)
@@ -103,27 +110,19 @@ typedef struct {
 
 static size_t elem(tl_dtype dt) { return dt == TL_BF16 ? 2 : 4; }
 
-/* Whether the GEMV kernels can take b as it lies: stored as N rows of K
- * (b^T contiguous: tl_gemv) or as K rows of N (tl_gemv_t). */
-static bool gemv_ready(const product *p) {
-    return p->a.by_rows && p->a.dtype == TL_F32 &&
-           (p->b.by_rows ? p->b.ld == p->N : p->b.ld == p->K);
-}
-
-/* c = a @ b for one batch, a row at a time through the GEMV kernels. */
+/* c = a @ b for one batch through the multi-row GEMVs, b read once for all
+ * of a's rows: b stored as K rows of N is p @ W (t_multi); b stored as N rows
+ * of K (a transposed K or weight) is W @ x (multi). Either at b's row stride. */
 static void product_gemv(const product *p, const char *a, const char *b, float *c) {
-    for (int64_t i = 0; i < p->M; i++) {
-        const float *x = (const float *)(a + (size_t)(i * p->a.ld) * 4);
-        float *y = c + i * p->N;
-        if (p->b.by_rows && p->b.dtype == TL_F32)
-            tl_gemv_t_f32((const float *)b, x, y, p->K, p->N);
-        else if (p->b.by_rows)
-            tl_gemv_t_bf16((const uint16_t *)b, x, y, p->K, p->N);
-        else if (p->b.dtype == TL_F32)
-            tl_gemv_f32((const float *)b, x, y, p->N, p->K);
-        else
-            tl_gemv_bf16((const uint16_t *)b, x, y, p->N, p->K);
-    }
+    const float *x = (const float *)a;
+    if (p->b.by_rows && p->b.dtype == TL_F32)
+        tl_gemv_t_multi_f32((const float *)b, p->b.ld, x, p->a.ld, c, p->M, p->K, p->N);
+    else if (p->b.by_rows)
+        tl_gemv_t_multi_bf16((const uint16_t *)b, p->b.ld, x, p->a.ld, c, p->M, p->K, p->N);
+    else if (p->b.dtype == TL_F32)
+        tl_gemv_multi_f32((const float *)b, p->b.ld, x, p->a.ld, c, p->M, p->N, p->K);
+    else
+        tl_gemv_multi_bf16((const uint16_t *)b, p->b.ld, x, p->a.ld, c, p->M, p->N, p->K);
 }
 
 /* c = a @ b for one batch through GEMM; a is F32. A BF16 b stored as N rows
@@ -239,8 +238,7 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
         batches = 1;
     }
 
-    bool small_b = K * N * (int64_t)elem(p.b.dtype) <= GEMV_CACHED_BYTES;
-    bool gemv = gemv_ready(&p) && (p.M == 1 || (p.M <= GEMV_ROWS && small_b));
+    bool gemv = p.a.by_rows && p.M <= multi_rows_max(p.b.dtype);
     bool share_batches = gemv && batches > 1 && K * N < BATCH_PARALLEL_MIN &&
                          batches * p.M * K * N >= BATCH_PARALLEL_MIN;
     batch_job job = {&p, nb, shape, as, bs, c};
@@ -319,20 +317,21 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
         return 0;
     }
     if (!blas_fits("linear", rows, in, out, 0, 0)) return -1;
-    if (w->dtype == TL_BF16 && tl_is_contiguous(w)) {
-        const uint16_t *wb = (const uint16_t *)tl_data(w);
-        if (rows == 1) {
-            tl_gemv_bf16(wb, x, y, out, in);
+    matrix_layout mw;
+    if (w->dtype == TL_BF16 && layout_of(w, &mw) && mw.by_rows) {
+        /* Read in place: a few rows in one pass, more block-widened by GEMM. */
+        const uint16_t *wb = (const uint16_t *)mw.data;
+        if (rows <= MULTI_ROWS_BF16) {
+            tl_gemv_multi_bf16(wb, mw.ld, x, in, y, rows, out, in);
             return 0;
         }
-        return tl_gemm_bf16_nt(x, wb, y, rows, out, in);
+        if (mw.ld == in) return tl_gemm_bf16_nt(x, wb, y, rows, out, in);
     }
-    matrix_layout mw;
     tl_tensor *wc = operand("linear", w, false, &mw);
     if (!wc) return -1;
     if (!blas_fits("linear", mw.ld, 0, 0, 0, 0)) return -1;
-    if (rows == 1 && mw.by_rows && mw.ld == in) {
-        tl_gemv_f32((const float *)mw.data, x, y, out, in);
+    if (rows <= MULTI_ROWS_F32 && mw.by_rows) {
+        tl_gemv_multi_f32((const float *)mw.data, mw.ld, x, in, y, rows, out, in);
         return 0;
     }
     /* op(B) must be w^T: a weight stored [out, in] is read transposed, a

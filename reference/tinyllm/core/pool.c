@@ -19,7 +19,11 @@
  * `published`. Threads take chunks by compare-and-swap on `ticket`, only a
  * ticket of the generation they read the job for, so a helper that wakes late
  * neither runs a chunk of a job it has not read nor uses up one of its
- * tickets. The
+ * tickets. Before writing a job the caller closes the last one's tickets
+ * (the new generation, no chunk left), so a helper late for the last job,
+ * whose copy may mix that job's generation with the new job's fields (its
+ * chunk count: chunk 3 of a 3-chunk job was once run), finds no ticket of its
+ * generation left. The
  * caller returns when `done` counts every chunk; until then the job cannot
  * change, which is what makes the helpers' copy of it safe to use. Helpers
  * spin a little between jobs (the next call comes within microseconds), then
@@ -45,8 +49,10 @@
 enum { MAX_HELPERS = 63, SPIN_BEFORE_SLEEP = 20000, SPIN_BEFORE_YIELD = 2000 };
 
 /* The job on offer, each field atomic: a helper that reads it while the
- * caller writes the next one reads a mix, but refuses its chunks (the
- * generation check), so the mix is never used. */
+ * caller writes the next one reads a mix, but finds no ticket for it (the
+ * tickets were closed before the fields were written: release stores here,
+ * acquire loads in the helper, so a helper that sees a new field sees the
+ * closing too), so the mix is never used. */
 typedef struct {
     tl_chunk_fn fn;
     void *ctx;
@@ -111,10 +117,10 @@ static void *helper_main(void *arg) {
             spins = 0;
         }
         seen = gen;
-        job j = {atomic_load_explicit(&pool.current.fn, memory_order_relaxed),
-                 atomic_load_explicit(&pool.current.ctx, memory_order_relaxed),
-                 atomic_load_explicit(&pool.current.chunks, memory_order_relaxed),
-                 atomic_load_explicit(&pool.current.helpers, memory_order_relaxed)};
+        job j = {atomic_load_explicit(&pool.current.fn, memory_order_acquire),
+                 atomic_load_explicit(&pool.current.ctx, memory_order_acquire),
+                 atomic_load_explicit(&pool.current.chunks, memory_order_acquire),
+                 atomic_load_explicit(&pool.current.helpers, memory_order_acquire)};
         if (id < j.helpers) work(gen, &j);   /* the caller waits for the chunks we take */
     }
     return NULL;
@@ -148,10 +154,11 @@ void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx) 
     int helpers = ensure_helpers(threads - 1);
     uint32_t gen = atomic_load(&pool.published) + 1;
     job j = {fn, ctx, chunks, helpers};
-    atomic_store_explicit(&pool.current.fn, fn, memory_order_relaxed);
-    atomic_store_explicit(&pool.current.ctx, ctx, memory_order_relaxed);
-    atomic_store_explicit(&pool.current.chunks, chunks, memory_order_relaxed);
-    atomic_store_explicit(&pool.current.helpers, helpers, memory_order_relaxed);
+    atomic_store(&pool.ticket, (uint64_t)gen << 32 | UINT32_MAX);   /* close the last job's */
+    atomic_store_explicit(&pool.current.fn, fn, memory_order_release);
+    atomic_store_explicit(&pool.current.ctx, ctx, memory_order_release);
+    atomic_store_explicit(&pool.current.chunks, chunks, memory_order_release);
+    atomic_store_explicit(&pool.current.helpers, helpers, memory_order_release);
     atomic_store(&pool.done, 0);
     atomic_store_explicit(&pool.ticket, (uint64_t)gen << 32, memory_order_release);
     atomic_store(&pool.published, gen);   /* seq_cst: ordered before the sleepers check */

@@ -1,0 +1,109 @@
+/* kernels_internal.h: what the kernel files (kernels.c, kernels_multi.c)
+ * share: thresholds, the portable and AVX2 building blocks, the choice of
+ * code path, and how work is cut among threads. Not a contract. */
+#ifndef TINYLLM_CORE_KERNELS_INTERNAL_H
+#define TINYLLM_CORE_KERNELS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tinyllm/bf16.h"
+#include "tinyllm/kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TL_HAVE_X86 1
+#endif
+
+/* Below this many weights a product is too short to share: waking the other
+ * threads costs microseconds, while 64K f32 weights (256 KB) take one core
+ * only about 20 us to read. */
+#define PARALLEL_MIN_WEIGHTS (64 * 1024)
+
+/* How far ahead of its loads a dot product asks for W (software prefetch).
+ * Hardware prefetchers alone left these loops about 20% short of the read
+ * bandwidth on a 2-core KVM guest. The distance must cover memory latency
+ * at one core's stream rate (100 ns x 12 GB/s ~ 1.2 KB) with room for
+ * latency spikes, while the lines still fit in L1 (48 KB) until used;
+ * 4 to 16 KB measured alike, 1-2 KB were slower. Prefetching past the end of
+ * W is harmless: a prefetch never faults. */
+#define PREFETCH_BYTES 8192
+
+/* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
+ * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
+ * weights, so each thread still streams long runs of W. */
+#define CHUNKS_PER_THREAD 8
+#define CHUNK_MIN_WEIGHTS (32 * 1024)
+
+/* Threads for a product of rows x cols weights: none to spare on a small one,
+ * and never more than there are rows. */
+static inline int gemv_threads(int64_t rows, int64_t cols) {
+    if ((double)rows * (double)cols < PARALLEL_MIN_WEIGHTS) return 1;   /* no overflow */
+    int n = tl_num_threads();
+    return rows < n ? (int)rows : n;
+}
+
+/* How many pieces of `unit` work each to cut n units into, for threads. */
+static inline int64_t chunk_size(int64_t n, double unit, int threads) {
+    int64_t per = (n + (int64_t)threads * CHUNKS_PER_THREAD - 1) / ((int64_t)threads *
+                                                                     CHUNKS_PER_THREAD);
+    int64_t least = (int64_t)(CHUNK_MIN_WEIGHTS / (unit > 1 ? unit : 1)) + 1;
+    return per > least ? per : least;
+}
+
+/* ---- portable dot products ---------------------------------------------- */
+
+static inline float dot_f32_portable(const float *w, const float *x, int64_t n) {
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t c = 0; c < n; c++) sum += w[c] * x[c];
+    return sum;
+}
+
+static inline float dot_bf16_portable(const uint16_t *w, const float *x, int64_t n) {
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t c = 0; c < n; c++) sum += tl_bf16_to_f32(w[c]) * x[c];
+    return sum;
+}
+
+#ifdef TL_HAVE_X86
+
+/* Integer arithmetic, since the address may lie past the end of W. */
+static inline void prefetch_ahead(const void *p) {
+    _mm_prefetch((const char *)((uintptr_t)p + PREFETCH_BYTES), _MM_HINT_T0);
+}
+
+__attribute__((target("avx2,fma"))) static inline float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Eight bf16 become eight f32: zero-extend each 16-bit value to 32 bits,
+ * then shift it into the high half (the bits of an f32 whose low mantissa
+ * bits are zero). */
+__attribute__((target("avx2,fma"))) static inline __m256 load8_bf16(const uint16_t *p) {
+    __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+
+#endif /* TL_HAVE_X86 */
+
+/* True when the AVX2 versions may run: the CPU has AVX2 and FMA, and
+ * TINYLLM_SIMD is not "0". */
+static inline bool use_avx2(void) {
+#ifdef TL_HAVE_X86
+    const char *s = getenv("TINYLLM_SIMD");
+    if (s && strcmp(s, "0") == 0) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+#endif

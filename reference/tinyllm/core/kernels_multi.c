@@ -1,0 +1,370 @@
+/* kernels_multi.c: a few input rows against one matrix read once
+ * (tl_gemv_multi_* and tl_gemv_t_multi_*, contracts/tinyllm/kernels.h).
+ *
+ * Why. A short prompt, a chat turn, or attention's g query heads sharing one
+ * key head multiply M = 2..16 rows by the same matrix. Through GEMM that
+ * costs, for a BF16 weight, a widened copy of every block per call, and
+ * OpenBLAS packs its operand again; at such M both cost several passes over
+ * W. Here each row of W streams from memory once and meets all M inputs
+ * while it is in L1: the memory traffic of one GEMV, the arithmetic of M.
+ *
+ * Register tiles (AVX2+FMA, 16 ymm registers):
+ *   - W @ x (rows of W against rows of X): two rows of W against four
+ *     inputs, eight accumulators; per 8 columns 2 loads of W (widened once
+ *     for bf16), 4 of X, 8 independent FMAs. Inputs go four at a time (the
+ *     last group 1 to 3), rows two at a time (an odd last row is paired with
+ *     itself, computed twice and stored once).
+ *   - p @ W (tl_gemv_t_multi: rows of P weight the rows of W, attention's
+ *     probabilities times V): 16 columns against four inputs, eight
+ *     accumulators, down every row of W.
+ * Each result element is one thread's blocked sum, as in kernels.c, so the
+ * result does not depend on the thread count; it may differ from
+ * tl_gemv_*'s by rounding (another blocking), except at M = 1 on a dense W,
+ * which is tl_gemv_* itself.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels_internal.h"
+#include "tinyllm/bf16.h"
+#include "tinyllm/kernels.h"
+#include "tinyllm/tensor.h"
+
+/* Inputs per register tile. */
+#define TILE_X 4
+
+/* One thread's share: rows [begin, end) of W (or columns, for the _t form). */
+typedef struct {
+    const void *W;
+    int64_t ldw;
+    const float *X;   /* X for W @ x, P for p @ W */
+    int64_t ldx;
+    float *Y;
+    int64_t M, rows, cols;
+} multi_args;
+
+typedef void multi_fn(const multi_args *a, int64_t begin, int64_t end);
+
+/* ---- portable loops ------------------------------------------------------- */
+
+static void rows_f32_portable(const multi_args *a, int64_t begin, int64_t end) {
+    const float *W = a->W;
+    for (int64_t r = begin; r < end; r++)
+        for (int64_t m = 0; m < a->M; m++)
+            a->Y[m * a->rows + r] = dot_f32_portable(W + r * a->ldw, a->X + m * a->ldx, a->cols);
+}
+
+static void rows_bf16_portable(const multi_args *a, int64_t begin, int64_t end) {
+    const uint16_t *W = a->W;
+    for (int64_t r = begin; r < end; r++)
+        for (int64_t m = 0; m < a->M; m++)
+            a->Y[m * a->rows + r] = dot_bf16_portable(W + r * a->ldw, a->X + m * a->ldx,
+                                                      a->cols);
+}
+
+/* Y[m, c] for columns [begin, end): each row of W scaled by P[m, r] and added. */
+static void cols_f32_portable(const multi_args *a, int64_t begin, int64_t end) {
+    const float *W = a->W;
+    for (int64_t m = 0; m < a->M; m++) {
+        float *y = a->Y + m * a->cols;
+        const float *p = a->X + m * a->ldx;
+        for (int64_t c = begin; c < end; c++) y[c] = 0.0f;
+        for (int64_t r = 0; r < a->rows; r++) {
+            const float *w = W + r * a->ldw;
+            float pr = p[r];
+#pragma omp simd
+            for (int64_t c = begin; c < end; c++) y[c] += pr * w[c];
+        }
+    }
+}
+
+static void cols_bf16_portable(const multi_args *a, int64_t begin, int64_t end) {
+    const uint16_t *W = a->W;
+    for (int64_t m = 0; m < a->M; m++) {
+        float *y = a->Y + m * a->cols;
+        const float *p = a->X + m * a->ldx;
+        for (int64_t c = begin; c < end; c++) y[c] = 0.0f;
+        for (int64_t r = 0; r < a->rows; r++) {
+            const uint16_t *w = W + r * a->ldw;
+            float pr = p[r];
+#pragma omp simd
+            for (int64_t c = begin; c < end; c++) y[c] += pr * tl_bf16_to_f32(w[c]);
+        }
+    }
+}
+
+/* ---- AVX2 + FMA tiles ----------------------------------------------------- */
+#ifdef TL_HAVE_X86
+
+/* Eight weights of row w at column c, as f32: one tile body serves both
+ * dtypes (bf16 is widened in registers, as in kernels.c). */
+__attribute__((target("avx2,fma"), always_inline))
+static inline __m256 load8_w(const void *w, int64_t c, bool bf16) {
+    return bf16 ? load8_bf16((const uint16_t *)w + c) : _mm256_loadu_ps((const float *)w + c);
+}
+
+__attribute__((always_inline))
+static inline float weight_at(const void *w, int64_t c, bool bf16) {
+    return bf16 ? tl_bf16_to_f32(((const uint16_t *)w)[c]) : ((const float *)w)[c];
+}
+
+/* Rows w0 and w1 of W against inputs x[0..nx) (x + m * ldx): y0[m * ldy] and
+ * y1[m * ldy]. Always inlined with constant nx and bf16, and the loops over m
+ * unrolled, so the accumulators live in registers (gcc keeps some of the
+ * loops otherwise, and the accumulators in memory: 30% slower). */
+__attribute__((target("avx2,fma"), always_inline))
+static inline void tile_rows(const void *w0, const void *w1, const float *x, int64_t ldx,
+                             int nx, int64_t n, bool bf16, float *y0, float *y1, int64_t ldy) {
+    __m256 a0[TILE_X], a1[TILE_X];
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++) a0[m] = a1[m] = _mm256_setzero_ps();
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        if ((c & 15) == 0) {   /* one prefetch per 64-byte line of f32, two of bf16 */
+            prefetch_ahead((const char *)w0 + c * (bf16 ? 2 : 4));
+            prefetch_ahead((const char *)w1 + c * (bf16 ? 2 : 4));
+        }
+        __m256 v0 = load8_w(w0, c, bf16), v1 = load8_w(w1, c, bf16);
+        #pragma GCC unroll 4
+        for (int m = 0; m < nx; m++) {
+            __m256 xv = _mm256_loadu_ps(x + m * ldx + c);
+            a0[m] = _mm256_fmadd_ps(v0, xv, a0[m]);
+            a1[m] = _mm256_fmadd_ps(v1, xv, a1[m]);
+        }
+    }
+    /* The eight horizontal sums at once (a hadd tree, then the two halves
+     * added): short rows (attention's head_dim of 64) spend as long on
+     * eight separate sums as on their FMAs. Unused inputs add zeros. */
+    #pragma GCC unroll 4
+    for (int m = nx; m < TILE_X; m++) a0[m] = a1[m] = _mm256_setzero_ps();
+    __m256 h0 = _mm256_hadd_ps(a0[0], a1[0]), h1 = _mm256_hadd_ps(a0[1], a1[1]);
+    __m256 h2 = _mm256_hadd_ps(a0[2], a1[2]), h3 = _mm256_hadd_ps(a0[3], a1[3]);
+    h0 = _mm256_hadd_ps(h0, h1);   /* w0.x0 w1.x0 w0.x1 w1.x1, per 128-bit half */
+    h2 = _mm256_hadd_ps(h2, h3);   /* w0.x2 w1.x2 w0.x3 w1.x3, likewise */
+    __m256 sums = _mm256_add_ps(_mm256_permute2f128_ps(h0, h2, 0x20),
+                                _mm256_permute2f128_ps(h0, h2, 0x31));
+    float s[8];   /* w0.x0 w1.x0 w0.x1 w1.x1 w0.x2 w1.x2 w0.x3 w1.x3 */
+    _mm256_storeu_ps(s, sums);
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++) {
+        float s0 = s[2 * m], s1 = s[2 * m + 1];
+        const float *xm = x + m * ldx;
+        for (int64_t t = c; t < n; t++) {
+            s0 += weight_at(w0, t, bf16) * xm[t];
+            s1 += weight_at(w1, t, bf16) * xm[t];
+        }
+        y1[m * ldy] = s1;   /* y1 first: when w1 is w0, y1 is y0 and both sums agree */
+        y0[m * ldy] = s0;
+    }
+}
+
+__attribute__((target("avx2,fma"), always_inline))
+static inline void rows_avx2(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
+    size_t esize = bf16 ? 2 : 4;
+    const char *W = a->W;
+    for (int64_t r = begin; r < end; r += 2) {
+        int64_t r1 = r + 1 < end ? r + 1 : r;
+        const void *w0 = W + (size_t)(r * a->ldw) * esize, *w1 = W + (size_t)(r1 * a->ldw) * esize;
+        for (int64_t m = 0; m < a->M; m += TILE_X) {
+            const float *x = a->X + m * a->ldx;
+            float *y0 = a->Y + m * a->rows + r, *y1 = a->Y + m * a->rows + r1;
+            switch (a->M - m < TILE_X ? a->M - m : TILE_X) {
+            case 1: tile_rows(w0, w1, x, a->ldx, 1, a->cols, bf16, y0, y1, a->rows); break;
+            case 2: tile_rows(w0, w1, x, a->ldx, 2, a->cols, bf16, y0, y1, a->rows); break;
+            case 3: tile_rows(w0, w1, x, a->ldx, 3, a->cols, bf16, y0, y1, a->rows); break;
+            default: tile_rows(w0, w1, x, a->ldx, 4, a->cols, bf16, y0, y1, a->rows); break;
+            }
+        }
+    }
+}
+
+__attribute__((target("avx2,fma")))
+static void rows_f32_avx2(const multi_args *a, int64_t begin, int64_t end) {
+    rows_avx2(a, begin, end, false);
+}
+
+__attribute__((target("avx2,fma")))
+static void rows_bf16_avx2(const multi_args *a, int64_t begin, int64_t end) {
+    rows_avx2(a, begin, end, true);
+}
+
+/* Columns [c, c + 8 * nv) (nv = 1 or 2 vectors) of p[0..nx) @ W, written to
+ * y + m * ldy + c. */
+__attribute__((target("avx2,fma"), always_inline))
+static inline void tile_cols(const void *W, int64_t ldw, const float *p, int64_t ldp, int nx,
+                             int nv, int64_t rows, int64_t c, bool bf16, float *y, int64_t ldy) {
+    size_t esize = bf16 ? 2 : 4;
+    __m256 a0[TILE_X], a1[TILE_X];
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++) a0[m] = a1[m] = _mm256_setzero_ps();
+    for (int64_t r = 0; r < rows; r++) {
+        const char *w = (const char *)W + (size_t)(r * ldw) * esize;
+        __m256 v0 = load8_w(w, c, bf16), v1 = nv == 2 ? load8_w(w, c + 8, bf16) : v0;
+        #pragma GCC unroll 4
+        for (int m = 0; m < nx; m++) {
+            __m256 pm = _mm256_broadcast_ss(p + m * ldp + r);
+            a0[m] = _mm256_fmadd_ps(pm, v0, a0[m]);
+            if (nv == 2) a1[m] = _mm256_fmadd_ps(pm, v1, a1[m]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++) {
+        _mm256_storeu_ps(y + m * ldy + c, a0[m]);
+        if (nv == 2) _mm256_storeu_ps(y + m * ldy + c + 8, a1[m]);
+    }
+}
+
+__attribute__((target("avx2,fma"), always_inline))
+static inline void cols_avx2(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
+    int64_t c = begin;
+    while (c + 8 <= end) {
+        int nv = c + 16 <= end ? 2 : 1;
+        for (int64_t m = 0; m < a->M; m += TILE_X) {
+            const float *p = a->X + m * a->ldx;
+            float *y = a->Y + m * a->cols;
+            int nx = a->M - m < TILE_X ? (int)(a->M - m) : TILE_X;
+#define TILE(NX, NV) tile_cols(a->W, a->ldw, p, a->ldx, NX, NV, a->rows, c, bf16, y, a->cols)
+            switch (nx * 2 + nv - 1) {   /* every (nx, nv) pair, as constants */
+            case 2: TILE(1, 1); break;
+            case 3: TILE(1, 2); break;
+            case 4: TILE(2, 1); break;
+            case 5: TILE(2, 2); break;
+            case 6: TILE(3, 1); break;
+            case 7: TILE(3, 2); break;
+            case 8: TILE(4, 1); break;
+            default: TILE(4, 2); break;
+            }
+#undef TILE
+        }
+        c += 8 * nv;
+    }
+    if (c < end) (bf16 ? cols_bf16_portable : cols_f32_portable)(a, c, end);
+}
+
+__attribute__((target("avx2,fma")))
+static void cols_f32_avx2(const multi_args *a, int64_t begin, int64_t end) {
+    cols_avx2(a, begin, end, false);
+}
+
+__attribute__((target("avx2,fma")))
+static void cols_bf16_avx2(const multi_args *a, int64_t begin, int64_t end) {
+    cols_avx2(a, begin, end, true);
+}
+
+#endif /* TL_HAVE_X86 */
+
+/* ---- splitting among threads ---------------------------------------------- */
+
+typedef struct {
+    multi_fn *fn;
+    const multi_args *a;
+    int64_t per_chunk, total;   /* units (rows or columns) per chunk; all units */
+} multi_job;
+
+static void multi_chunk(void *ctx, int64_t c) {
+    const multi_job *j = ctx;
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->a, begin, end < j->total ? end : j->total);
+}
+
+/* Cuts `total` units of `unit_weights` weights each into chunks of whole
+ * groups of `group` units (the tile's width), shared as the GEMVs share
+ * theirs; the M inputs multiply the arithmetic, not the bytes, so the
+ * threshold for threads counts each weight M times. */
+static void split(multi_fn *fn, const multi_args *a, int64_t total, int64_t unit_weights,
+                  int64_t group) {
+    int64_t groups = (total + group - 1) / group;
+    int threads = gemv_threads(groups, unit_weights * group * a->M);
+    int64_t per = group * chunk_size(groups, (double)(unit_weights * group), threads);
+    multi_job j = {fn, a, per, total};
+    tl_parallel_chunks(threads, (total + per - 1) / per, multi_chunk, &j);
+}
+
+/* Bad arguments set an error and write nothing; false also when there is
+ * nothing to write. */
+static bool multi_args_ok(const char *op, const void *W, int64_t ldw, const float *X,
+                          int64_t ldx, const float *Y, int64_t M, int64_t rows, int64_t cols,
+                          bool transposed) {
+    int64_t inner = transposed ? rows : cols, outer = transposed ? cols : rows;
+    if (M <= 0 || outer <= 0) return false;
+    if (!Y || (inner > 0 && (!W || !X))) {
+        tl_fail("%s: NULL %s for %lld inputs against a [%lld, %lld] matrix; pass the weight, "
+                "input and output arrays", op, !Y ? "Y" : !W ? "W" : "X", (long long)M,
+                (long long)rows, (long long)cols);
+        return false;
+    }
+    if (ldw < cols || ldx < inner) {
+        tl_fail("%s: leading dimensions ldw=%lld, ldx=%lld are below the row lengths "
+                "%lld and %lld of a [%lld, %lld] matrix and [%lld, %lld] inputs; rows "
+                "may be apart, never overlap", op, (long long)ldw, (long long)ldx,
+                (long long)cols, (long long)inner, (long long)rows, (long long)cols,
+                (long long)M, (long long)inner);
+        return false;
+    }
+    return true;
+}
+
+static void multi(const char *op, multi_fn *portable, multi_fn *avx2, const void *W,
+                  int64_t ldw, const float *X, int64_t ldx, float *Y, int64_t M, int64_t rows,
+                  int64_t cols, bool transposed) {
+    if (!multi_args_ok(op, W, ldw, X, ldx, Y, M, rows, cols, transposed)) return;
+    if ((transposed ? rows : cols) <= 0) {
+        memset(Y, 0, (size_t)(M * (transposed ? cols : rows)) * sizeof *Y);
+        return;
+    }
+    multi_fn *fn = portable;
+#ifdef TL_HAVE_X86
+    if (use_avx2()) fn = avx2;
+#endif
+    multi_args a = {W, ldw, X, ldx, Y, M, rows, cols};
+    if (transposed) split(fn, &a, cols, rows, 16);
+    else split(fn, &a, rows, cols, 2);
+}
+
+#ifndef TL_HAVE_X86   /* no AVX2 versions: the portable ones stand in */
+#define rows_f32_avx2 rows_f32_portable
+#define rows_bf16_avx2 rows_bf16_portable
+#define cols_f32_avx2 cols_f32_portable
+#define cols_bf16_avx2 cols_bf16_portable
+#endif
+
+/* One input on a dense W is the GEMV itself (decode stays as it was). */
+void tl_gemv_multi_f32(const float *W, int64_t ldw, const float *X, int64_t ldx, float *Y,
+                       int64_t M, int64_t rows, int64_t cols) {
+    if (M == 1 && ldw == cols) {
+        tl_gemv_f32(W, X, Y, rows, cols);
+        return;
+    }
+    multi("tl_gemv_multi_f32", rows_f32_portable, rows_f32_avx2, W, ldw, X, ldx, Y, M, rows,
+          cols, false);
+}
+
+void tl_gemv_multi_bf16(const uint16_t *W, int64_t ldw, const float *X, int64_t ldx, float *Y,
+                        int64_t M, int64_t rows, int64_t cols) {
+    if (M == 1 && ldw == cols) {
+        tl_gemv_bf16(W, X, Y, rows, cols);
+        return;
+    }
+    multi("tl_gemv_multi_bf16", rows_bf16_portable, rows_bf16_avx2, W, ldw, X, ldx, Y, M, rows,
+          cols, false);
+}
+
+void tl_gemv_t_multi_f32(const float *W, int64_t ldw, const float *P, int64_t ldp, float *Y,
+                         int64_t M, int64_t rows, int64_t cols) {
+    if (M == 1 && ldw == cols) {
+        tl_gemv_t_f32(W, P, Y, rows, cols);
+        return;
+    }
+    multi("tl_gemv_t_multi_f32", cols_f32_portable, cols_f32_avx2, W, ldw, P, ldp, Y, M, rows,
+          cols, true);
+}
+
+void tl_gemv_t_multi_bf16(const uint16_t *W, int64_t ldw, const float *P, int64_t ldp,
+                          float *Y, int64_t M, int64_t rows, int64_t cols) {
+    if (M == 1 && ldw == cols) {
+        tl_gemv_t_bf16(W, P, Y, rows, cols);
+        return;
+    }
+    multi("tl_gemv_t_multi_bf16", cols_bf16_portable, cols_bf16_avx2, W, ldw, P, ldp, Y, M,
+          rows, cols, true);
+}
