@@ -49,3 +49,24 @@ BENCH_TARGETS += bench-decode
 bench-decode: $(BENCH_DECODE) $(SMOLLM2_F32)/config.json $(SMOLLM2_BF16)/config.json
 	@echo "== decode benchmark (bench/bench_decode.c) =="
 	@$(BENCH_DECODE) $(SMOLLM2_F32) $(SMOLLM2_BF16)
+
+# tinyllm generate's own path (tools/tinyllm/generator.c on the reference
+# lessons) on the same checkpoints, each figure against a bound measured in
+# the same run (bench/bench_generate.c). About 6 minutes on a quiet machine
+# (24 runs of 128 + 64 tokens, then 2,000 tokens); 1 GB of memory.
+BENCH_GENERATE := $(BUILD)/bench/bench_generate
+BENCH_GENERATE_OBJS := $(BUILD)/obj/bench/bench_generate.o $(BUILD)/obj/bench/read_bound.o \
+  $(BUILD)/obj/tools/tinyllm/generator.o $(BUILD)/obj/tools/tinyllm/machine.o \
+  $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard reference/tinyllm/modern/*.c)))
+
+$(BENCH_GENERATE): $(BENCH_GENERATE_OBJS) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_GENERATE_OBJS) -o $@ $(LDFLAGS) $(CORE_LINK)
+
+ALL_TARGETS   += $(BENCH_GENERATE)
+BENCH_TARGETS += bench-generate
+
+.PHONY: bench-generate
+bench-generate: $(BENCH_GENERATE) $(SMOLLM2_F32)/config.json $(SMOLLM2_BF16)/config.json
+	@echo "== tinyllm generate benchmark (bench/bench_generate.c) =="
+	@$(BENCH_GENERATE) $(SMOLLM2_F32) $(SMOLLM2_BF16)

@@ -25,3 +25,13 @@ test-tinyllm: $(TINYLLM_BIN) $(HUB_BIN)
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_inspect.sh
 	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_info_logits.sh
 	@TINYLLM=$(TINYLLM_BIN) TL_HUB=$(HUB_BIN) bash tests/tinyllm/test_pull.sh
+	@TINYLLM=$(TINYLLM_BIN) FIXTURES=fixtures bash tests/tinyllm/test_generate.sh
+
+# `ol milestone MS-L7` end to end (tests/ol/milestone.sh): --smoke on the
+# reference, the stub, a pitfall, --ref-deps, Gradescope's file, the model
+# missing from the cache. About 40 s.
+TEST_TARGETS += test-milestone
+.PHONY: test-milestone
+test-milestone: $(OL_BIN) $(TINYLLM_BIN) $(CORE_LIB) $(TESTING_LIB) $(HUB_LIB)
+	@echo "== ol milestone (tests/ol/milestone.sh) =="
+	@bash tests/ol/milestone.sh $(OL_BIN)

@@ -13,5 +13,6 @@ int cmd_fixtures(int argc, char **argv);
 int cmd_hub(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_tinyllm(int argc, char **argv);
+int cmd_milestone(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const char USAGE[] =
     "  check L7.x           the full grade: course tests, then your own tests by mutation\n"
     "  diff L7.x            your code beside the reference (after a passing check)\n"
     "  tinyllm [ARGS]       the milestone's command line built with your code (and run)\n"
+    "  milestone MS-L7      check that command line: info, logits, generate, pull\n"
     "\n"
     "Instructors:\n"
     "  lesson show|new|stub L7.x   a lesson as ol reads it; a new one's skeleton; its stub\n"
@@ -39,7 +40,7 @@ static const struct {
     {"list", cmd_list},       {"start", cmd_start},       {"tests", cmd_tests},
     {"check", cmd_check},     {"diff", cmd_diff},         {"mutants", cmd_mutants},
     {"fixtures", cmd_fixtures}, {"hub", cmd_hub},         {"lesson", cmd_lesson},
-    {"tinyllm", cmd_tinyllm},
+    {"tinyllm", cmd_tinyllm}, {"milestone", cmd_milestone},
 };
 
 int main(int argc, char **argv) {

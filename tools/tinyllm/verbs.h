@@ -9,6 +9,8 @@
 #define TINYLLM_TOOL_VERBS_H
 
 #define TINYLLM_VERBS(VERB)                                                                  \
+    VERB(chat, "DIR", "talk with a model: each line a user turn, the replies streamed")      \
+    VERB(generate, "DIR", "greedy text from a prompt (--prompt TEXT [--chat] | --ids 1,2,3)")  \
     VERB(info, "DIR", "what a checkpoint folder is: the architecture, parameter count, dtypes") \
     VERB(inspect, "PATH", "list a checkpoint's tensors (name, dtype, shape, bytes) and metadata") \
     VERB(logits, "DIR", "the float32 logits of one sequence (--ids 1,2,3 [--out FILE])")       \

@@ -1,0 +1,21 @@
+/* read_bound.h: the bound of a memory-bound step: the time to read a set of
+ * arrays once, on a given number of threads, as the kernels read weights
+ * (pieces handed out through tl_parallel_chunks, long streams of 32-byte
+ * loads with prefetch, integer adds so that no byte pattern costs more than
+ * its load). */
+#ifndef TINYLLM_BENCH_READ_BOUND_H
+#define TINYLLM_BENCH_READ_BOUND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const void *data;
+    size_t bytes;
+} read_region;
+
+/* Reads every byte of the n regions once on `threads` threads; returns a sum
+ * of what was read (so that the reads are not optimised away). */
+uint64_t read_regions(const read_region *r, int n, int threads);
+
+#endif

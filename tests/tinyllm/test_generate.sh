@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# `tinyllm generate` and `tinyllm chat` on the checkpoints of fixtures/L7.9:
+# - the greedy ids after each checkpoint's prompt_ids equal the oracle's
+#   (llama.json: greedy_ids without a cache, greedy_ids_cached with one), through
+#   the KV cache and with --no-cache, in f32 and (where the checkpoint is bf16)
+#   in its own dtype; --json holds the fields the milestone's chapter lists;
+# - --prompt goes through the tokenizer (the ids are `tinyllm tokenize`'s), --chat
+#   through the chat template (the rendered text is `tinyllm chat-template`'s),
+#   and the reply's ids are those of --ids with the same prompt ids;
+# - chat keeps the conversation: a second turn runs only its new tokens;
+# - a stop id ends the reply (generation_config.json's), -n bounds it;
+# - a folder that is not a checkpoint, a file, one without weights, weights
+#   stored in a dtype tinyllm does not compute with (FP8, a quantization's
+#   integers), an unknown --dtype, a prompt longer than the context and bad ids
+#   are refused clearly;
+# - the load shows its progress on a terminal, and not in a pipe;
+# - Ctrl-C (SIGINT) stops a run with exit 130 and its timings so far;
+# - --help works for every verb.
+# Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
+set -u
+TINYLLM=${TINYLLM:-build/bin/tinyllm}
+FIXTURES=${FIXTURES:-fixtures}
+work=$(mktemp -d /tmp/tl-generate-test-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20; }
+
+# check NAME EXPECTED_STATUS NEEDLE... -- COMMAND...
+check() {
+    local name=$1 want=$2
+    shift 2
+    local needles=()
+    while [ "$1" != "--" ]; do needles+=("$1"); shift; done
+    shift
+    local out status
+    out=$("$@" 2>&1)
+    status=$?
+    [ "$status" -eq "$want" ] || {
+        bad "$name: exit status $status, expected $want" "$out"
+        return
+    }
+    for n in "${needles[@]}"; do
+        grep -qF -- "$n" <<<"$out" || { bad "$name: output lacks '$n'" "$out"; return; }
+    done
+    ok
+}
+
+# field FILE.json EXPR: a value of a JSON report (python's json, printed as JSON)
+field() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(json.dumps(eval(sys.argv[2])))' "$1" "$2"
+}
+# golden CHECKPOINT KEY: a list of llama.json, as JSON
+golden() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["checkpoints"]
+print(json.dumps(d[sys.argv[2]][sys.argv[3]] if len(sys.argv) > 3 else list(d)))' \
+        "$FIXTURES/L7.9/llama.json" "$@"
+}
+
+# ---- greedy ids = the oracle's, on every checkpoint, cached and not ---------------------
+checkpoints=$(golden | tr -d '[],"')
+for ck in $checkpoints; do
+    dir=$FIXTURES/L7.9/$ck
+    prompt=$(golden "$ck" prompt_ids | tr -d ' []')
+    n=$(golden "$ck" greedy_ids | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+    for mode in cached uncached; do
+        flag=; key=greedy_ids_cached
+        [ $mode = uncached ] && flag=--no-cache key=greedy_ids
+        out=$("$TINYLLM" generate "$dir" --ids "$prompt" -n "$n" --ignore-eos $flag \
+              --json "$work/$ck.$mode.json" 2>"$work/err") || {
+            bad "$ck $mode: generate failed" "$(cat "$work/err")"
+            continue
+        }
+        want=$(golden "$ck" $key)
+        got=$(field "$work/$ck.$mode.json" 'd["generated"]["ids"]')
+        [ "$got" = "$want" ] && ok || bad "$ck $mode: greedy ids $got, the oracle's $want"
+        # streamed to stdout as text: the oracle's ids decoded by `tinyllm detokenize`
+        text=$("$TINYLLM" detokenize "$dir" --ids "$(tr -d ' []' <<<"$want")" \
+               --skip-special 2>/dev/null)
+        [ "$out" = "$text" ] && ok \
+            || bad "$ck $mode: stdout '$out' is not the oracle's ids decoded, '$text'"
+    done
+done
+
+# the report's fields (course/MS-L7/README.md)
+r=$work/llama-gqa.cached.json
+for f in 'd["prompt"]["ids"]' 'd["timings"]["load_s"]' 'd["timings"]["prefill_s"]' \
+         'd["timings"]["decode_step_s"][22]' 'd["timings"]["total_s"]' \
+         'd["timings"]["decode_tok_s"]' 'd["timings"]["prefill_tok_s"]' \
+         'd["timings"]["time_to_first_token_s"]' 'd["memory"]["rss_after_load_bytes"]' \
+         'd["memory"]["rss_after_prefill_bytes"]' 'd["memory"]["rss_after_decode_bytes"]' \
+         'd["memory"]["peak_rss_bytes"]' 'd["machine"]["cpu"]' 'd["threads"]' \
+         'd["generated"]["ended_by"]'; do
+    field "$r" "$f" >/dev/null 2>&1 && ok || bad "--json lacks $f"
+done
+[ "$(field "$r" 'len(d["timings"]["decode_step_s"])')" = 23 ] && ok \
+    || bad "--json: 24 new tokens are 23 decode steps (the first comes from the prefill)"
+
+# f32 of a bf16 checkpoint widens exactly: the same ids as its own dtype
+ck=llama-bf16-sharded
+prompt=$(golden $ck prompt_ids | tr -d ' []')
+"$TINYLLM" generate "$FIXTURES/L7.9/$ck" --ids "$prompt" -n 24 --ignore-eos --dtype f32 \
+    --json "$work/f32.json" >/dev/null 2>&1
+[ "$(field "$work/f32.json" 'd["generated"]["ids"]')" = "$(golden $ck greedy_ids_cached)" ] && ok \
+    || bad "$ck --dtype f32: ids differ from the oracle's"
+[ "$(field "$work/f32.json" 'd["dtype"]')" = '"f32"' ] \
+    && [ "$(field "$work/$ck.cached.json" 'd["dtype"]')" = '"bf16"' ] \
+    && ok || bad "$ck: its own dtype is bf16, --dtype f32 is f32"
+
+# ---- a stop id ends the reply --------------------------------------------------------------
+ck=llama-gqa
+dir=$FIXTURES/L7.9/$ck
+prompt=$(golden $ck prompt_ids | tr -d ' []')
+stop=$(golden $ck greedy_ids | python3 -c 'import json,sys; print(json.load(sys.stdin)[3])')
+mkdir -p "$work/stop"
+for f in "$dir"/*; do ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$work/stop/"; done
+rm "$work/stop/generation_config.json"
+printf '{"eos_token_id": [999, %s]}\n' "$stop" > "$work/stop/generation_config.json"
+"$TINYLLM" generate "$work/stop" --ids "$prompt" -n 24 --json "$work/stop.json" >/dev/null 2>&1
+first4=$(golden $ck greedy_ids | python3 -c 'import json, sys
+print(json.dumps(json.load(sys.stdin)[:4]))')
+[ "$(field "$work/stop.json" 'd["generated"]["ids"]')" = "$first4" ] \
+    && [ "$(field "$work/stop.json" 'd["generated"]["ended_by"]')" = '"stop_id"' ] && ok \
+    || bad "generation_config.json's stop id $stop does not end the reply at it"
+
+# ---- --prompt, --chat and chat, through the tokenizer ----------------------------------------
+tk=$dir
+text="hello world, the lighthouse keeper"
+"$TINYLLM" generate "$tk" --prompt "$text" -n 8 --ignore-eos --json "$work/p.json" \
+    >"$work/p.out" 2>/dev/null
+ids=$("$TINYLLM" tokenize "$tk" --text "$text")
+[ "$(field "$work/p.json" 'd["prompt"]["ids"]')" = "$ids" ] && ok \
+    || bad "--prompt: ids $(field "$work/p.json" 'd["prompt"]["ids"]') are not tokenize's $ids"
+"$TINYLLM" generate "$tk" --ids "$(tr -d ' []' <<<"$ids")" -n 8 --ignore-eos \
+    --json "$work/i.json" >/dev/null 2>&1
+[ "$(field "$work/p.json" 'd["generated"]["ids"]')" = \
+  "$(field "$work/i.json" 'd["generated"]["ids"]')" ] \
+    && ok || bad "--prompt and --ids of the same ids give different replies"
+# the streamed text is the reply decoded (special tokens dropped)
+want_text=$(field "$work/p.json" 'd["generated"]["text"]')
+got_text=$(python3 -c 'import json, sys
+print(json.dumps(open(sys.argv[1]).read().split("\n")[0]))' \
+    "$work/p.out")
+[ "$got_text" = "$want_text" ] && ok \
+    || bad "--prompt: streamed $got_text, the decoded reply $want_text"
+
+printf '[{"role": "user", "content": "%s"}]' "$text" > "$work/m.json"
+"$TINYLLM" chat-template "$tk" --messages "$work/m.json" --add-generation-prompt \
+    >"$work/rendered.txt" 2>/dev/null
+"$TINYLLM" generate "$tk" --prompt "$text" --chat -n 8 --json "$work/c.json" >/dev/null 2>&1
+python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["prompt"]["rendered"]
+sys.exit(0 if r == open(sys.argv[2]).read() else 1)' "$work/c.json" "$work/rendered.txt" \
+    && ok || bad "--chat: the rendered prompt is not chat-template's"
+
+out=$(printf 'hello\nand then\n/exit\n' | "$TINYLLM" chat "$tk" -n 4 2>&1 >/dev/null)
+turns=$(grep -c 'new prompt tokens' <<<"$out")
+first=$(grep -o '^\[[0-9]* new' <<<"$out" | head -1 | tr -dc 0-9)
+second=$(grep -o '^\[[0-9]* new' <<<"$out" | sed -n 2p | tr -dc 0-9)
+[ "$turns" = 2 ] && [ -n "$second" ] && [ "$second" -lt "$first" ] && ok \
+    || bad "chat: two turns, the second running only its new tokens" "$out"
+
+# ---- refusals ---------------------------------------------------------------------------------
+check "not a folder" 1 "No such file" -- "$TINYLLM" generate "$work/nothing" --ids 1,2
+check "a file" 1 "is a file, not a folder" -- "$TINYLLM" generate "$work/m.json" --ids 1,2
+mkdir -p "$work/empty" && touch "$work/empty/notes.txt"
+check "no config.json" 1 "not a checkpoint folder" "notes.txt" -- \
+    "$TINYLLM" generate "$work/empty" --ids 1,2
+mkdir -p "$work/noweights" && cp "$dir/config.json" "$work/noweights/"
+check "no weights" 1 "no weights" "tinyllm pull" -- "$TINYLLM" generate "$work/noweights" --ids 1,2
+# weights stored as FP8 or as a quantization's integers: refused before the load
+for stored in F8_E4M3 I32; do
+    mkdir -p "$work/$stored" && cp "$dir/config.json" "$work/$stored/"
+    python3 -c 'import json, struct, sys
+shape = [2, 2] if sys.argv[2] == "I32" else [4, 4]   # 16 bytes either way
+head = json.dumps({"model.embed_tokens.weight": {"dtype": sys.argv[2], "shape": shape,
+                   "data_offsets": [0, 16]}}).encode()
+head += b" " * (-len(head) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(head)) + head + bytes(16))' \
+        "$work/$stored/model.safetensors" "$stored"
+done
+check "weights stored as FP8" 1 "F8_E4M3 in model.safetensors" "BF16 release" -- \
+    "$TINYLLM" generate "$work/F8_E4M3" --ids 1,2
+check "weights stored as integers" 1 "I32 in model.safetensors" "unquantized" -- \
+    "$TINYLLM" chat "$work/I32"
+check "dtype f16" 2 "f32 or bf16" -- "$TINYLLM" generate "$dir" --ids 1,2 --dtype f16
+check "dtype fp8" 2 "--dtype fp8" -- "$TINYLLM" generate "$dir" --ids 1,2 --dtype fp8
+long=$(python3 -c 'print(",".join(["5"] * 300))')
+check "prompt longer than the context" 2 "300 tokens" "context is 256" -- \
+    "$TINYLLM" generate "$dir" --ids "$long"
+check "reply shortened to the context" 0 "generating at most 6 tokens" -- \
+    "$TINYLLM" generate "$dir" --ids "$(python3 -c 'print(",".join(["5"] * 250))')" -n 50 --quiet
+check "id out of the vocabulary" 2 "outside the vocabulary" -- \
+    "$TINYLLM" generate "$dir" --ids 1,512
+check "bad ids" 1 "not a token id" -- "$TINYLLM" generate "$dir" --ids 1,x
+check "no prompt" 2 "--prompt TEXT or --ids" -- "$TINYLLM" generate "$dir"
+# the checkpoint without its tokenizer files
+mkdir -p "$work/notok"
+for f in "$dir"/config.json "$dir"/generation_config.json "$dir"/*.safetensors; do
+    ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$work/notok/"
+done
+check "--prompt without tokenizer" 1 "tokenizer" -- "$TINYLLM" generate "$work/notok" --prompt hi
+check "chat without a tokenizer" 1 "tokenizer" -- "$TINYLLM" chat "$work/notok"
+check "-n 0" 2 "-n takes" -- "$TINYLLM" generate "$dir" --ids 1 -n 0
+
+# ---- progress on the load: on a terminal (script(1) gives one), never in a pipe --------------
+out=$(script -qec "'$TINYLLM' generate '$dir' --ids 1,2,3 -n 2 --quiet" /dev/null 2>&1)
+grep -q "loading $dir: 100% of" <<<"$out" && ok || bad "no load progress on a terminal" "$out"
+out=$("$TINYLLM" generate "$dir" --ids 1,2,3 -n 2 --quiet 2>&1)
+grep -q "loading" <<<"$out" && bad "load progress written into a pipe" "$out" || ok
+
+# ---- Ctrl-C: exit 130, the timings so far -----------------------------------------------------
+# llama-dynamic rescales its rope past its context, so a long run is allowed; the
+# run is stopped once it has streamed some ids (a fifo: no sleep, no timing).
+mkfifo "$work/fifo"
+"$TINYLLM" generate "$FIXTURES/L7.9/llama-dynamic" --ids 5,6,7 -n 1000000 --ignore-eos \
+    --json "$work/int.json" >"$work/fifo" 2>"$work/int.err" &
+pid=$!
+exec 3<"$work/fifo"
+head -c 64 <&3 >/dev/null
+kill -INT $pid
+cat <&3 >/dev/null
+exec 3<&-
+wait $pid
+status=$?
+[ $status = 130 ] && grep -q "interrupted" "$work/int.err" && grep -q "decode" "$work/int.err" \
+    && [ "$(field "$work/int.json" 'd["generated"]["ended_by"]')" = '"interrupted"' ] && ok \
+    || bad "Ctrl-C: exit $status (130 expected), the partial timings" "$(cat "$work/int.err")"
+
+# ---- --help for every verb --------------------------------------------------------------------
+for verb in $("$TINYLLM" --help | awk '/^verbs:/{on=1; next} on && !NF {exit} on {print $1}'); do
+    check "$verb --help" 0 "usage: tinyllm $verb" -- "$TINYLLM" "$verb" --help
+done
+
+echo "tinyllm generate/chat: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,30 @@
+/* folder.h: what generate and chat check about a checkpoint folder before
+ * they load it, so that a wrong folder or a prompt too long for the model is
+ * said plainly, before any weight is read. */
+#ifndef TINYLLM_TOOL_FOLDER_H
+#define TINYLLM_TOOL_FOLDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tinyllm/modern/llama.h"
+
+/* Reads dir/config.json into *c. -1 with an error that says what the folder
+ * lacks (not a folder; no config.json, with what it does hold; no weights;
+ * weights stored in a dtype tinyllm does not compute with, such as FP8 or a
+ * quantization's integers; a config the model refuses) and what to do. */
+int folder_read_config(const char *dir, LlamaConfig *c);
+
+/* Whether dir holds a tokenizer.json. */
+bool folder_has_tokenizer(const char *dir);
+
+/* The positions a run needs: the prompt's n tokens and up to *max_new more.
+ * Past max_position_embeddings a model's rotary table was never trained (a
+ * dynamic or longrope scaling rescales for it, so those may go on): a prompt
+ * longer than the context is an error (-1, the message printed by the verb
+ * from tl_error()); a reply that would run past it is shortened to fit, with
+ * a note on stderr. Returns the positions to make the cache for. */
+int64_t folder_plan_positions(const LlamaConfig *c, int64_t n, int64_t *max_new,
+                              const char *verb);
+
+#endif

@@ -1,0 +1,198 @@
+/* generator.c: load, prefill and decode for generate and chat (generator.h). */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cjson/cJSON.h>
+
+#include "tinyllm/autograd.h"
+#include "tinyllm/nn.h"
+#include "tinyllm/ops.h"
+#include "generator.h"
+
+double generator_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* generation_config.json's eos_token_id (a number or a list); 0 when the file
+ * or the key is missing, -1 when the file is there but is not JSON. */
+static int read_generation_stops(const char *dir, int64_t *stops, int max) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/generation_config.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *root = cJSON_Parse(text);
+    if (!root)
+        return tl_fail_status("%s is not JSON (near byte %ld): fix or remove it", path,
+                              (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
+    cJSON *eos = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
+    int count = 0;
+    if (cJSON_IsNumber(eos)) {
+        stops[count++] = (int64_t)eos->valuedouble;
+    } else if (cJSON_IsArray(eos)) {
+        cJSON *item;
+        cJSON_ArrayForEach(item, eos)
+            if (cJSON_IsNumber(item) && count < max) stops[count++] = (int64_t)item->valuedouble;
+    }
+    cJSON_Delete(root);
+    return count;
+}
+
+/* Touches every page of every weight, so the load is over when this returns
+ * (a mapped checkpoint is otherwise read on first use, inside the first
+ * token's time), and counts the bytes. */
+static int64_t page_in(tl_module *root, generator_progress progress, void *ctx) {
+    tl_state_dict sd = tl_module_state_dict(root);
+    int64_t total = 0, done = 0;
+    for (int i = 0; i < sd.count; i++) {
+        const tl_tensor *t = sd.items[i].tensor;
+        if (!sd.items[i].shared) total += tl_numel(t) * (int64_t)tl_dtype_size(t->dtype);
+    }
+    volatile unsigned char sink = 0;
+    int64_t reported = 0;
+    for (int i = 0; i < sd.count; i++) {
+        const tl_tensor *t = sd.items[i].tensor;
+        if (sd.items[i].shared) continue;
+        const unsigned char *p = tl_data(t);
+        int64_t bytes = tl_numel(t) * (int64_t)tl_dtype_size(t->dtype);
+        for (int64_t at = 0; p && at < bytes; at += 4096) sink ^= p[at];
+        done += bytes;
+        if (progress && (done - reported > total / 50 || done == total)) {
+            progress(done, total, ctx);
+            reported = done;
+        }
+    }
+    (void)sink;
+    tl_state_dict_free(&sd);
+    return total;
+}
+
+int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, bool cached,
+                   generator_progress progress, void *ctx) {
+    memset(g, 0, sizeof *g);
+    double t0 = generator_now();
+    if (llama_from_pretrained(&g->model, dir, dtype) != 0) return -1;
+    /* The zero-filled parameters the model was built with were released when
+     * it adopted the checkpoint; glibc keeps such heap pages (they were
+     * resident: calloc clears reused heap memory) until asked to return them. */
+    malloc_trim(0);
+    g->weight_bytes = page_in(g->model.module, progress, ctx);
+    g->load_seconds = generator_now() - t0;
+
+    int n = read_generation_stops(dir, g->stops, GENERATOR_MAX_STOPS);
+    if (n < 0) {
+        generator_close(g);
+        return -1;
+    }
+    if (n == 0)   /* generation_config.json has none: config.json's */
+        for (int i = 0; i < g->model.config.n_eos && n < GENERATOR_MAX_STOPS; i++)
+            g->stops[n++] = g->model.config.eos_token_id[i];
+    g->n_stops = n;
+
+    int64_t context = g->model.config.max_position_embeddings;
+    g->capacity = capacity > 0 ? capacity : context;
+    g->cached = cached;
+    g->sequence = malloc((size_t)(g->capacity + 1) * sizeof *g->sequence);
+    if (!g->sequence) {
+        generator_close(g);
+        return tl_fail_status("out of memory for %lld token ids", (long long)g->capacity);
+    }
+    if (cached && llama_cache_init(&g->model, &g->cache, 1, g->capacity) != 0) {
+        generator_close(g);
+        return -1;
+    }
+    return 0;
+}
+
+void generator_close(generator *g) {
+    if (!g) return;
+    kv_cache_free(&g->cache);
+    llama_free(&g->model);
+    free(g->sequence);
+    memset(g, 0, sizeof *g);
+}
+
+void generator_reset(generator *g) {
+    kv_cache_reset(&g->cache);
+    g->held = g->sequence_len = 0;
+}
+
+void generator_truncate(generator *g, int64_t n) {
+    if (n >= g->held) return;
+    bool plain = g->cached && g->cache.ops && strcmp(g->cache.ops->kind, "KVCache") == 0;
+    if (!plain || n <= 0) {
+        generator_reset(g);
+        return;
+    }
+    for (int l = 0; l < g->cache.n_layers; l++) g->cache.held[l] = g->cache.seen[l] = n;
+    g->held = g->sequence_len = n;
+}
+
+bool generator_is_stop(const generator *g, int64_t id) {
+    for (int i = 0; i < g->n_stops; i++)
+        if (g->stops[i] == id) return true;
+    return false;
+}
+
+/* The greedy token of the last position of logits [1, T, V] (ties to the
+ * lower id, as torch.argmax). */
+static int64_t last_argmax(tl_tensor *logits) {
+    int64_t t = logits->shape[1], v = logits->shape[2];
+    tl_tensor *row = tl_contiguous(tl_narrow(logits, 1, t - 1, 1));
+    if (!row) return -1;
+    const float *x = tl_f32(row);
+    int64_t best = 0;
+    for (int64_t i = 1; i < v; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* A prefill runs in chunks of at most this many tokens, each in its own
+ * scope: a forward keeps its activations until its scope ends (about 2.5 MB
+ * per token for SmolLM2-135M), so a long prompt in one piece would need
+ * gigabytes. Each chunk is still one batched forward (GEMMs). */
+#define PREFILL_CHUNK 256
+
+/* One forward of ids [n] after what the cache holds; the greedy next token. */
+static int64_t forward_next(generator *g, const int64_t *ids, int64_t n) {
+    tl_scope_push();   /* everything this forward makes goes with it */
+    tl_no_grad_push();
+    tl_tensor *logits;
+    if (g->cached)
+        logits = llama_forward(&g->model, tl_from_i64(ids, TL_SHAPE(1, n)), NULL, &g->cache);
+    else   /* no cache: the whole sequence again, as a model without one must */
+        logits = llama_forward(&g->model, tl_from_i64(g->sequence, TL_SHAPE(1, g->sequence_len)),
+                               NULL, NULL);
+    int64_t next = logits ? last_argmax(logits) : -1;
+    tl_no_grad_pop();
+    tl_scope_pop();
+    return next;
+}
+
+int generator_feed(generator *g, const int64_t *ids, int64_t n, int64_t *next) {
+    if (n < 1) return tl_fail_status("generator_feed: no token to run");
+    if (g->held + n > g->capacity)
+        return tl_fail_status("%lld tokens after %lld do not fit the %lld positions the model "
+                              "was opened for", (long long)n, (long long)g->held,
+                              (long long)g->capacity);
+    memcpy(g->sequence + g->held, ids, (size_t)n * sizeof *ids);
+    int64_t done = 0;
+    *next = -1;
+    while (done < n) {
+        int64_t piece = g->cached && n - done > PREFILL_CHUNK ? PREFILL_CHUNK : n - done;
+        g->sequence_len = g->held + piece;
+        *next = forward_next(g, ids + done, piece);
+        if (*next < 0) return -1;
+        g->held += piece;
+        done += piece;
+    }
+    return 0;
+}

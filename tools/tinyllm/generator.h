@@ -1,0 +1,68 @@
+/* generator.h: the inference path of `tinyllm generate` and `tinyllm chat`.
+ *
+ * One model (the course's LlamaForCausalLM, whoever wrote it), one resident
+ * copy of its weights (llama_from_pretrained adopts the mapped checkpoint:
+ * BF16 stays BF16), one preallocated KV cache, and greedy decoding: a batched
+ * prefill of the prompt (one forward of T rows: GEMMs), then one forward of
+ * one row per new token (GEMVs that read each weight in place), each under
+ * no_grad in a scope of its own, so the arena is reused and memory stays flat
+ * but for the cache. Every phase is timed and the resident size read at the
+ * points the report names.
+ *
+ * Errors: functions return -1 with tl_error() saying what and what to do.
+ */
+#ifndef TINYLLM_TOOL_GENERATOR_H
+#define TINYLLM_TOOL_GENERATOR_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tinyllm/modern/llama.h"
+
+#define GENERATOR_MAX_STOPS 16
+
+typedef struct {
+    LlamaForCausalLM model;
+    KVCache cache;
+    bool cached;             /* false: every step reruns the whole sequence (--no-cache) */
+    int64_t capacity;        /* the positions the cache holds */
+    int64_t held;            /* positions the cache holds now */
+    int64_t *sequence;       /* every id the cache holds, then the one not yet run */
+    int64_t sequence_len;
+    int64_t stops[GENERATOR_MAX_STOPS];
+    int n_stops;
+    int64_t weight_bytes;    /* the bytes of every parameter, as resident */
+    double load_seconds;     /* llama_from_pretrained and the weights paged in */
+} generator;
+
+/* Called while the weights are paged in: done of total bytes. */
+typedef void (*generator_progress)(int64_t done, int64_t total, void *ctx);
+
+/* Loads dir (dtype TL_F32, TL_BF16, or -1: the checkpoint's own), pages every
+ * weight in (progress, when given, is called as it goes), reads the stop ids
+ * (generation_config.json's eos_token_id, else config.json's) and makes a
+ * cache of `capacity` positions (0: max_position_embeddings). */
+int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, bool cached,
+                   generator_progress progress, void *ctx);
+void generator_close(generator *g);
+
+/* Runs ids [n] after what the cache holds (a prefill: one forward of n rows)
+ * and sets *next to the greedy token after them. */
+int generator_feed(generator *g, const int64_t *ids, int64_t n, int64_t *next);
+
+/* Keeps the first n positions the cache holds and forgets the rest (a chat
+ * whose history renders differently), or, for a cache kind other than the
+ * plain one (where slot i is position i), forgets everything. */
+void generator_truncate(generator *g, int64_t n);
+
+/* Forgets what the cache holds (a new conversation). */
+void generator_reset(generator *g);
+
+/* Whether id ends generation. */
+bool generator_is_stop(const generator *g, int64_t id);
+
+/* The monotonic clock, in seconds. */
+double generator_now(void);
+
+#endif
