@@ -33,13 +33,21 @@ $(OL_REPORT_CHECK): $(BUILD)/obj/tests/ol/report_check.o
 	$(CC) $< -o $@ $(LDFLAGS) $(CJSON_LIBS)
 
 ALL_TARGETS  += $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK)
+BENCH_TARGETS += bench-ol
 TEST_TARGETS += test-ol test-lessons
 
-.PHONY: test-ol test-lessons
+.PHONY: test-ol test-lessons bench-ol
+# What grading costs: ol check L7.1 with the model answers, cold and warm, median of 5
+# (OL_BENCH_BASELINE=path/to/another/ol compares, in turn).
+bench-ol: $(OL_BIN) $(CORE_LIB) $(TESTING_LIB)
+	@echo "== ol check benchmark (bench/ol_check.sh) =="
+	@bash bench/ol_check.sh $(OL_BIN) 5 $(OL_BENCH_BASELINE)
+
 # The layers of tools/ol (no circle of includes or calls), its README's file
 # table, the contract headers' form, the documents files point to; the
 # parsers and formats (Check); then ol itself on L7.1 (start, tests, check
-# and its failure modes, the reports, the instructor verbs).
+# and its failure modes, the reports, the instructor verbs); then a hostile
+# student's attacks on the sandbox and the grade (hostile.sh).
 test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
 	@echo "== ol (tests/ol) =="
 	@python3 tests/ol/layers.py tools/ol $(BUILD)/obj/tools/ol
@@ -48,6 +56,7 @@ test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
 	@bash tests/ol/docs.sh
 	@CK_FORK=yes $(OL_UNIT)
 	@bash tests/ol/e2e.sh $(OL_BIN) $(OL_REPORT_CHECK)
+	@bash tests/ol/hostile.sh $(OL_BIN)
 
 # For every lesson (`ol lesson list`), or only LESSON=L7.x: lesson.json is
 # valid, the stub fails the course tests with "not implemented", the

@@ -3,12 +3,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cache.h"
 #include "proc.h"
+#include "sandbox.h"
 
 /* The libraries every test program links, as the Makefile found them. */
 #ifndef OL_CHECK_CFLAGS
@@ -139,19 +141,127 @@ static char *stem(const char *src) {
     return xstrndup(b, n);
 }
 
+/* Every compile's wall-clock limit: a header that never ends (a pipe, an
+ * include that doubles itself) must not hold a check forever. */
+static double compile_timeout(void) {
+    const char *env = getenv("OL_COMPILE_TIMEOUT");
+    double t = env ? atof(env) : 0;
+    return t > 0 ? t : 120;
+}
+
+/* The files outside contracts/ that contract headers include by a quoted
+ * path (a forwarding header: tinyllm/testing/hub.h reads tools/hub/hub.h),
+ * and what those include in turn: the instructor's, so a plain scan. */
+static void reached_from(const char *file, const char *contracts, strlist *out, int depth) {
+    char *text = depth < 8 ? read_file(file, NULL) : NULL;
+    char *dir = path_dirname(file);
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        char *p = line + strspn(line, " \t");
+        if (*p++ != '#') continue;
+        p += strspn(p, " \t");
+        if (strncmp(p, "include", 7) != 0) continue;
+        char *q = strchr(p, '"'), *end = q ? strchr(q + 1, '"') : NULL;
+        if (!end) continue;
+        char *name = xstrndup(q + 1, (size_t)(end - q - 1)), *joined = path_join(dir, name), real[PATH_MAX];
+        if (realpath(joined, real) && strncmp(real, contracts, strlen(contracts)) != 0 && !sl_contains(out, real)) {
+            sl_push(out, real);
+            reached_from(real, contracts, out, depth + 1);
+        }
+        free(name);
+        free(joined);
+    }
+    free(dir);
+    free(text);
+}
+
+static void contract_reaches(const char *dir, const char *contracts, strlist *out) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *full = path_join(dir, e->d_name);
+        size_t n = strlen(e->d_name);
+        if (is_dir(full)) contract_reaches(full, contracts, out);
+        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0) reached_from(full, contracts, out, 0);
+        free(full);
+    }
+    if (d) closedir(d);
+}
+
+/* The compiler's sandbox for a student's file: it reads the system's files,
+ * the contracts, the student's c/ and its own folder (testgen's wrapper),
+ * and writes only its scratch folder, which is also its TMPDIR. The course
+ * (its reference), the rest of the workspace and ol's caches stay out, so
+ * no #include, .incbin or error message can show them. */
+static sandbox *compile_sandbox(ol_ctx *ctx, const unit *u, const char *scratch) {
+    sandbox *sb = xcalloc(1, sizeof *sb);
+    strlist keep_out = {0};
+    sl_push(&keep_out, ctx->root);
+    sl_push(&keep_out, ctx->ws);
+    sandbox_system(sb, &keep_out, false);
+    sl_free(&keep_out);
+    /* nor /proc and /sys: an #include of /proc/self/environ would print ol's environment */
+    for (int i = sb->read.n - 1; i >= 0; i--)
+        if (!strcmp(sb->read.v[i], "/proc") || !strcmp(sb->read.v[i], "/sys") ||
+            !strncmp(sb->read.v[i], "/proc/", 6) || !strncmp(sb->read.v[i], "/sys/", 5)) {
+            free(sb->read.v[i]);
+            sb->read.v[i] = sb->read.v[--sb->read.n];
+        }
+    char *contracts = path_join(ctx->root, "contracts"), real[PATH_MAX];
+    sandbox_allow(sb, contracts, false);
+    static strlist reached; /* once per run of ol */
+    static bool scanned;
+    if (!scanned && realpath(contracts, real)) contract_reaches(real, real, &reached);
+    scanned = true;
+    for (int i = 0; i < reached.n; i++) sandbox_allow(sb, reached.v[i], false);
+    free(contracts);
+    sandbox_allow(sb, ctx->student, false);
+    if (u->cwd && strcmp(u->cwd, ctx->ws) != 0) sandbox_allow(sb, u->cwd, false);
+    sandbox_allow(sb, scratch, true);
+    sandbox_allow(sb, "/dev/null", true);
+    sb->cpu_seconds = compile_timeout();
+    sb->memory_bytes = 4LL << 30;
+    sb->file_bytes = 256LL << 20;
+    sb->extra_tasks = 64;
+    return sb;
+}
+
+static void compile_job_free(proc_job *j) {
+    sandbox *sb = (sandbox *)j->sandbox;
+    if (sb) {
+        sandbox_free(sb);
+        free(sb);
+    }
+    proc_job_free(j);
+}
+
+/* What a compile that did not finish says, after what the compiler said. */
+static char *ended_log(ol_ctx *ctx, const char *log, const proc_job *j) {
+    if (j->timed_out)
+        return xasprintf("%s(the compiler ran past its time limit of %g s, $OL_COMPILE_TIMEOUT, and was stopped)\n",
+                         log, j->timeout);
+    char *what = proc_describe(j);
+    char *more = xasprintf("%s(the compiler %s ended with %s)\n", log, ctx->cc, what);
+    free(what);
+    return more;
+}
+
 int build_units(ol_ctx *ctx, unit *u, int n) {
     if (build_prepare(ctx) != 0) return n ? n : 1;
     char *objdir = ctx_cache_dir(ctx, "obj");
     char *covdir = ctx_cache_dir(ctx, "cov");
-    if (!objdir || !covdir) {
+    char *tmpdir = ctx_cache_dir(ctx, "tmp");
+    if (!objdir || !covdir || !tmpdir) {
         free(objdir);
         free(covdir);
+        free(tmpdir);
         return n ? n : 1;
     }
-    proc_job *jobs = xcalloc((size_t)n, sizeof *jobs);
-    int *which = xcalloc((size_t)n, sizeof *which);
-    char **tmp_objs = xcalloc((size_t)n, sizeof *tmp_objs);
-    int *same_as = xcalloc((size_t)n, sizeof *same_as);   /* a unit of this batch with its key */
+    proc_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
+    int *which = xcalloc((size_t)n + 1, sizeof *which);
+    char **tmp_objs = xcalloc((size_t)n + 1, sizeof *tmp_objs);
+    char **scratch = xcalloc((size_t)n + 1, sizeof *scratch);
+    int *same_as = xcalloc((size_t)n + 1, sizeof *same_as); /* a unit of this batch with its key */
     int njobs = 0;
     for (int i = 0; i < n; i++) {
         same_as[i] = -1;
@@ -161,13 +271,14 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         free(u[i].obj);
         free(u[i].log);
         u[i].log = NULL;
-        char *marker;
+        char *marker, *notes = NULL;
         if (u[i].coverage) {
             char *dir = path_join(covdir, u[i].key);
-            char *s = stem(u[i].src);
-            u[i].obj = xasprintf("%s/%s.o", dir, s);
+            char *st = stem(u[i].src);
+            u[i].obj = xasprintf("%s/%s.o", dir, st);
+            notes = xasprintf("%s/%s.gcno", dir, st);
             marker = path_join(dir, "done");
-            free(s);
+            free(st);
             free(dir);
         } else {
             u[i].obj = xasprintf("%s/%s.o", objdir, u[i].key);
@@ -181,7 +292,7 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         if (same_as[i] >= 0 && !is_file(marker)) {
             u[i].ok = u[i].cached = false;
             sl_free(&args);
-        } else if (is_file(marker)) {
+        } else if (is_file(marker) && cache_intact(u[i].obj) && (!notes || cache_intact(notes))) {
             cache_touch(marker);
             u[i].ok = u[i].cached = true;
             u[i].log = read_file(log_path, NULL);
@@ -200,12 +311,22 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
                 mkdir_p(dir);
                 free(dir);
                 proc_arg(j, u[i].obj);
+            } else if (u[i].student) {
+                scratch[njobs] = make_temp_dir(tmpdir, "cc");
+                tmp_objs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.o") : xstrdup("/nonexistent/out.o");
+                proc_arg(j, tmp_objs[njobs]);
+                if (scratch[njobs]) {
+                    j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
+                    j->clean_env = true; /* the student's file sees nothing of ol's */
+                    proc_env(j, "TMPDIR", scratch[njobs]);
+                }
             } else {
                 tmp_objs[njobs] = xasprintf("%s.tmp%ld.o", u[i].obj, (long)getpid());
                 proc_arg(j, tmp_objs[njobs]);
             }
             j->cwd = xstrdup(u[i].cwd ? u[i].cwd : ctx->root);
             j->out_path = xasprintf("%s.tmp%ld", log_path, (long)getpid());
+            j->timeout = compile_timeout();
             if (ctx->verbose) {
                 char *cmd = sl_join(&j->argv, " ");
                 fprintf(stderr, "ol: (in %s) %s\n", j->cwd, cmd);
@@ -213,6 +334,7 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
             }
             which[njobs++] = i;
         }
+        free(notes);
         free(marker);
         free(log_path);
     }
@@ -223,27 +345,30 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         char *log_path = xasprintf("%s.log", x->obj);
         x->log = read_file(jobs[k].out_path, NULL);
         if (!x->log) x->log = xstrdup("");
-        x->ok = jobs[k].exit_code == 0;
+        x->ok = jobs[k].exit_code == 0 && !jobs[k].timed_out;
         if (x->ok) {
             rename(jobs[k].out_path, log_path);
             if (x->coverage) {
                 char *dir = path_dirname(x->obj);
                 char *marker = path_join(dir, "done");
-                write_file_atomic(marker, "", 0);
+                char *st = stem(x->src);
+                char *notes = xasprintf("%s/%s.gcno", dir, st);
+                if (cache_seal(x->obj) != 0 || cache_seal(notes) != 0) x->ok = false;
+                else write_file_atomic(marker, "", 0);
+                free(notes);
+                free(st);
                 free(marker);
                 free(dir);
-            } else if (rename(tmp_objs[k], x->obj) != 0) {
+            } else if (rename(tmp_objs[k], x->obj) != 0 || cache_seal(x->obj) != 0) {
                 x->ok = false;
             }
         } else {
             unlink(jobs[k].out_path);
             if (tmp_objs[k]) unlink(tmp_objs[k]);
-            if (jobs[k].exit_code < 0 || jobs[k].exit_code == 127) {
-                char *what = proc_describe(&jobs[k]);
-                char *more = xasprintf("%s(the compiler %s ended with %s)\n", x->log, ctx->cc, what);
+            if (jobs[k].exit_code < 0 || jobs[k].exit_code == 127 || jobs[k].timed_out) {
+                char *more = ended_log(ctx, x->log, &jobs[k]);
                 free(x->log);
                 x->log = more;
-                free(what);
             }
             failed++;
         }
@@ -258,24 +383,93 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
     }
     free(same_as);
     for (int k = 0; k < njobs; k++) {
+        if (scratch[k]) remove_tree(scratch[k], ctx->cache);
+        free(scratch[k]);
         free(tmp_objs[k]);
-        proc_job_free(&jobs[k]);
+        compile_job_free(&jobs[k]);
     }
+    free(scratch);
     free(tmp_objs);
     free(jobs);
     free(which);
     free(objdir);
     free(covdir);
+    free(tmpdir);
     return failed;
 }
 
-/* What the preprocessed text (cc -E -P: no line markers) says: "T<TAB>NAME"
+/* "X<TAB>WHAT<TAB>FILE<TAB>LINE" for each place of the preprocessed text
+ * (line markers say which file and line it came from) that hands the
+ * assembler text of its own: the asm keyword in any spelling, and a
+ * section attribute (its name goes into the assembly as written, so
+ * ".data\n.incbin ..." would be a directive). Strings and characters
+ * are skipped. */
+static void scan_assembler(const char *text, strbuf *records) {
+    char file[PATH_MAX] = "";
+    long line = 0;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        /* "# LINE "FILE" FLAGS" (no sscanf: it would measure the whole text each time) */
+        char *after = NULL;
+        long lineno = p[0] == '#' && p[1] == ' ' && isdigit((unsigned char)p[2]) ? strtol(p + 2, &after, 10) : 0;
+        if (after && after[0] == ' ' && after[1] == '"') {
+            const char *q = after + 2, *end = q;
+            while (end < p + len && *end != '"') end += *end == '\\' && end + 1 < p + len ? 2 : 1;
+            snprintf(file, sizeof file, "%.*s", (int)(end - q), q);
+            line = lineno;
+        } else {
+            bool attribute = false;
+            for (const char *c = p; c < p + len;) {
+                if (*c == '"' || *c == '\'') {
+                    char quote = *c++;
+                    while (c < p + len && *c != quote) c += *c == '\\' ? 2 : 1;
+                    c++;
+                    continue;
+                }
+                if (!(isalpha((unsigned char)*c) || *c == '_')) {
+                    c++;
+                    continue;
+                }
+                const char *w = c;
+                while (c < p + len && (isalnum((unsigned char)*c) || *c == '_')) c++;
+                size_t n = (size_t)(c - w);
+                const char *what = NULL;
+                if ((n == 3 && !strncmp(w, "asm", 3)) || (n == 5 && !strncmp(w, "__asm", 5)) ||
+                    (n == 7 && !strncmp(w, "__asm__", 7)))
+                    what = "asm";
+                if ((n == 13 && !strncmp(w, "__attribute__", 13)) || (n == 11 && !strncmp(w, "__attribute", 11)))
+                    attribute = true;
+                if (attribute && ((n == 7 && !strncmp(w, "section", 7)) || (n == 11 && !strncmp(w, "__section__", 11))))
+                    what = "section";
+                if (what) sb_printf(records, "X\t%s\t%s\t%ld\n", what, file, line);
+            }
+            line++;
+        }
+        p += len + (eol ? 1 : 0);
+    }
+}
+
+/* What the preprocessed text (cc -E, with line markers) says: "T<TAB>NAME"
  * for each test it declares (START_TEST(NAME) expands to "static const
- * TTest * NAME = & NAME_ttest;"), and "A" when it holds .incbin (string
- * pieces joined first, so ".inc" "bin" is found too). */
+ * TTest * NAME = & NAME_ttest;"), "A" when it holds .incbin (string pieces
+ * joined first, so ".inc" "bin" is found too), and scan_assembler's "X". */
 static void scan_preprocessed(const char *path, strbuf *records) {
     char *text = read_file(path, NULL);
     if (!text) return;
+    scan_assembler(text, records);
+    /* the line markers out: what follows reads the text alone */
+    char *keep = text;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
+        if (!(p[0] == '#' && p[1] == ' ' && isdigit((unsigned char)p[2]))) {
+            memmove(keep, p, len);
+            keep += len;
+        }
+        p += len;
+    }
+    *keep = 0;
     /* blanks to one space, and "a" "b" to "ab" */
     char *w = text;
     for (const char *p = text; *p; p++) {
@@ -313,9 +507,12 @@ static void scan_preprocessed(const char *path, strbuf *records) {
 
 /* The records build_include_trees keeps, from `cc -E -H -v`'s messages and
  * the preprocessed text. */
+#define MAX_INCLUDES 20000 /* more files than any test opens: the rest is not read */
+
 static char *include_records(const char *said, const char *preprocessed) {
     strbuf b = {0};
     bool in_search = false;
+    int opened = 0;
     char *copy = xstrdup(said ? said : "");
     for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (strncmp(line, "#include <...> search starts here:", 34) == 0) in_search = true;
@@ -323,8 +520,31 @@ static char *include_records(const char *said, const char *preprocessed) {
         else if (in_search && line[0] == ' ') sb_printf(&b, "S\t%s\n", line + 1);
         else if (line[0] == '.') {
             size_t depth = strspn(line, ".");
-            if (line[depth] == ' ' && line[depth + 1]) sb_printf(&b, "D\t%zu\t%s\n", depth, line + depth + 1);
+            if (line[depth] != ' ' || !line[depth + 1]) continue;
+            if (++opened > MAX_INCLUDES) {
+                sb_printf(&b, "M\t%d\n", MAX_INCLUDES);
+                break;
+            }
+            sb_printf(&b, "D\t%zu\t%s\n", depth, line + depth + 1);
         }
+    }
+    free(copy);
+    /* "FILE:LINE:COL: fatal error: NAME: Permission denied": the sandbox kept an include out */
+    copy = xstrdup(said ? said : "");
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *fatal = strstr(line, ": fatal error: "), *denied = strstr(line, ": Permission denied");
+        if (!fatal || !denied || denied < fatal) continue;
+        char *colon = fatal, *file_end = NULL;
+        /* FILE:LINE:COL before ": fatal error" */
+        *colon = 0;
+        char *col = strrchr(line, ':');
+        if (col) *col = 0;
+        char *ln = strrchr(line, ':');
+        if (ln) file_end = ln;
+        if (!file_end) continue;
+        *file_end = 0;
+        const char *name = fatal + 15;
+        sb_printf(&b, "E\t%s\t%s\t%.*s\n", line, file_end + 1, (int)(denied - name), name);
     }
     free(copy);
     scan_preprocessed(preprocessed, &b);
@@ -334,10 +554,16 @@ static char *include_records(const char *said, const char *preprocessed) {
 int build_include_trees(ol_ctx *ctx, unit *u, int n) {
     if (build_prepare(ctx) != 0) return n ? n : 1;
     char *objdir = ctx_cache_dir(ctx, "obj");
-    if (!objdir) return n ? n : 1;
+    char *tmpdir = ctx_cache_dir(ctx, "tmp");
+    if (!objdir || !tmpdir) {
+        free(objdir);
+        free(tmpdir);
+        return n ? n : 1;
+    }
     proc_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
     int *which = xcalloc((size_t)n + 1, sizeof *which);
     char **outs = xcalloc((size_t)n + 1, sizeof *outs);
+    char **scratch = xcalloc((size_t)n + 1, sizeof *scratch);
     int njobs = 0;
     for (int i = 0; i < n; i++) {
         strlist args = {0};
@@ -345,8 +571,8 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         unit_key(ctx, &u[i], &args);
         free(u[i].includes);
         u[i].includes = NULL;
-        char *cached = xasprintf("%s/%s.inc-2", objdir, u[i].key);
-        u[i].includes = read_file(cached, NULL);
+        char *cached = xasprintf("%s/%s.inc-3", objdir, u[i].key);
+        u[i].includes = cache_intact(cached) ? read_file(cached, NULL) : NULL;
         free(cached);
         if (u[i].includes) {
             sl_free(&args);
@@ -357,9 +583,21 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         free(args.v[--args.n]);
         proc_job *j = &jobs[njobs];
         j->argv = args;
-        outs[njobs] = xasprintf("%s/%s.tmp%ld.i", objdir, u[i].key, (long)getpid());
+        if (u[i].student) {
+            /* the preprocessor reads what the compiler may, no more */
+            scratch[njobs] = make_temp_dir(tmpdir, "cpp");
+            outs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.i") : xstrdup("/nonexistent/out.i");
+            if (scratch[njobs]) {
+                j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
+                j->clean_env = true;
+                proc_env(j, "TMPDIR", scratch[njobs]);
+            }
+        } else {
+            outs[njobs] = xasprintf("%s/%s.tmp%ld.i", objdir, u[i].key, (long)getpid());
+        }
+        j->timeout = compile_timeout();
+        if (j->sandbox) ((sandbox *)j->sandbox)->file_bytes = 32LL << 20;
         proc_arg(j, "-E");
-        proc_arg(j, "-P");
         proc_arg(j, "-H");
         proc_arg(j, "-v");
         proc_arg(j, u[i].src);
@@ -367,7 +605,7 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         proc_arg(j, outs[njobs]);
         proc_env(j, "LC_ALL", "C"); /* the search list's headings, in English */
         j->cwd = xstrdup(u[i].cwd ? u[i].cwd : ctx->root);
-        j->out_path = xasprintf("%s.log", outs[njobs]);
+        j->out_path = xasprintf("%s/%s.tmp%ld.i.log", objdir, u[i].key, (long)getpid());
         which[njobs++] = i;
     }
     int failed = 0;
@@ -376,9 +614,9 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         unit *x = &u[which[k]];
         char *said = read_file(jobs[k].out_path, NULL);
         x->includes = include_records(said, outs[k]);
-        if (jobs[k].exit_code == 0) {
-            char *cached = xasprintf("%s/%s.inc-2", objdir, x->key);
-            write_file_atomic(cached, x->includes, strlen(x->includes));
+        if (jobs[k].exit_code == 0 && !jobs[k].timed_out) {
+            char *cached = xasprintf("%s/%s.inc-3", objdir, x->key);
+            if (write_file_atomic(cached, x->includes, strlen(x->includes)) == 0) cache_seal(cached);
             free(cached);
         } else {
             failed++; /* compiling it says why, without -v's noise */
@@ -391,13 +629,17 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
     for (int k = 0; k < njobs; k++) {
         unlink(outs[k]);
         if (jobs[k].out_path) unlink(jobs[k].out_path);
+        if (scratch[k]) remove_tree(scratch[k], ctx->cache);
+        free(scratch[k]);
         free(outs[k]);
-        proc_job_free(&jobs[k]);
+        compile_job_free(&jobs[k]);
     }
+    free(scratch);
     free(outs);
     free(jobs);
     free(which);
     free(objdir);
+    free(tmpdir);
     return failed;
 }
 
@@ -421,7 +663,7 @@ int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out) {
     if (!dir) return -1;
     out->path = xasprintf("%s/%s.a", dir, out->key);
     free(dir);
-    if (is_file(out->path)) {
+    if (is_file(out->path) && cache_intact(out->path)) {
         cache_touch(out->path);
         return 0;
     }
@@ -433,7 +675,8 @@ int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out) {
     for (int i = 0; i < n; i++) proc_arg(&job, u[i].obj);
     job.out_path = xasprintf("%s.log", tmp);
     int rc = -1;
-    if (proc_run(&job) == 0 && job.exit_code == 0 && rename(tmp, out->path) == 0) rc = 0;
+    job.timeout = compile_timeout();
+    if (proc_run(&job) == 0 && job.exit_code == 0 && rename(tmp, out->path) == 0 && cache_seal(out->path) == 0) rc = 0;
     else {
         char *log = read_file(job.out_path, NULL);
         ol_error("cannot make the archive %s: %s", out->path, log ? log : "ar failed");
@@ -479,6 +722,53 @@ static void link_args(ol_ctx *ctx, const link_spec *l, strlist *args) {
     for (int i = 0; i < l->wraps.n; i++) sl_push_owned(args, xasprintf("-Wl,--wrap=%s", l->wraps.v[i]));
 }
 
+int build_link_inputs(ol_ctx *ctx, const strlist *ldflags, strlist *out) {
+    if (build_prepare(ctx) != 0) return -1;
+    char *gen = ctx_cache_dir(ctx, "gen"), *tmp = ctx_cache_dir(ctx, "tmp");
+    if (!gen || !tmp) {
+        free(gen);
+        free(tmp);
+        return -1;
+    }
+    char *probe = path_join(gen, "link-probe.c");
+    int rc = 0;
+    if (!is_file(probe) && write_file_atomic(probe, "int main(void) { return 0; }\n", 29) != 0) rc = -1;
+    link_spec spec = {0};
+    for (int i = 0; ldflags && i < ldflags->n; i++) sl_push(&spec.ldflags, ldflags->v[i]);
+    proc_job job = {0};
+    link_args(ctx, &spec, &job.argv);
+    proc_arg(&job, probe);
+    char *bin = xasprintf("%s/link-probe.%ld", tmp, (long)getpid());
+    proc_arg(&job, "-o");
+    proc_arg(&job, bin);
+    proc_arg(&job, "-Wl,--trace");
+    job.out_path = xasprintf("%s.log", bin);
+    job.timeout = compile_timeout();
+    if (rc == 0 && (proc_run(&job) != 0 || job.exit_code != 0)) {
+        char *said = read_file(job.out_path, NULL);
+        ol_error("cannot link a test program to see its libraries: %s", said ? said : "");
+        free(said);
+        rc = -1;
+    }
+    char *text = rc == 0 ? read_file(job.out_path, NULL) : NULL;
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] != '/' || strstr(line, "link-probe")) continue; /* ld's own notes, the probe */
+        char real[PATH_MAX];
+        const char *path = realpath(line, real) ? real : line;
+        if (!sl_contains(out, path)) sl_push(out, path);
+    }
+    free(text);
+    unlink(bin);
+    unlink(job.out_path);
+    free(bin);
+    proc_job_free(&job);
+    link_free(&spec);
+    free(probe);
+    free(gen);
+    free(tmp);
+    return rc;
+}
+
 int build_links(ol_ctx *ctx, link_spec *l, int n) {
     if (build_prepare(ctx) != 0) return n ? n : 1;
     char *bindir = ctx_cache_dir(ctx, "bin");
@@ -501,7 +791,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         free(l[i].log);
         l[i].log = NULL;
         l[i].bin = path_join(bindir, l[i].key);
-        if (access(l[i].bin, X_OK) == 0) {
+        if (access(l[i].bin, X_OK) == 0 && cache_intact(l[i].bin)) {
             cache_touch(l[i].bin);
             l[i].ok = l[i].cached = true;
             l[i].log = xstrdup("");
@@ -525,6 +815,7 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         proc_arg(j, "-o");
         proc_arg(j, tmps[njobs]);
         j->out_path = xasprintf("%s.log", tmps[njobs]);
+        j->timeout = compile_timeout();
         if (ctx->verbose) {
             char *cmd = sl_join(&j->argv, " ");
             fprintf(stderr, "ol: %s\n", cmd);
@@ -538,7 +829,12 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         link_spec *x = &l[which[k]];
         x->log = read_file(jobs[k].out_path, NULL);
         if (!x->log) x->log = xstrdup("");
-        x->ok = jobs[k].exit_code == 0 && rename(tmps[k], x->bin) == 0;
+        x->ok = jobs[k].exit_code == 0 && !jobs[k].timed_out && rename(tmps[k], x->bin) == 0 && cache_seal(x->bin) == 0;
+        if (!x->ok && jobs[k].timed_out) {
+            char *more = ended_log(ctx, x->log, &jobs[k]);
+            free(x->log);
+            x->log = more;
+        }
         if (!x->ok) {
             unlink(tmps[k]);
             failed++;

@@ -18,6 +18,8 @@ typedef struct unit {
     bool coverage;  /* -O0 --coverage, for the baseline's line counts */
     bool sanitize;  /* -O1 with AddressSanitizer and UBSan, for `ol tests --asan` */
     bool test;      /* a test wrapper made by testgen */
+    bool student;   /* the student's file (or a wrapper of one): compiled in a sandbox that reads
+                     * only the system, the contracts, the student's c/ and the wrapper */
     /* results */
     char key[HASH_HEX];
     char *obj;      /* the cached object */
@@ -49,8 +51,9 @@ typedef struct link_spec {
 /* The toolchain's hash (compiler, flags, runtime libraries, headers). */
 int build_prepare(ol_ctx *ctx);
 
-/* Compiles every unit not already cached, ctx->jobs at a time. Returns how
- * many failed (their log says why), or -1 when interrupted. */
+/* Compiles every unit not already cached (or whose cached object fails its
+ * seal), ctx->jobs at a time, each within $OL_COMPILE_TIMEOUT seconds (120).
+ * Returns how many failed (their log says why), or -1 when interrupted. */
 int build_units(ol_ctx *ctx, unit *u, int n);
 void unit_free(unit *u);
 
@@ -59,7 +62,11 @@ void unit_free(unit *u);
  * them: depth 1 is what the source includes itself), "S<TAB>DIR" for each
  * folder of the compiler's <...> search path, "T<TAB>NAME" for each test
  * the preprocessed text declares (what START_TEST(NAME) expands to), and
- * "A" when it holds an assembler .incbin (a file copied into the program);
+ * "A" when it holds an assembler .incbin (a file copied into the program),
+ * "X<TAB>asm|section<TAB>FILE<TAB>LINE" where its text hands the assembler
+ * text of its own (FILE and LINE from the line markers), "E<TAB>FILE<TAB>LINE
+ * <TAB>NAME" where the compiler's sandbox kept an #include out, "M<TAB>N" when
+ * it opened more than N files (the rest is not listed);
  * "F" when the preprocessor failed (the records are then partial). The preprocessor, not a scan of the text, decides: macros,
  * #if 0, trigraphs and line continuations are as the compiler sees them.
  * Cached by the unit's key. Returns how many failed (compiling them says
@@ -79,6 +86,11 @@ void link_input_free(link_input *in);
 /* Prints what the compiler said on stderr: paths relative to the workspace
  * or the root, without the lines naming testgen's generated wrappers. */
 void print_compiler_log(ol_ctx *ctx, const char *log);
+
+/* The files a test program's link reads (ld --trace on a program of main
+ * only, with the lessons' `ldflags`): objects, archives, shared libraries,
+ * linker scripts, as real paths. 0, or -1 (said why). */
+int build_link_inputs(ol_ctx *ctx, const strlist *ldflags, strlist *out);
 
 /* Global functions an object defines (nm), for the canary. */
 int defined_functions(ol_ctx *ctx, const char *obj, strlist *out);

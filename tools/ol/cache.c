@@ -8,9 +8,40 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "util.h"
 
 void cache_touch(const char *path) { utimensat(AT_FDCWD, path, NULL, 0); }
+
+static void file_digest(const char *path, char out[HASH_HEX]) {
+    hasher *h = hash_new();
+    hash_file(h, path);
+    hash_done(h, out);
+}
+
+int cache_seal(const char *path) {
+    if (!is_file(path)) return -1;
+    char digest[HASH_HEX];
+    file_digest(path, digest);
+    char *sum = xasprintf("%s.sum", path);
+    int rc = write_file_atomic(sum, digest, strlen(digest));
+    free(sum);
+    return rc;
+}
+
+bool cache_intact(const char *path) {
+    char *sum = xasprintf("%s.sum", path);
+    char *want = read_file(sum, NULL);
+    free(sum);
+    bool ok = false;
+    if (want && is_file(path)) {
+        char digest[HASH_HEX];
+        file_digest(path, digest);
+        ok = strcmp(digest, want) == 0;
+    }
+    free(want);
+    return ok;
+}
 
 typedef struct {
     char *path;

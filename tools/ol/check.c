@@ -1,11 +1,14 @@
 #include "check.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "codegen.h"
 #include "harness.h"
 #include "lessonlib.h"
 #include "prebuilt.h"
@@ -13,6 +16,7 @@
 #include "sandbox.h"
 #include "site.h"
 #include "status.h"
+#include "symbols.h"
 
 static const char *const STAGE_TITLES[N_STAGES] = {
     "Your code builds",
@@ -36,22 +40,33 @@ typedef struct {
     link_spec course_prog;
     run_result course_run;
     deps ref_deps;
-    lesson_lib ref, refcov;
-    lesson_lib *wheat_libs, *mutant_libs; /* parallel to the report's wheats, mutants */
-    bool *mutant_ready;                   /* applied and prepared */
+    lesson_lib *ref;           /* the canary's reference: control build 0 */
+    lesson_lib refcov;         /* the reference's coverage build */
+    lesson_lib *mutant_libs;   /* parallel to the report's mutants */
+    bool *mutant_ready;        /* applied and prepared */
+    char **wheat_dirs;         /* each wheat applied to a copy of the reference */
+    lesson_lib *control_libs;  /* the controls: the reference and each wheat, each built another way */
+    int *control_of;           /* -1 the reference, else the wheat */
+    int ncontrols;
     unit canary;
     strlist canary_symbols;
     link_spec baseline, canary_prog, canary_course;
-    link_spec control;         /* the plain reference, run again (the controls) among the mutants */
-    strlist gcov_dirs;         /* where the baseline writes its line counts */
-    link_spec *wheat_progs, *mutant_progs;
-    run_result *validity_runs; /* the baseline (the reference, with coverage), then each wheat */
+    link_spec *control_progs, *mutant_progs;
+    run_result baseline_run;   /* the reference with coverage, first and alone */
     coverage cov;
+    char secret[HASH_HEX];     /* what the builds' code generation follows (codegen.h) */
+    char suite_key[HASH_HEX];
     char data_key[HASH_HEX];
     strlist before;            /* without a sealed sandbox: the files tests must not change */
     bool watching;
     const check_options *opt;  /* whom to tell as stages end */
+    long long memory_bytes;    /* the lesson's test_memory_mb */
+    double run_limit;          /* the test runs' overall time limit */
 } work;
+
+/* A check's test runs together may take this many times the lesson's
+ * per-test timeout (a suite of quick tests needs a tiny part of it). */
+#define CHECK_TIME_FACTOR 60.0
 
 static void tell(const work *w, const check_report *r, int stage) {
     if (w->opt->on_stage) w->opt->on_stage(r, stage, w->opt->data);
@@ -103,13 +118,33 @@ static int count_warnings(const lesson_lib *lib) {
     return n;
 }
 
+/* Every run of the student's tests: one thread, the lesson's memory, the given timeout. */
+static run_spec grading_spec(const work *w, const link_spec *prog, double timeout) {
+    run_spec s = {.bin = prog->bin, .bin_key = prog->key, .tests = &w->tests.tests, .timeout = timeout,
+                  .data_key = w->data_key, .threads = 1, .memory_bytes = w->memory_bytes};
+    return s;
+}
+
+/* The test runs used up the check's overall time: the stage that was
+ * running fails, saying so (every run stopped there is "no result"). */
+static int out_of_time(ol_ctx *ctx, const work *w, check_report *r, int stage) {
+    if (!ctx->run_budget_spent) return OL_PASS;
+    r->out_of_time = true;
+    set_stage(w, r, stage, STAGE_FAIL,
+              xasprintf("stopped: the check's test runs reached its overall time limit of %.0f s (%.0f x the "
+                        "lesson's test_timeout_seconds), so it cannot say more: make your tests faster",
+                        w->run_limit, CHECK_TIME_FACTOR));
+    return OL_FAIL;
+}
+
 /* ---- stages 1 and 2: the student's code and the course tests ---- */
 
 static int stage_build(ol_ctx *ctx, check_report *r, work *w, const check_options *opt) {
     int rc = build_student_code(ctx, r->l, opt->ref_deps, false, &w->mine, &w->my_deps);
     if (rc == OL_USAGE) return harness(r, xstrdup("the build could not start (see the message above)"));
     if (rc == OL_FAIL) {
-        set_stage(w, r, ST_BUILD, STAGE_FAIL, xstrdup("your code does not compile (the compiler's messages are above)"));
+        set_stage(w, r, ST_BUILD, STAGE_FAIL,
+                  xstrdup("your code does not compile, or holds what it may not (the messages are above)"));
         return OL_FAIL;
     }
     int warnings = count_warnings(&w->mine);
@@ -132,8 +167,9 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
         return OL_FAIL;
     }
     run_spec spec = {.bin = w->course_prog.bin, .bin_key = w->course_prog.key, .tests = &w->course.tests,
-                     .timeout = r->l->test_timeout, .data_key = w->data_key};
+                     .timeout = r->l->test_timeout, .data_key = w->data_key, .memory_bytes = w->memory_bytes};
     if (run_suite_by_file(ctx, &w->course, &spec, &w->course_run) != 0) return not_run(r);
+    if (out_of_time(ctx, w, r, ST_COURSE) != OL_PASS) return OL_FAIL;
     int bad = run_failures(&w->course_run);
     if (bad) {
         r->course_failed = xcalloc((size_t)bad, sizeof *r->course_failed);
@@ -164,6 +200,10 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
     if (!is_dir(dir)) {
         why = xasprintf("c/%s/ does not exist (`ol start %s` makes it)", l->student_tests, l->id);
         no_tests(w, r, why);
+    } else if (student_files_check(ctx, dir, problems) > 0) {
+        set_stage(w, r, ST_TESTS, STAGE_FAIL,
+                  xasprintf("%d file%s in your test folder %s not regular (above): ol reads only regular files",
+                            problems->n, problems->n == 1 ? "" : "s", problems->n == 1 ? "is" : "are"));
     } else if (suite_scan(&w->tests, l->slug, dir, &err) != 0) {
         set_stage(w, r, ST_TESTS, STAGE_FAIL, err);
         err = NULL;
@@ -190,9 +230,26 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
             sl_push(&r->student_files, path_rel(w->tests.test_file.v[i], ctx->ws));
         }
         int failed = suite_compile(ctx, &w->tests, "your tests");
+        strlist allowed = {0};
+        int refused = 0;
+        if (failed == 0) {
+            /* nothing a test defines may stand in for grading's machinery or the lesson */
+            const char **shown = xcalloc((size_t)w->tests.files.n + 1, sizeof *shown);
+            for (int i = 0; i < w->tests.files.n; i++) shown[i] = shown_path(ctx, w->tests.files.v[i]);
+            refused = symbols_of_reference(ctx, l, &allowed) != 0 ? -1
+                      : symbols_check(ctx, l, w->tests.units, shown, w->tests.files.n, &allowed, true, problems);
+            free(shown);
+        }
+        sl_free(&allowed);
         if (failed < 0) rc = 130;
         else if (failed > 0)
             set_stage(w, r, ST_TESTS, STAGE_FAIL, xstrdup("your tests do not compile (the compiler's messages are above)"));
+        else if (refused < 0)
+            rc = harness(r, xstrdup("nm could not list what your tests define (above)"));
+        else if (refused > 0)
+            set_stage(w, r, ST_TESTS, STAGE_FAIL,
+                      xasprintf("%d symbol%s your tests define belong%s to grading, a library or the lesson (above)",
+                                refused, refused == 1 ? "" : "s", refused == 1 ? "s" : ""));
         else {
             set_stage(w, r, ST_TESTS, STAGE_PASS,
                       xasprintf("%d test%s in %d file%s", w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s",
@@ -234,8 +291,8 @@ static char *first_line(const char *text) {
 
 /* The canary: each function the reference defines becomes __wrap_NAME, which aborts. */
 static int prepare_canary(ol_ctx *ctx, check_report *r, work *w) {
-    for (int i = 0; i < w->ref.n; i++)
-        if (defined_functions(ctx, w->ref.units[i].obj, &w->canary_symbols) != 0)
+    for (int i = 0; i < w->ref->n; i++)
+        if (defined_functions(ctx, w->ref->units[i].obj, &w->canary_symbols) != 0)
             return harness(r, xstrdup("nm could not list the reference's functions"));
     if (w->canary_symbols.n == 0)
         return harness(r, xasprintf("the reference of %s defines no function: no canary can be made", r->l->id));
@@ -254,7 +311,11 @@ static int prepare_canary(ol_ctx *ctx, check_report *r, work *w) {
     char *dir = ctx_cache_dir(ctx, "gen");
     char *path = dir ? xasprintf("%s/canary-%s.c", dir, key) : NULL;
     int rc = OL_PASS;
-    if (!path || (!is_file(path) && write_file_atomic(path, src.s, src.len) != 0))
+    /* the file is named by its content: a file there with anything else is made again */
+    char *was = path ? read_file(path, NULL) : NULL;
+    bool whole = was && strcmp(was, src.s) == 0;
+    free(was);
+    if (!path || (!whole && write_file_atomic(path, src.s, src.len) != 0))
         rc = harness(r, xstrdup("cannot write the canary's source under build/ol/gen"));
     else {
         w->canary.src = xstrdup(path);
@@ -282,8 +343,29 @@ static void set_outcome(mutant_outcome *o, mutant_status s, char *reason) {
     o->reason = reason;
 }
 
+/* Each control build's variant: the reference (0), then each wheat. */
+static int control_variant(int k, int nwheats) { return k % (1 + nwheats) - 1; }
+
+/* A build of the lesson's code with its own code generation (codegen.h). */
+static void vary(const work *w, lesson_lib *lib, const char *build) {
+    char seed[HASH_HEX];
+    codegen_seed(w->secret, w->suite_key, build, seed);
+    for (int i = 0; i < lib->n; i++) codegen_flags(seed, &lib->units[i].flags);
+}
+
+/* The suite's key: the student's test objects (a changed test means new builds). */
+static void suite_key(const work *w, char out[HASH_HEX]) {
+    hasher *h = hash_new();
+    hash_str(h, "suite");
+    for (int i = 0; i < w->tests.nunits; i++) hash_str(h, w->tests.units[i].key);
+    hash_done(h, out);
+}
+
 /* Loads the wheats and mutants, applies them, and builds every library and
- * test program the remaining stages need, in two parallel batches. */
+ * test program the remaining stages need, in two parallel batches: the
+ * coverage baseline, the canary, the controls (the reference and each wheat,
+ * as many as there are mutants) and every mutant, each grading build with
+ * code generation of its own. */
 static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     const lesson *l = r->l;
     char *err = NULL;
@@ -310,22 +392,33 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     }
     if (r->nmutants == 0 && l->level >= 3)
         return harness(r, xasprintf("course/%s/mutants/ holds no mutant: nothing to grade %s's rung with", l->id, l->rung));
+    if (codegen_secret(ctx, w->secret) != 0) return harness(r, xstrdup("ol's cache has no secret (above)"));
+    suite_key(w, w->suite_key);
 
     if (deps_prepare(ctx, l, true, true, &w->ref_deps, &err) != 0 ||
-        lesson_lib_prepare(ctx, &w->ref, l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
         lesson_lib_prepare(ctx, &w->refcov, l, LIB_COVERAGE, NULL, "the reference (coverage)", &err) != 0)
         return harness(r, err);
-    w->wheat_libs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_libs);
+    w->wheat_dirs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_dirs);
     w->mutant_libs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_libs);
     w->mutant_ready = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_ready);
-    for (int i = 0; i < r->nwheats; i++) {
-        char *dir = mutant_apply(ctx, l, &r->wheats[i], &err);
-        if (!dir) return harness(r, err);
-        char *label = xasprintf("wheat %s", r->wheats[i].id);
-        int prc = lesson_lib_prepare(ctx, &w->wheat_libs[i], l, LIB_PATCHED, dir, label, &err);
+    for (int i = 0; i < r->nwheats; i++)
+        if (!(w->wheat_dirs[i] = mutant_apply(ctx, l, &r->wheats[i], &err))) return harness(r, err);
+    /* one build of each: the reference and every wheat, each with code generation of its own;
+     * the runs among the mutants repeat them (stage_grading) */
+    w->ncontrols = 1 + r->nwheats;
+    w->control_libs = xcalloc((size_t)w->ncontrols, sizeof *w->control_libs);
+    w->control_of = xcalloc((size_t)w->ncontrols, sizeof *w->control_of);
+    for (int k = 0; k < w->ncontrols; k++) {
+        int v = w->control_of[k] = control_variant(k, r->nwheats);
+        char *label = v < 0 ? xasprintf("the reference (control %d)", k + 1)
+                            : xasprintf("wheat %s (control %d)", r->wheats[v].id, k + 1);
+        int prc = lesson_lib_prepare(ctx, &w->control_libs[k], l, v < 0 ? LIB_REFERENCE : LIB_PATCHED,
+                                     v < 0 ? NULL : w->wheat_dirs[v], label, &err);
         free(label);
-        free(dir);
         if (prc != 0) return harness(r, err);
+        char build[32];
+        snprintf(build, sizeof build, "control %d", k);
+        vary(w, &w->control_libs[k], build);
     }
     for (int i = 0; i < r->nmutants; i++) {
         char *dir = mutant_apply(ctx, l, &r->mutants[i], &err);
@@ -341,31 +434,37 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
         if (!w->mutant_ready[i]) {
             set_outcome(&r->outcomes[i], MS_COMPILE_ERROR, err);
             err = NULL;
+            continue;
         }
+        char *build = xasprintf("mutant %s", r->mutants[i].id);
+        vary(w, &w->mutant_libs[i], build);
+        free(build);
     }
 
     /* batch 1: every library */
-    int nlibs = 2 + w->ref_deps.n + r->nwheats + r->nmutants;
+    int nlibs = 1 + w->ref_deps.n + w->ncontrols + r->nmutants;
     lesson_lib **libs = xcalloc((size_t)nlibs, sizeof *libs);
     int k = 0;
-    libs[k++] = &w->ref;
     libs[k++] = &w->refcov;
     for (int i = 0; i < w->ref_deps.n; i++) libs[k++] = &w->ref_deps.libs[i];
-    for (int i = 0; i < r->nwheats; i++) libs[k++] = &w->wheat_libs[i];
+    for (int i = 0; i < w->ncontrols; i++) libs[k++] = &w->control_libs[i];
+    int trusted = k; /* these must build */
     for (int i = 0; i < r->nmutants; i++)
         if (w->mutant_ready[i]) libs[k++] = &w->mutant_libs[i];
     int failed = lesson_libs_build(ctx, libs, k);
-    free(libs);
-    if (failed < 0) return 130;
-    for (int i = 0; i < 2 + w->ref_deps.n + r->nwheats; i++) {
-        lesson_lib *lib = i == 0 ? &w->ref : i == 1 ? &w->refcov
-                        : i < 2 + w->ref_deps.n ? &w->ref_deps.libs[i - 2]
-                                                : &w->wheat_libs[i - 2 - w->ref_deps.n];
-        if (!lib->ok) {
-            lesson_lib_print_log(ctx, lib);
-            return harness(r, xasprintf("%s does not compile (above)", lib->label));
-        }
+    if (failed < 0) {
+        free(libs);
+        return 130;
     }
+    for (int i = 0; i < trusted; i++)
+        if (!libs[i]->ok) {
+            lesson_lib_print_log(ctx, libs[i]);
+            rc = harness(r, xasprintf("%s does not compile (above)", libs[i]->label));
+            free(libs);
+            return rc;
+        }
+    free(libs);
+    w->ref = &w->control_libs[0]; /* the canary's: the reference, built its own way */
     for (int i = 0; i < r->nmutants; i++)
         if (w->mutant_ready[i] && !w->mutant_libs[i].ok) {
             w->mutant_ready[i] = false;
@@ -383,11 +482,11 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     }
 
     /* batch 2: every test program */
-    w->wheat_progs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_progs);
+    w->control_progs = xcalloc((size_t)w->ncontrols, sizeof *w->control_progs);
     w->mutant_progs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_progs);
-    int nprogs = 3 + r->nwheats + r->nmutants;
+    int nprogs = 2 + w->ncontrols + r->nmutants;
     link_spec *progs = xcalloc((size_t)nprogs, sizeof *progs);
-    int *origin = xcalloc((size_t)nprogs, sizeof *origin); /* -1 baseline, -2 canary, -3 control, wheat i, 1000+mutant i */
+    int *origin = xcalloc((size_t)nprogs, sizeof *origin); /* -1 baseline, -2 canary, control k, 1000+mutant i */
     k = 0;
     program_spec(&progs[k], &w->tests, &w->refcov, l, &w->ref_deps);
     progs[k].coverage = true;
@@ -395,16 +494,14 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     suite_link(&w->tests, &progs[k]);
     link_add_unit(&progs[k], &w->canary);
     suite no_tests = {0}; /* the student's objects are in already, before the canary */
-    program_spec(&progs[k], &no_tests, &w->ref, l, &w->ref_deps);
+    program_spec(&progs[k], &no_tests, w->ref, l, &w->ref_deps);
     /* a test hook: OL_TEST_BREAK_CANARY links the plain reference, as a broken harness would */
     const char *broken = getenv("OL_TEST_BREAK_CANARY");
     if (!(broken && *broken && strcmp(broken, "0") != 0))
         for (int i = 0; i < w->canary_symbols.n; i++) sl_push(&progs[k].wraps, w->canary_symbols.v[i]);
     origin[k++] = -2;
-    program_spec(&progs[k], &w->tests, &w->ref, l, &w->ref_deps);
-    origin[k++] = -3;
-    for (int i = 0; i < r->nwheats; i++) {
-        program_spec(&progs[k], &w->tests, &w->wheat_libs[i], l, &w->ref_deps);
+    for (int i = 0; i < w->ncontrols; i++) {
+        program_spec(&progs[k], &w->tests, &w->control_libs[i], l, &w->ref_deps);
         origin[k++] = i;
     }
     for (int i = 0; i < r->nmutants; i++)
@@ -422,8 +519,7 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     for (int i = 0; i < k; i++) {
         if (origin[i] == -1) w->baseline = progs[i];
         else if (origin[i] == -2) w->canary_prog = progs[i];
-        else if (origin[i] == -3) w->control = progs[i];
-        else if (origin[i] < 1000) w->wheat_progs[origin[i]] = progs[i];
+        else if (origin[i] < 1000) w->control_progs[origin[i]] = progs[i];
         else w->mutant_progs[origin[i] - 1000] = progs[i];
     }
     free(progs);
@@ -434,23 +530,14 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
                   xstrdup("your tests do not link with the reference (above): call only the contracts' functions"));
         return OL_FAIL;
     }
-    for (int i = 0; i < r->nwheats; i++)
-        if (!w->wheat_progs[i].ok) {
-            print_compiler_log(ctx, w->wheat_progs[i].log);
-            return harness(r, xasprintf("wheat %s does not link (above)", r->wheats[i].id));
+    for (int i = 0; i < w->ncontrols; i++)
+        if (!w->control_progs[i].ok) {
+            print_compiler_log(ctx, w->control_progs[i].log);
+            return harness(r, xasprintf("%s does not link with your tests (above)", w->control_libs[i].label));
         }
     if (!w->canary_prog.ok) {
         print_compiler_log(ctx, w->canary_prog.log);
         return harness(r, xstrdup("the canary does not link (above)"));
-    }
-    if (!w->control.ok) {
-        print_compiler_log(ctx, w->control.log);
-        return harness(r, xstrdup("the reference does not link with your tests without coverage (above)"));
-    }
-    for (int i = 0; i < w->refcov.n; i++) {
-        char *dir = path_dirname(w->refcov.units[i].obj);
-        if (!sl_contains(&w->gcov_dirs, dir)) sl_push(&w->gcov_dirs, dir);
-        free(dir);
     }
     for (int i = 0; i < r->nmutants; i++)
         if (w->mutant_ready[i] && !w->mutant_progs[i].ok) {
@@ -558,31 +645,33 @@ static void add_invalid(check_report *r, const char *where, const test_result *t
     copy_result(&v->t, t);
 }
 
-static run_spec grading_spec(const link_spec *prog, const strlist *tests, double timeout, const char *data_key) {
-    run_spec s = {.bin = prog->bin, .bin_key = prog->key, .tests = tests, .timeout = timeout,
-                  .data_key = data_key, .threads = 1};
-    return s;
-}
 
 static bool uncovered(const coverage *cov, const mutant *m, int *line);
 
 /* The lines one test runs on the reference: the coverage build, that test
- * alone, from fresh counters. 0, or -1 (said) when it cannot be measured. */
+ * alone, its counts written into the run's own folder. 0, or -1 when they
+ * cannot be measured. */
 static int coverage_of_test(ol_ctx *ctx, check_report *r, work *w, const test_result *t, coverage *out) {
     memset(out, 0, sizeof *out);
     strlist one = {0};
     sl_push(&one, t->name);
-    run_spec spec = grading_spec(&w->baseline, &one, r->l->test_timeout, w->data_key);
-    spec.writable = &w->gcov_dirs;
+    run_spec spec = grading_spec(w, &w->baseline, r->l->test_timeout);
+    spec.tests = &one;
     spec.no_cache = true;
     spec.filter = t->name;
     spec.exact = true;
     spec.no_fork = true; /* the test fails here: in a forked child its counts would be lost */
     spec.tcase = t->tcase && *t->tcase ? t->tcase : NULL;
+    char *tmp = ctx_cache_dir(ctx, "tmp");
+    char *counts = tmp ? make_temp_dir(tmp, "gcov") : NULL;
+    if (counts) rmdir(counts); /* run_tests moves the run's counts to this name */
+    spec.gcov_dir = counts;
     run_result run = {0};
-    coverage_reset(&w->refcov);
-    int rc = run_tests(ctx, &spec, &run, 1) == 0 ? 0 : -1;
-    if (rc == 0) rc = coverage_collect(ctx, &w->refcov, out);
+    int rc = counts && run_tests(ctx, &spec, &run, 1) == 0 && !run.past_deadline ? 0 : -1;
+    if (rc == 0) rc = coverage_collect(ctx, &w->refcov, counts, out);
+    if (counts) remove_tree(counts, ctx->cache);
+    free(counts);
+    free(tmp);
     run_result_free(&run);
     sl_free(&one);
     return rc;
@@ -595,8 +684,10 @@ static int coverage_of_test(ol_ctx *ctx, check_report *r, work *w, const test_re
  * would mislead. */
 static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
     int n = 0;
+    bool wrong = false; /* only a failed assertion can agree with a misconception */
+    for (int i = 0; i < r->ninvalid; i++) wrong = wrong || r->invalid[i].t.status == TEST_FAIL;
     int *which = xcalloc((size_t)r->nmutants + 1, sizeof *which);
-    for (int i = 0; i < r->nmutants; i++)
+    for (int i = 0; wrong && i < r->nmutants; i++)
         if (w->mutant_ready[i] && r->mutants[i].hint) which[n++] = i;
     if (n == 0) {
         free(which);
@@ -605,7 +696,7 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
     run_spec *specs = xcalloc((size_t)n, sizeof *specs);
     run_result *runs = xcalloc((size_t)n, sizeof *runs);
     for (int k = 0; k < n; k++)
-        specs[k] = grading_spec(&w->mutant_progs[which[k]], &w->tests.tests, r->l->test_timeout, w->data_key);
+        specs[k] = grading_spec(w, &w->mutant_progs[which[k]], r->timeout);
     int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : not_run(r);
     /* each invalid test once, where it first failed, with its coverage when needed */
     coverage *covs = xcalloc((size_t)r->ninvalid + 1, sizeof *covs);
@@ -615,6 +706,7 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
         for (int j = 0; j < i; j++) first = first && strcmp(r->invalid[j].t.name, r->invalid[i].t.name) != 0;
         if (!first) continue;
         for (int k = 0; k < n && rc == OL_PASS; k++) {
+            if (runs[k].past_deadline) continue;
             const mutant *m = &r->mutants[which[k]];
             const test_result *t = run_find(&runs[k], r->invalid[i].t.name);
             if (!t || t->status != TEST_PASS) continue;
@@ -645,50 +737,89 @@ double mutant_timeout(double slowest, double limit) {
     return t < limit ? t : limit;
 }
 
-static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
+/* The baseline's coverage, kept beside its cached result; collected from
+ * the run's own folder (run.h's gcov_dir). Spoiled coverage notes in the
+ * cache are made again, once, with the baseline program. */
+static int run_baseline(ol_ctx *ctx, check_report *r, work *w) {
+    for (int attempt = 0;; attempt++) {
+        run_spec spec = grading_spec(w, &w->baseline, r->l->test_timeout);
+        char key[HASH_HEX];
+        run_spec_key(ctx, &spec, key);
+        char *cov_path = xasprintf("%s/run/%s.cov-3.json", ctx->cache, key);
+        char *tmp = ctx_cache_dir(ctx, "tmp");
+        char *counts = NULL;
+        if (coverage_load(&w->cov, cov_path) != 0) {
+            coverage_free(&w->cov);
+            spec.no_cache = true;
+            counts = tmp ? make_temp_dir(tmp, "gcov") : NULL;
+            if (counts) rmdir(counts); /* run_tests moves the run's counts to this name */
+            spec.gcov_dir = counts;
+        }
+        int rc = run_tests(ctx, &spec, &w->baseline_run, 1) == 0 ? OL_PASS : not_run(r);
+        bool spoiled = false;
+        if (rc == OL_PASS && counts && !w->baseline_run.past_deadline) {
+            if (coverage_collect(ctx, &w->refcov, counts, &w->cov) == 0) coverage_save(&w->cov, cov_path);
+            else spoiled = true;
+        }
+        if (counts) remove_tree(counts, ctx->cache);
+        free(counts);
+        free(tmp);
+        free(cov_path);
+        if (rc != OL_PASS || !spoiled) return rc;
+        if (attempt > 0) return harness(r, xstrdup("gcov cannot read the baseline's coverage, even made again"));
+        /* the notes (or the objects) in the cache do not match: make them, and the program, again */
+        coverage_free(&w->cov);
+        run_result_free(&w->baseline_run);
+        for (int i = 0; i < w->refcov.n; i++) {
+            char *dir = path_dirname(w->refcov.units[i].obj);
+            remove_tree(dir, ctx->cache);
+            free(dir);
+        }
+        unlink(w->refcov.archive.path);
+        unlink(w->baseline.bin);
+        link_input_free(&w->refcov.archive);
+        lesson_lib *libs[] = {&w->refcov};
+        if (lesson_libs_build(ctx, libs, 1) != 0 || !w->refcov.ok)
+            return harness(r, xstrdup("the reference's coverage build cannot be made again"));
+        link_spec again = {0};
+        program_spec(&again, &w->tests, &w->refcov, r->l, &w->ref_deps);
+        again.coverage = true;
+        if (build_links(ctx, &again, 1) != 0 || !again.ok) {
+            link_free(&again);
+            return harness(r, xstrdup("the baseline program cannot be made again"));
+        }
+        link_free(&w->baseline);
+        w->baseline = again;
+    }
+}
+
+/* Stage 4 begins: the student's tests on the reference built with
+ * coverage, first and alone, with the lesson's timeout. A test failing here
+ * is INVALID. The mutants' timeout follows from the slowest test here. This
+ * run can be told from the rest (it is instrumented), but passing it proves
+ * nothing: the wheats and the reference run again among the mutants, as
+ * controls, and a test must pass on every one of those too. */
+static int stage_baseline(ol_ctx *ctx, check_report *r, work *w) {
     watch_files(ctx, r, w);
-    int n = 1 + r->nwheats;
-    run_spec *specs = xcalloc((size_t)n, sizeof *specs);
-    run_result *runs = xcalloc((size_t)n, sizeof *runs);
-    specs[0] = grading_spec(&w->baseline, &w->tests.tests, r->l->test_timeout, w->data_key);
-    specs[0].writable = &w->gcov_dirs;
-    /* coverage is kept beside the cached result; without it, run again */
-    char key[HASH_HEX];
-    run_spec_key(ctx, &specs[0], key);
-    char *cov_path = xasprintf("%s/run/%s.cov-2.json", ctx->cache, key);
-    if (coverage_load(&w->cov, cov_path) != 0) {
-        specs[0].no_cache = true;
-        coverage_reset(&w->refcov);
-    }
-    for (int i = 0; i < r->nwheats; i++)
-        specs[1 + i] = grading_spec(&w->wheat_progs[i], &w->tests.tests, r->l->test_timeout, w->data_key);
-    int rc = run_tests(ctx, specs, runs, n) == 0 ? OL_PASS : not_run(r);
-    if (rc == OL_PASS && specs[0].no_cache) {
-        if (coverage_collect(ctx, &w->refcov, &w->cov) != 0) rc = harness(r, xstrdup("gcov could not read the baseline's coverage"));
-        else coverage_save(&w->cov, cov_path);
-    }
-    free(cov_path);
-    w->validity_runs = runs;
-    free(specs);
+    int rc = run_baseline(ctx, r, w);
     if (rc != OL_PASS) return rc;
-    for (int i = 0; i < runs[0].n; i++)
-        if (runs[0].t[i].status != TEST_PASS) add_invalid(r, "the reference", &runs[0].t[i]);
-    for (int k = 0; k < r->nwheats; k++)
-        for (int i = 0; i < runs[1 + k].n; i++)
-            if (runs[1 + k].t[i].status != TEST_PASS) {
-                char *where = xasprintf("the correct variant %s (%s)", r->wheats[k].id, r->wheats[k].title);
-                add_invalid(r, where, &runs[1 + k].t[i]);
-                free(where);
-            }
-    /* the timeout for mutants, from the slowest test here */
+    if ((rc = out_of_time(ctx, w, r, ST_VALID)) != OL_PASS) return rc;
+    const run_result *run = &w->baseline_run;
+    for (int i = 0; i < run->n; i++)
+        if (run->t[i].status != TEST_PASS) add_invalid(r, "the reference", &run->t[i]);
+    /* the timeout for everything that follows, from the slowest test here */
     double slowest = -1;
-    for (int i = 0; i < runs[0].n; i++)
-        if (runs[0].t[i].seconds > slowest) slowest = runs[0].t[i].seconds;
-    r->baseline_seconds = slowest >= 0 ? slowest : runs[0].seconds;
+    for (int i = 0; i < run->n; i++)
+        if (run->t[i].seconds > slowest) slowest = run->t[i].seconds;
+    r->baseline_seconds = slowest >= 0 ? slowest : run->seconds;
+    /* in tenths of a second, up: a test's time on the reference (which it could make depend on what
+     * the reference computes) shows in the report only as coarsely as that */
+    r->baseline_seconds = ceil(r->baseline_seconds * 10 - 1e-9) / 10;
     r->timeout = mutant_timeout(r->baseline_seconds, r->l->test_timeout);
     if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     if (r->ninvalid) {
         if ((rc = find_hints(ctx, r, w)) != OL_PASS) return rc;
+        if ((rc = out_of_time(ctx, w, r, ST_VALID)) != OL_PASS) return rc;
         strlist names = {0};
         for (int i = 0; i < r->ninvalid; i++)
             if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
@@ -700,12 +831,6 @@ static int stage_validity(ol_ctx *ctx, check_report *r, work *w) {
         sl_free(&names);
         return OL_FAIL;
     }
-    /* said once the reference has passed again, among the mutants */
-    r->stages[ST_VALID].state = STAGE_PASS;
-    r->stages[ST_VALID].summary =
-        runs[0].n == 1 ? xasprintf("it passes on the reference and on %d wheat%s", r->nwheats, r->nwheats == 1 ? "" : "s")
-                       : xasprintf("all %d pass on the reference and on %d wheat%s", runs[0].n, r->nwheats,
-                                   r->nwheats == 1 ? "" : "s");
     return OL_PASS;
 }
 
@@ -790,21 +915,29 @@ static void shuffle(int *v, int n) {
  * random to kill mutants by chance: failing on a fraction p of the runs,
  * it kills m given mutants and passes k controls with chance p^m (1-p)^k,
  * at most 3e-6 for L7.1's 7 required pitfalls among 13 mutants. */
-static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *const *runs, int n) {
+static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *const *runs, const int *which,
+                          int n) {
     if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     int before = r->ninvalid;
-    char *where = xasprintf("the reference, run again among the mutants (with their timeout; %d time%s)", n,
-                            n == 1 ? "" : "s");
     for (int k = 0; k < n; k++)
         for (int i = 0; i < runs[k]->n; i++) {
             const test_result *t = &runs[k]->t[i];
             bool seen = false; /* each test once, where it first failed */
             for (int j = before; j < r->ninvalid; j++) seen = seen || !strcmp(r->invalid[j].t.name, t->name);
-            if (t->status != TEST_PASS && !seen) add_invalid(r, where, t);
+            if (t->status == TEST_PASS || seen) continue;
+            int v = w->control_of[which[k]];
+            char *where = v < 0 ? xstrdup("the reference, built another way and run among the mutants")
+                                : xasprintf("wheat %s (%s), built another way and run among the mutants",
+                                            r->wheats[v].id, r->wheats[v].title);
+            add_invalid(r, where, t);
+            free(where);
         }
-    free(where);
     if (r->ninvalid == before) {
-        tell(w, r, ST_VALID);
+        set_stage(w, r, ST_VALID, STAGE_PASS,
+                  xasprintf("%s on the reference and on %d wheat%s, each built its own way and run among the "
+                            "mutants (%d run%s), and on the reference with coverage",
+                            w->tests.tests.n == 1 ? "your test passes" : "all your tests pass", r->nwheats,
+                            r->nwheats == 1 ? "" : "s", n, n == 1 ? "" : "s"));
         return OL_PASS;
     }
     r->invalid_on_rerun = true;
@@ -813,10 +946,10 @@ static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *con
         if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
     char *list = sl_join(&names, ", ");
     set_stage(w, r, ST_VALID, STAGE_FAIL,
-              xasprintf("INVALID: %d test%s passed on the reference once but not when it ran again among the "
-                        "mutants (%s): a test must give the same answer every time, whatever ran before it, "
-                        "so the mutation score is unknown",
-                        names.n, names.n == 1 ? "" : "s", list));
+              xasprintf("INVALID: %d test%s fail%s on a correct implementation run among the mutants (%s): a "
+                        "test must pass on every correct implementation, however it is built and whatever ran "
+                        "before it, so the mutation score is unknown",
+                        names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
     free(list);
     sl_free(&names);
     return OL_FAIL;
@@ -836,7 +969,7 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
     suite_link(&w->course, &w->canary_course);
     link_add_unit(&w->canary_course, &w->canary);
     suite none = {0};
-    program_spec(&w->canary_course, &none, &w->ref, r->l, &w->ref_deps);
+    program_spec(&w->canary_course, &none, w->ref, r->l, &w->ref_deps);
     for (int i = 0; i < w->canary_prog.wraps.n; i++) sl_push(&w->canary_course.wraps, w->canary_prog.wraps.v[i]);
     int failed = build_links(ctx, &w->canary_course, 1);
     if (failed < 0) return 130;
@@ -844,7 +977,8 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
         print_compiler_log(ctx, w->canary_course.log);
         return harness(r, xstrdup("the canary does not link with the course tests (above)"));
     }
-    run_spec spec = grading_spec(&w->canary_course, &w->course.tests, r->timeout, w->data_key);
+    run_spec spec = grading_spec(w, &w->canary_course, r->timeout);
+    spec.tests = &w->course.tests;
     run_result course = {0};
     if (run_tests(ctx, &spec, &course, 1) != 0) return not_run(r);
     int course_killers = run_failures(&course);
@@ -893,9 +1027,10 @@ static int score_mutants(check_report *r, work *w) {
     return ok ? OL_PASS : OL_FAIL;
 }
 
-/* One batch, in a random order: the controls, the canary and every covered
- * mutant, each with the same timeout. Then stages 4 (the controls), 5 and
- * 6 are said, in that order. */
+/* One batch, in a random order: the controls (each wheat and the reference,
+ * each built its own way), the canary and every covered mutant, with one
+ * environment, one set of limits and one timeout. Then stages 4 (the
+ * controls), 5 and 6 are said, in that order. */
 static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     int covered = 0;
     for (int i = 0; i < r->nmutants; i++) {
@@ -914,20 +1049,23 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
             covered++;
         }
     }
-    int ncontrols = covered > 2 ? covered : 2;
+    /* as many control runs as mutants run (a test failing at random cannot buy kills), every
+     * wheat and the reference among them, in turn */
+    int ncontrols = covered > w->ncontrols ? covered : w->ncontrols;
     int cap = ncontrols + 1 + covered, n = 0;
     run_spec *specs = xcalloc((size_t)cap, sizeof *specs);
-    int *which = xcalloc((size_t)cap, sizeof *which); /* -1 a control, -2 the canary, else the mutant */
+    int *which = xcalloc((size_t)cap, sizeof *which); /* -1 - b a run of control build b, -1000 the canary */
     for (int k = 0; k < ncontrols; k++) {
-        specs[n] = grading_spec(&w->control, &w->tests.tests, r->timeout, w->data_key);
-        specs[n].replica = k; /* each its own result, in the cache too */
-        which[n++] = -1;
+        int b = k % w->ncontrols;
+        specs[n] = grading_spec(w, &w->control_progs[b], r->timeout);
+        specs[n].replica = k / w->ncontrols; /* each run its own result, in the cache too */
+        which[n++] = -1 - b;
     }
-    specs[n] = grading_spec(&w->canary_prog, &w->tests.tests, r->timeout, w->data_key);
-    which[n++] = -2;
+    specs[n] = grading_spec(w, &w->canary_prog, r->timeout);
+    which[n++] = -1000;
     for (int i = 0; i < r->nmutants; i++)
         if (w->mutant_ready[i] && r->outcomes[i].status != MS_NOCOVERAGE) {
-            specs[n] = grading_spec(&w->mutant_progs[i], &w->tests.tests, r->timeout, w->data_key);
+            specs[n] = grading_spec(w, &w->mutant_progs[i], r->timeout);
             which[n++] = i;
         }
     int *order = xcalloc((size_t)n, sizeof *order);
@@ -937,15 +1075,20 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     for (int k = 0; k < n; k++) shuffled[k] = specs[order[k]];
     run_result *runs = xcalloc((size_t)n, sizeof *runs);
     run_result **controls = xcalloc((size_t)n, sizeof *controls);
+    int *control_ids = xcalloc((size_t)n, sizeof *control_ids);
     int rc = run_tests(ctx, shuffled, runs, n) == 0 ? OL_PASS : not_run(r), nc = 0;
+    if (rc == OL_PASS) rc = out_of_time(ctx, w, r, ST_VALID);
     const run_result *canary = NULL;
     for (int k = 0; k < n && rc == OL_PASS; k++) {
         int what = which[order[k]];
-        if (what == -1) controls[nc++] = &runs[k];
-        else if (what == -2) canary = &runs[k];
-        else classify(&r->outcomes[what], &runs[k]);
+        if (what == -1000) canary = &runs[k];
+        else if (what < 0) {
+            control_ids[nc] = -1 - what;
+            controls[nc++] = &runs[k];
+        } else
+            classify(&r->outcomes[what], &runs[k]);
     }
-    if (rc == OL_PASS) rc = judge_controls(ctx, r, w, controls, nc);
+    if (rc == OL_PASS) rc = judge_controls(ctx, r, w, controls, control_ids, nc);
     if (rc == OL_PASS) rc = judge_canary(ctx, r, w, canary);
     if (rc == OL_PASS) {
         if (r->nmutants == 0) /* an R1 or R2 lesson may have none: nothing to score */
@@ -956,6 +1099,7 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     for (int k = 0; k < n; k++) run_result_free(&runs[k]);
     free(runs);
     free(controls);
+    free(control_ids);
     free(shuffled);
     free(order);
     free(specs);
@@ -973,27 +1117,25 @@ static void work_free(check_report *r, work *w) {
     link_free(&w->course_prog);
     run_result_free(&w->course_run);
     deps_free(&w->ref_deps);
-    lesson_lib_free(&w->ref);
     lesson_lib_free(&w->refcov);
-    for (int i = 0; w->wheat_libs && i < r->nwheats; i++) lesson_lib_free(&w->wheat_libs[i]);
     for (int i = 0; w->mutant_libs && i < r->nmutants; i++) lesson_lib_free(&w->mutant_libs[i]);
-    free(w->wheat_libs);
     free(w->mutant_libs);
     free(w->mutant_ready);
+    for (int i = 0; w->wheat_dirs && i < r->nwheats; i++) free(w->wheat_dirs[i]);
+    free(w->wheat_dirs);
+    for (int i = 0; w->control_libs && i < w->ncontrols; i++) lesson_lib_free(&w->control_libs[i]);
+    free(w->control_libs);
+    free(w->control_of);
     unit_free(&w->canary);
     sl_free(&w->canary_symbols);
     link_free(&w->baseline);
     link_free(&w->canary_prog);
-    link_free(&w->control);
-    sl_free(&w->gcov_dirs);
     link_free(&w->canary_course);
-    for (int i = 0; w->wheat_progs && i < r->nwheats; i++) link_free(&w->wheat_progs[i]);
+    for (int i = 0; w->control_progs && i < w->ncontrols; i++) link_free(&w->control_progs[i]);
     for (int i = 0; w->mutant_progs && i < r->nmutants; i++) link_free(&w->mutant_progs[i]);
-    free(w->wheat_progs);
+    free(w->control_progs);
     free(w->mutant_progs);
-    if (w->validity_runs)
-        for (int i = 0; i < 1 + r->nwheats; i++) run_result_free(&w->validity_runs[i]);
-    free(w->validity_runs);
+    run_result_free(&w->baseline_run);
     coverage_free(&w->cov);
     sl_free(&w->before);
 }
@@ -1013,6 +1155,12 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     work w;
     memset(&w, 0, sizeof w);
     w.opt = opt;
+    w.memory_bytes = lesson_memory_bytes(l);
+    /* the test runs' overall limit, from the lesson: runaway tests cost that much, no more */
+    w.run_limit = CHECK_TIME_FACTOR * l->test_timeout;
+    ctx->run_budget = w.run_limit;
+    ctx->run_budget_spent = false;
+    r->time_limit = w.run_limit;
     fixtures_key(ctx, l, w.data_key);
     r->tests_only = opt->tests_only;
     int rc = OL_PASS;
@@ -1029,9 +1177,10 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     }
     if (rc == OL_PASS) rc = stage_tests(ctx, r, &w);
     if (rc == OL_PASS) rc = build_variants(ctx, r, &w);
-    if (rc == OL_PASS) rc = stage_validity(ctx, r, &w);
+    if (rc == OL_PASS) rc = stage_baseline(ctx, r, &w);
     if (rc == OL_PASS) rc = stage_grading(ctx, r, &w);
     r->seconds = now_seconds() - started;
+    ctx->run_budget = 0;
     if (proc_interrupted()) rc = 130; /* whatever a stage made of its stopped children */
     if (rc == 130 || r->harness_broken) {
         work_free(r, &w);

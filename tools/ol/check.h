@@ -72,6 +72,8 @@ typedef struct check_report {
     strlist required_missed;
     strlist kill_nothing;
     bool passed;
+    bool out_of_time;        /* the test runs reached the check's overall time limit */
+    double time_limit;       /* that limit, seconds */
     bool tests_only;         /* --tests-only: stages 1 and 2 were not run */
     bool tests_pass;         /* the stages of the student's tests (3 to 6) pass at the rung */
     bool harness_broken;     /* exit 2: never a grade */

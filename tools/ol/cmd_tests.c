@@ -28,8 +28,9 @@ static const char HELP[] =
     "  --gdb        rerun test NAME (-k) under gdb, in the foreground\n"
     "  --asan       rebuild with AddressSanitizer and UBSan and run in the foreground\n"
     "  --valgrind   run under valgrind (errors and definite leaks fail), foreground\n"
-    "The tools run the program as build/ol/debug/L7.x-course-tests (or -your-tests),\n"
-    "not sandboxed, and say the command they ran.\n"
+    "The tools run the program as build/ol/debug/L7.x-course-tests (or -your-tests)\n"
+    "in the tests' sandbox (your c/ is readable there, the course is not), and say\n"
+    "the command they ran.\n"
     "\n"
     "Exit status: 0 every test passed, 1 a test failed or your code does not compile,\n"
     "2 usage error or a broken course.\n";
@@ -146,12 +147,12 @@ int cmd_tests(int argc, char **argv) {
             if (!strcmp(s.tests.v[i], test)) file = path_base(s.test_file.v[i]);
         debug_spec spec = {.bin = prog.bin, .readable = readable, .tool = tool, .test = test, .tcase = file,
                            .filter = test ? NULL : filter, .timeout = l.test_timeout,
-                           .sources = &l.sources};
+                           .sources = &l.sources, .memory_bytes = lesson_memory_bytes(&l)};
         rc = debug_run(&ctx, &spec);
         free(readable);
     } else if (rc == OL_PASS) {
         run_spec spec = {.bin = prog.bin, .bin_key = prog.key, .tests = &s.tests, .filter = filter,
-                         .timeout = l.test_timeout};
+                         .timeout = l.test_timeout, .memory_bytes = lesson_memory_bytes(&l)};
         char data_key[HASH_HEX];
         fixtures_key(&ctx, &l, data_key);
         spec.data_key = data_key;

@@ -14,14 +14,6 @@ static char *with_ext(const char *obj, const char *ext) {
     return xasprintf("%.*s%s", (int)n, obj, ext);
 }
 
-void coverage_reset(const lesson_lib *cov_lib) {
-    for (int i = 0; i < cov_lib->n; i++) {
-        char *gcda = with_ext(cov_lib->units[i].obj, ".gcda");
-        unlink(gcda);
-        free(gcda);
-    }
-}
-
 /* gcov -t prints "   count:  line:source"; count is "-" (not code), "#####"
  * (never ran) or a number (a '*' marks a partly run line). A source's
  * output also has a section per header with inline code ("0:Source:PATH"
@@ -61,7 +53,7 @@ void coverage_parse_gcov(const char *text, const char *source, file_coverage *fc
     }
 }
 
-int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, coverage *out) {
+int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, const char *counts, coverage *out) {
     memset(out, 0, sizeof *out);
     out->f = xcalloc((size_t)cov_lib->n + 1, sizeof *out->f);
     char *tmp = ctx_cache_dir(ctx, "tmp");
@@ -72,7 +64,21 @@ int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, coverage *out) {
         file_coverage *fc = &out->f[out->n++];
         fc->file = xstrdup(cov_lib->l->sources.v[i]);
         proc_job job = {0};
-        char *objdir = path_dirname(u->obj);
+        /* the run wrote NAME.gcda under counts at the object's place in the
+         * cache (GCOV_PREFIX): the notes go beside it, a copy, so nothing of
+         * the run's ever lands in the cache */
+        const char *rel = path_rel(u->obj, ctx->cache);
+        char *objdir = path_dirname(rel == u->obj ? path_base(u->obj) : rel);
+        char *dir = path_join(counts, objdir);
+        free(objdir);
+        objdir = dir;
+        char *notes = with_ext(u->obj, ".gcno"), *copy = path_join(objdir, path_base(notes));
+        if (mkdir_p(objdir) != 0 || copy_file_atomic(notes, copy) != 0) {
+            ol_error("cannot copy the coverage notes %s into %s", notes, objdir);
+            rc = -1;
+        }
+        free(notes);
+        free(copy);
         proc_arg(&job, "gcov");
         proc_arg(&job, "-t");
         proc_arg(&job, "-o");
@@ -80,7 +86,8 @@ int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, coverage *out) {
         proc_arg(&job, u->src);
         job.cwd = xstrdup(u->cwd ? u->cwd : ctx->root);
         job.out_path = xasprintf("%s/gcov.%ld.txt", tmp, (long)getpid());
-        if (proc_run(&job) != 0) rc = -1;
+        if (rc != 0) {
+        } else if (proc_run(&job) != 0) rc = -1;
         else if (job.exit_code != 0) {
             char *said = read_file(job.out_path, NULL);
             ol_error("gcov could not read the baseline's coverage of %s: %s", u->src, said ? said : "");

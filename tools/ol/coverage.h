@@ -17,10 +17,10 @@ typedef struct {
     int n;
 } coverage;
 
-/* Removes the counters a previous run left, before the baseline runs. */
-void coverage_reset(const lesson_lib *cov_lib);
-/* Reads the counters of cov_lib (a LIB_COVERAGE library) with gcov. */
-int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, coverage *out);
+/* Reads the counters the baseline wrote under `counts` (run_spec's
+ * gcov_dir) for cov_lib (a LIB_COVERAGE library) with gcov. -1 (said why)
+ * when gcov cannot: its notes in the cache may be spoiled. */
+int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, const char *counts, coverage *out);
 int coverage_save(const coverage *c, const char *path);
 int coverage_load(coverage *c, const char *path);
 void coverage_free(coverage *c);

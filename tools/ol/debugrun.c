@@ -1,6 +1,7 @@
 #include "debugrun.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox.h"
 
 const char *debug_tool_option(debug_tool tool) {
     switch (tool) {
@@ -77,6 +79,64 @@ static int valgrind_reports(const char *dir, const strlist *sources) {
     return found ? errors : -1;
 }
 
+/* name's file on $PATH (absolute: the jail execs by path), or NULL. */
+static char *find_program(const char *name) {
+    const char *path = getenv("PATH");
+    char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin");
+    char *found = NULL;
+    for (char *save = NULL, *d = strtok_r(copy, ":", &save); d && !found;
+         d = strtok_r(NULL, ":", &save)) {
+        char *p = path_join(d, name);
+        if (*d == '/' && access(p, X_OK) == 0)
+            found = p;
+        else
+            free(p);
+    }
+    free(copy);
+    return found;
+}
+
+/* The sandbox of a test program (run.c's), as a debug run: the system, the
+ * fixtures, the student's own c/ (gdb lists their sources) and the scratch
+ * folder; not the course, its reference or ol's caches. NULL when it cannot
+ * be made (said). */
+static sandbox *debug_sandbox(ol_ctx *ctx, const debug_spec *spec, const char *prog,
+                              const char *work, const char *tool) {
+    sandbox *sb = xcalloc(1, sizeof *sb);
+    strlist keep_out = {0};
+    sl_push(&keep_out, ctx->root);
+    sl_push(&keep_out, ctx->ws);
+    sandbox_system(sb, &keep_out, !sandbox_jails());
+    sl_free(&keep_out);
+    char *fixtures = path_join(ctx->root, "fixtures");
+    sandbox_allow(sb, fixtures, false);
+    free(fixtures);
+    sandbox_allow(sb, ctx->student, false);
+    sandbox_allow(sb, work, true);
+    /* a tool outside the system's trees (a gdb of one's own): its folder, unless that holds
+     * the course or the workspace, or lies in the workspace (the program itself, under ASan) */
+    char *tool_dir = path_dirname(tool);
+    bool holds = path_rel(ctx->root, tool_dir) != ctx->root ||
+                 path_rel(ctx->ws, tool_dir) != ctx->ws || !strcmp(tool_dir, ctx->root) ||
+                 !strcmp(tool_dir, ctx->ws);
+    if (strcmp(tool, prog) != 0 && !holds && path_rel(tool_dir, ctx->ws) == tool_dir)
+        sandbox_allow(sb, tool_dir, false);
+    free(tool_dir);
+    sb->file_bytes = 64LL << 20;
+    sb->extra_tasks = 256;
+    /* the lesson's memory where a group holds the whole run; per process, a
+     * tool's own reservations (valgrind's, ASan's shadow) would not fit it */
+    sb->memory_bytes = cgroup_available(NULL) ? spec->memory_bytes : 0;
+    if (sandbox_debug_program(sb, prog, work, work) != 0) {
+        sandbox_release(sb);
+        sandbox_free(sb);
+        free(sb);
+        return NULL;
+    }
+    sandbox_allow(sb, prog, false); /* for Landlock: the jail has it already */
+    return sb;
+}
+
 /* "KEY=VALUE" pairs set in the child, and shown. */
 static void env_push(strlist *env, const char *key, const char *value) {
     sl_push_owned(env, xasprintf("%s=%s", key, value));
@@ -144,34 +204,62 @@ int debug_run(ol_ctx *ctx, const debug_spec *spec) {
     fflush(stdout);
     free(vars);
     int status = -1;
+    char *tool =
+        rc == OL_PASS ? (argv.v[0][0] == '/' ? xstrdup(argv.v[0]) : find_program(argv.v[0])) : NULL;
+    sandbox *sb = tool ? debug_sandbox(ctx, spec, prog, work, tool) : NULL;
+    if (rc == OL_PASS && (!sb || !tool)) {
+        if (!tool)
+            ol_error("cannot run %s: it is not installed (tools/install-deps.sh installs it)",
+                     argv.v[0]);
+        rc = OL_USAGE;
+    }
+    int status_pipe[2] = {-1, -1};
+    if (rc == OL_PASS && pipe2(status_pipe, O_CLOEXEC) != 0) {
+        ol_error("cannot make a pipe: %s", strerror(errno));
+        rc = OL_USAGE;
+    }
     if (rc == OL_PASS) {
         /* the terminal is the program's (gdb reads it): ol waits, and leaves Ctrl-C to it */
         struct sigaction ignore = {0}, old_int, old_quit;
         ignore.sa_handler = SIG_IGN;
         sigaction(SIGINT, &ignore, &old_int);
         sigaction(SIGQUIT, &ignore, &old_quit);
-        pid_t pid = fork();
+        /* in the sandbox: jailed, PID 1 writes the program's wait status to the pipe */
+        char *term = getenv("TERM") ? xstrdup(getenv("TERM")) : NULL;
+        fflush(NULL);
+        pid_t pid = sandbox_fork(sb);
         if (pid == 0) {
             signal(SIGINT, SIG_DFL);
             signal(SIGQUIT, SIG_DFL);
+            close(status_pipe[0]);
+            /* none of ol's environment: the tool's, Check's settings, the fixtures */
+            clearenv();
+            setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+            setenv("HOME", work, 1);
+            if (term) setenv("TERM", term, 1);
             for (int i = 0; i < env.n; i++) putenv(env.v[i]);
-            unsetenv("CK_TAP_LOG_FILE_NAME");
-            unsetenv("CK_LOG_FILE_NAME");
-            unsetenv("CK_XML_LOG_FILE_NAME");
             if (chdir(work) != 0) _exit(126);
+            free(argv.v[0]);
+            argv.v[0] = tool;
             sl_push_owned(&argv, NULL);
-            execvp(argv.v[0], argv.v);
-            fprintf(stderr, "ol: cannot run %s: %s\n", argv.v[0], strerror(errno));
-            _exit(127);
+            sandbox_exec(sb, argv.v, status_pipe[1]);
         }
+        free(term);
+        close(status_pipe[1]);
         if (pid < 0)
             ol_error("cannot start %s: %s", argv.v[0], strerror(errno));
         else
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
+        int inner = 0;
+        if (pid > 0 && sb->jl.root && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+            read(status_pipe[0], &inner, sizeof inner) == (ssize_t)sizeof inner)
+            status = inner;
+        close(status_pipe[0]);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
-        if (pid < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
+        if (pid < 0 ||
+            (WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126)))
             rc = OL_USAGE;
         else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
             rc = OL_PASS;
@@ -193,6 +281,12 @@ int debug_run(ol_ctx *ctx, const debug_spec *spec) {
             }
         }
     }
+    if (sb) {
+        sandbox_release(sb);
+        sandbox_free(sb);
+        free(sb);
+    }
+    free(tool); /* argv took it in the child only */
     remove_tree(work, ctx->cache);
     free(cmd);
     sl_free(&argv);

@@ -2,8 +2,11 @@
  * or valgrind, or built with AddressSanitizer and UBSan. The program gets a
  * readable name (build/ol/debug/L7.1-course-tests), the terminal, an empty
  * scratch folder to run in, and what a test needs (the fixtures, Check's
- * settings); its output goes straight to the terminal. Not sandboxed and
- * not cached: it runs the student's own code and the tests they asked for. */
+ * settings); its output goes straight to the terminal. Not cached. It runs
+ * in the test programs' sandbox (sandbox.h: the jail, the control group,
+ * the user, Landlock), as a debug run: the program is readable, the tool
+ * may trace what it starts and exec; the student's c/ is readable too, so
+ * gdb shows their sources; the reference is not. */
 #ifndef OL_DEBUGRUN_H
 #define OL_DEBUGRUN_H
 
@@ -21,6 +24,7 @@ typedef struct {
     const char *tcase;  /* that test's file (its TCase), or NULL */
     double timeout;     /* per test, seconds (Check's, when it forks) */
     const strlist *sources; /* the lesson's files: valgrind's reports count when they name one */
+    long long memory_bytes; /* the lesson's test_memory_mb, held where a control group can */
 } debug_spec;
 
 /* The tool's name as an option says it ("--gdb"). */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols.h"
+
 int require_link_files(ol_ctx *ctx, const lesson *l) {
     for (int i = 0; i < l->link.n; i++)
         if (l->link.v[i][0] == '/' && !is_file(l->link.v[i])) {
@@ -76,6 +78,36 @@ void program_spec(link_spec *spec, const suite *s, const lesson_lib *lib, const 
                 sl_push(&spec->ldflags, d->lessons[k].link.v[i]);
 }
 
+/* "file:line: message" as a compiler says it, on stderr with the compiler's. */
+void print_problems(const strlist *problems) {
+    for (int i = 0; i < problems->n; i++) {
+        const char *msg = strstr(problems->v[i], ": ");
+        int head = msg ? (int)(msg - problems->v[i]) : 0;
+        fprintf(stderr, "%.*s: %serror:%s %s\n", head, problems->v[i], color(stderr, C_RED), color(stderr, C_RESET),
+                msg ? msg + 2 : problems->v[i]);
+    }
+}
+
+/* What the student's compiled code may hold: no symbol grading relies on. */
+static int student_code_rules(ol_ctx *ctx, const lesson *l, lesson_lib **libs, int n) {
+    strlist problems = {0}, allowed = {0};
+    int rc = symbols_of_reference(ctx, l, &allowed) != 0 ? OL_USAGE : OL_PASS;
+    for (int i = 0; i < n && rc == OL_PASS && !problems.n; i++) {
+        if (libs[i]->kind != LIB_STUDENT) continue;
+        const char **shown = xcalloc((size_t)libs[i]->n + 1, sizeof *shown);
+        for (int k = 0; k < libs[i]->n; k++) shown[k] = libs[i]->units[k].src;
+        if (symbols_check(ctx, l, libs[i]->units, shown, libs[i]->n, &allowed, false, &problems) < 0) rc = OL_USAGE;
+        free(shown);
+    }
+    if (rc == OL_PASS && problems.n) {
+        print_problems(&problems);
+        rc = OL_FAIL;
+    }
+    sl_free(&problems);
+    sl_free(&allowed);
+    return rc;
+}
+
 static void sanitize_lib(lesson_lib *lib) {
     for (int i = 0; i < lib->n; i++) lib->units[i].sanitize = true;
 }
@@ -92,6 +124,16 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitiz
         free(err);
         return OL_USAGE;
     }
+    /* only regular files: a link could reach the reference, a pipe would hang the compiler */
+    strlist problems = {0};
+    char *code_dir = path_join(ctx->student, "tinyllm");
+    student_files_check(ctx, code_dir, &problems);
+    free(code_dir);
+    if (problems.n) {
+        print_problems(&problems);
+        sl_free(&problems);
+        return OL_FAIL;
+    }
     if (sanitize) {
         sanitize_lib(mine);
         for (int i = 0; i < d->n; i++) sanitize_lib(&d->libs[i]);
@@ -99,9 +141,18 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitiz
     lesson_lib **libs = xcalloc((size_t)d->n + 1, sizeof *libs);
     libs[0] = mine;
     for (int i = 0; i < d->n; i++) libs[i + 1] = &d->libs[i];
-    int failed = lesson_libs_build(ctx, libs, d->n + 1);
-    for (int i = 0; i <= d->n && failed >= 0; i++) lesson_lib_print_log(ctx, libs[i]);
+    /* the include rule first, on the preprocessor alone: a file it refuses is never
+     * compiled, so no compiler message shows a line of it */
     int rc = OL_PASS;
+    for (int i = 0; i <= d->n && rc == OL_PASS; i++)
+        if (libs[i]->kind == LIB_STUDENT && code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems) < 0)
+            rc = OL_USAGE;
+    if (rc == OL_PASS && problems.n) {
+        print_problems(&problems);
+        rc = OL_FAIL;
+    }
+    int failed = rc == OL_PASS ? lesson_libs_build(ctx, libs, d->n + 1) : 0;
+    for (int i = 0; i <= d->n && failed >= 0 && rc == OL_PASS; i++) lesson_lib_print_log(ctx, libs[i]);
     if (failed < 0)
         rc = OL_USAGE;
     else if (failed > 0) {
@@ -113,7 +164,9 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitiz
         for (int i = 1; i <= d->n; i++)
             if (!libs[i]->ok && libs[i]->kind != LIB_STUDENT) rc = OL_USAGE;
     }
+    if (rc == OL_PASS) rc = student_code_rules(ctx, l, libs, d->n + 1);
     free(libs);
+    sl_free(&problems);
     return rc;
 }
 
@@ -148,6 +201,34 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
     return rc;
 }
 
+/* What the student's compiled tests may hold: nothing that stands in for
+ * grading's machinery, a library or the lesson (check.c's stage 3 says the
+ * same in its report). */
+static int student_suite_rules(ol_ctx *ctx, const lesson *l, const suite *s) {
+    strlist problems = {0}, allowed = {0};
+    const char **shown = xcalloc((size_t)s->files.n + 1, sizeof *shown);
+    for (int i = 0; i < s->files.n; i++) shown[i] = shown_path(ctx, s->files.v[i]);
+    int refused =
+        symbols_of_reference(ctx, l, &allowed) != 0
+            ? -1
+            : symbols_check(ctx, l, s->units, shown, s->files.n, &allowed, true, &problems);
+    free(shown);
+    int rc = OL_PASS;
+    if (refused < 0) {
+        ol_error("nm could not list what your tests define (above)");
+        rc = OL_USAGE;
+    } else if (refused > 0) {
+        print_problems(&problems);
+        ol_error(
+            "%d symbol%s your tests define belong%s to grading, a library or the lesson (above)",
+            refused, refused == 1 ? "" : "s", refused == 1 ? "s" : "");
+        rc = OL_FAIL;
+    }
+    sl_free(&problems);
+    sl_free(&allowed);
+    return rc;
+}
+
 int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
     char *dir = path_join(ctx->student, l->student_tests);
     char *err = NULL;
@@ -156,6 +237,11 @@ int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
     if (!is_dir(dir)) {
         ol_error("c/%s/ does not exist: `ol start %s` makes it, with an example test",
                  l->student_tests, l->id);
+        rc = OL_FAIL;
+    } else if (student_files_check(ctx, dir, &problems) > 0) {
+        /* only regular files: a link could reach the reference, a pipe would hang the compiler */
+        print_problems(&problems);
+        ol_error("ol reads only regular files in your test folder (above)");
         rc = OL_FAIL;
     } else if (suite_scan(s, l->slug, dir, &err) != 0) {
         ol_error("%s", err);
@@ -166,12 +252,7 @@ int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
     } else if (suite_check_includes(ctx, s, &problems) < 0) {
         rc = OL_USAGE;
     } else if (problems.n) {
-        for (int i = 0; i < problems.n; i++) {
-            const char *msg = strstr(problems.v[i], ": ");
-            int head = msg ? (int)(msg - problems.v[i]) : 0;
-            fprintf(stderr, "%.*s: error: %s\n", head, problems.v[i],
-                    msg ? msg + 2 : problems.v[i]);
-        }
+        print_problems(&problems);
         ol_error("%d problem%s in your test files (above): tests may include only contract "
                  "headers, <check.h>, "
                  "standard C headers and their own folder's files",
@@ -185,6 +266,7 @@ int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
         int failed = suite_compile(ctx, s, "your tests");
         if (failed > 0) ol_error("your tests do not compile (the compiler's messages are above)");
         rc = failed < 0 ? OL_USAGE : failed > 0 ? OL_FAIL : OL_PASS;
+        if (rc == OL_PASS) rc = student_suite_rules(ctx, l, s);
     }
     sl_free(&problems);
     free(err);

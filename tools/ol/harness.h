@@ -34,15 +34,24 @@ int require_link_files(ol_ctx *ctx, const lesson *l);
 bool lesson_started(ol_ctx *ctx, const lesson *l);
 
 /* Builds the student's code of l and of the lessons it needs (the student's,
- * or the reference with ref_deps). OL_PASS; OL_FAIL when their code does not
- * compile (the compiler's messages are printed); OL_USAGE otherwise. */
-int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitize, lesson_lib *mine, deps *d);
+ * or the reference with ref_deps), in the compiler's sandbox (build.c);
+ * sanitize: with AddressSanitizer and UBSan. OL_PASS; OL_FAIL when their
+ * code does not compile, or breaks a rule of what it may hold (only
+ * regular files; includes of contracts, system headers and its own files;
+ * no symbol a library or grading defines): the compiler's messages, or the
+ * rule's, are printed; OL_USAGE otherwise. */
+int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitize, lesson_lib *mine,
+                       deps *d);
+/* "file:line: message" problems as a compiler says them, on stderr. */
+void print_problems(const strlist *problems);
 /* Scans, registers and compiles the course tests of l. OL_PASS or OL_USAGE.
  * sanitize: with AddressSanitizer and UBSan (the code too, then). */
 int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s);
-/* The student's own tests of l (c/<student_tests>), held to the include
- * rule, compiled. OL_PASS; OL_FAIL (missing, empty, refused or not
- * compiling: said); OL_USAGE. */
+/* The student's own tests of l (c/<student_tests>), held to the rules of
+ * ol check's stage 3 (only regular files, the include rule, no asm, no
+ * symbol of grading, a library or the lesson), compiled in the compiler's
+ * sandbox. OL_PASS; OL_FAIL (missing, empty, refused or not compiling:
+ * said); OL_USAGE. */
 int build_student_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s);
 /* Runs a suite's program once per test (its file by Check's CK_RUN_CASE,
  * its name by -k), ctx->jobs at once, and gathers the results in the

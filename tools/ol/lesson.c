@@ -23,6 +23,7 @@ const char *const LESSON_KEYS[] = {"id",
                                    "required_pitfalls",
                                    "link",
                                    "test_timeout_seconds",
+                                   "test_memory_mb",
                                    "example_test",
                                    "threshold",
                                    "hidden_tests",
@@ -145,7 +146,7 @@ static void get_number(const cJSON *obj, const char *key, double *out, double lo
         if (lo_open)
             problem(f, key, "must be a positive number (seconds)");
         else
-            problem(f, key, "must be a number between %g and %g", lo, hi);
+            problem(f, key, "must be a number between %.10g and %.10g", lo, hi);
         return;
     }
     *out = v->valuedouble;
@@ -244,6 +245,10 @@ static void check_ids(const lesson *l, findings *f) {
                     l->required_pitfalls.v[i]);
 }
 
+long long lesson_memory_bytes(const lesson *l) {
+    return (long long)(l->test_memory_mb * 1024 * 1024);
+}
+
 int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
     memset(l, 0, sizeof *l);
     *err = NULL;
@@ -290,6 +295,8 @@ int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
         get_number(json, "threshold", &l->threshold, 0, 1, false, &f);
         l->test_timeout = 10;
         get_number(json, "test_timeout_seconds", &l->test_timeout, 0, 86400, true, &f);
+        l->test_memory_mb = 4096;
+        get_number(json, "test_memory_mb", &l->test_memory_mb, 16, 1 << 20, false, &f);
         check_ids(l, &f);
         check_path_forms(l, &f);
     }

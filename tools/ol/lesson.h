@@ -27,6 +27,7 @@ typedef struct lesson {
     char *fixtures, *oracle;   /* folders, relative to the root, or NULL */
     char *example_test;        /* file relative to the root that `ol start` copies, or NULL */
     double test_timeout;       /* seconds per course test */
+    double test_memory_mb;     /* what a test program may use, all its processes together (4096) */
     char *dir;                 /* absolute course/L7.x (lesson_load only) */
 } lesson;
 
@@ -71,6 +72,8 @@ void lessons_free(lesson *ls, int n);
  * missing lesson or a cycle. */
 int lesson_needs_closure(const char *root, const lesson *l, lesson **out, int *n, char **err);
 
+/* test_memory_mb in bytes. */
+long long lesson_memory_bytes(const lesson *l);
 /* A lesson id: a letter, then letters, digits, '.', '-', '_' (L7.1). */
 bool lesson_id_valid(const char *id);
 /* A mutant id ("s" and two or more digits) or, with wheat, a wheat's ("w01"). */

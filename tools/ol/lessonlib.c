@@ -74,6 +74,7 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
             }
             u->cwd = xstrdup(ctx->ws);
             u->src = xasprintf("c/%s", src);
+            u->student = true;
             for (int k = 0; k < headers.n; k++) sl_push(&u->deps, headers.v[k]);
             break;
         }

@@ -147,7 +147,7 @@ static run_result run_tinyllm(const char *bin, const char *tmp, double timeout,
     proc_job job = {0};
     proc_arg(&job, bin);
     for (int i = 0; args[i]; i++) proc_arg(&job, args[i]);
-    job.clear_check_env = true;
+    job.clean_env = true; /* none of ol's environment (proc.h) */
     job.out_path = xasprintf("%s/out.log", tmp);
     job.timeout = timeout;
     run_result r = {0};

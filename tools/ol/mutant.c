@@ -373,6 +373,18 @@ int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **ou
 
 const changed_line *mutant_first_change(const mutant *m) { return m->nchanges ? &m->changes[0] : NULL; }
 
+/* The digest of a patched copy's sources (its seal). */
+static void patched_digest(const char *dir, const lesson *l, char out[HASH_HEX]) {
+    hasher *h = hash_new();
+    hash_str(h, "patched-sources");
+    for (int i = 0; i < l->sources.n; i++) {
+        char *src = xasprintf("%s/reference/%s", dir, l->sources.v[i]);
+        hash_file(h, src);
+        free(src);
+    }
+    hash_done(h, out);
+}
+
 /* Every source of l copied to dir/reference/. */
 static int copy_sources(ol_ctx *ctx, const lesson *l, const char *dir, char **err) {
     for (int i = 0; i < l->sources.n; i++) {
@@ -463,12 +475,17 @@ char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     }
     char *dir = path_join(base, key);
     char *done = path_join(dir, ".done");
-    bool ready = is_file(done);
+    /* .done holds the digest of the patched sources: a copy spoiled since is made again */
+    char *sealed = read_file(done, NULL), digest[HASH_HEX];
+    patched_digest(dir, l, digest);
+    bool ready = sealed && strcmp(sealed, digest) == 0;
+    free(sealed);
     free(done);
     if (ready) {
         free(base);
         return dir;
     }
+    if (is_dir(dir)) remove_tree(dir, ctx->cache);
     char *tmp = make_temp_dir(base, "new");
     int ok = tmp != NULL && copy_sources(ctx, l, tmp, err) == 0;
     char *said = NULL;
@@ -480,8 +497,9 @@ char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     }
     free(said);
     if (ok) {
-        char *marker = path_join(tmp, ".done");
-        write_file_atomic(marker, "", 0);
+        char *marker = path_join(tmp, ".done"), sum[HASH_HEX];
+        patched_digest(tmp, l, sum);
+        write_file_atomic(marker, sum, strlen(sum));
         free(marker);
         if (rename(tmp, dir) != 0 && !is_dir(dir)) ok = 0;
     }

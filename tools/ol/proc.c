@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +19,12 @@ enum { WAITING, RUNNING, DONE };
 
 static volatile sig_atomic_t interrupted;
 
-static void on_signal(int sig) { interrupted = sig; }
+/* The first Ctrl-C or SIGTERM stops the children and lets ol say so; a
+ * second one (ol busy elsewhere) ends it at once. */
+static void on_signal(int sig) {
+    if (interrupted) _exit(130);
+    interrupted = sig;
+}
 
 void proc_setup(void) {
     struct sigaction sa;
@@ -56,6 +62,7 @@ void proc_job_free(proc_job *j) {
     sl_free(&j->env);
     free(j->cwd);
     free(j->out_path);
+    free(j->progress_path);
     memset(j, 0, sizeof *j);
 }
 
@@ -76,22 +83,24 @@ static void child_exec(proc_job *j) {
         dup2(in, 0);
         if (in > 0) close(in);
     }
-    if (j->clear_check_env) {
-        /* collect first: unsetenv while walking environ skips entries */
-        strlist names = {0};
-        for (char **e = environ; *e; e++)
-            if (strncmp(*e, "CK_", 3) == 0 || strncmp(*e, "OL_", 3) == 0 || strncmp(*e, "GCOV_", 5) == 0)
-                sl_push_owned(&names, xstrndup(*e, strcspn(*e, "=")));
-        for (int i = 0; i < names.n; i++) unsetenv(names.v[i]);
+    if (j->clean_env) {
+        /* PATH stays: where the compiler is (nothing secret); the rest goes */
+        const char *path = getenv("PATH");
+        char *keep = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+        clearenv();
+        setenv("PATH", keep, 1);
+        free(keep);
+        setenv("HOME", j->cwd ? j->cwd : "/", 1);
+        setenv("LC_ALL", "C", 1);
     }
     for (int i = 0; i < j->env.n; i++) putenv(j->env.v[i]);
     if (j->cwd && chdir(j->cwd) != 0) {
         fprintf(stderr, "ol: cannot enter %s: %s\n", j->cwd, strerror(errno));
         _exit(127);
     }
-    if (j->sandbox && sandbox_enter(j->sandbox) != 0) _exit(126);
     char **argv = xcalloc((size_t)j->argv.n + 1, sizeof *argv);
     for (int i = 0; i < j->argv.n; i++) argv[i] = j->argv.v[i];
+    if (j->sandbox) sandbox_exec(j->sandbox, argv, j->status_fd);
     execvp(argv[0], argv);
     fprintf(stderr, "ol: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -102,15 +111,28 @@ static int start(proc_job *j) {
     fflush(stderr);
     j->exit_code = -1;
     j->term_signal = 0;
-    j->timed_out = false;
-    j->started = now_seconds();
-    pid_t pid = fork();
-    if (pid < 0) {
+    j->timed_out = j->idle = j->past_deadline = false;
+    j->started = j->progress_at = j->progress_seen = now_seconds();
+    j->progress_size = -1;
+    /* a jailed job's PID 1 says how the program ended through a pipe: its own exit says nothing */
+    int status_pipe[2] = {-1, -1};
+    j->status_fd = -1;
+    if (j->sandbox && j->sandbox->jl.root && pipe2(status_pipe, O_CLOEXEC) != 0) {
         ol_error("cannot start %s: %s", j->argv.n ? j->argv.v[0] : "?", strerror(errno));
         j->state = DONE;
         return -1;
     }
+    j->status_fd = status_pipe[1];
+    pid_t pid = sandbox_fork(j->sandbox);
+    if (pid < 0) {
+        ol_error("cannot start %s: %s", j->argv.n ? j->argv.v[0] : "?", strerror(errno));
+        if (status_pipe[0] >= 0) close(status_pipe[0]), close(status_pipe[1]);
+        j->state = DONE;
+        return -1;
+    }
     if (pid == 0) child_exec(j);
+    if (status_pipe[1] >= 0) close(status_pipe[1]);
+    j->status_fd = status_pipe[0];
     setpgid(pid, pid); /* also in the parent, so killpg works at once */
     j->pid = pid;
     j->state = RUNNING;
@@ -166,6 +188,13 @@ static void reap_all(double limit) {
 static void finish(proc_job *j, int status) {
     j->seconds = now_seconds() - j->started;
     j->state = DONE;
+    if (j->status_fd >= 0) {
+        /* PID 1 wrote it before it exited; nothing there: it was stopped (or could not set up) */
+        int program = 0;
+        if (read(j->status_fd, &program, sizeof program) == (ssize_t)sizeof program) status = program;
+        close(j->status_fd);
+        j->status_fd = -1;
+    }
     if (WIFEXITED(status)) j->exit_code = WEXITSTATUS(status);
     else if (WIFSIGNALED(status)) j->term_signal = WTERMSIG(status);
     /* whatever the job left in its group goes too */
@@ -173,7 +202,23 @@ static void finish(proc_job *j, int status) {
     if (j->on_done) j->on_done(j);
 }
 
-int proc_run_all(proc_job *jobs, int n, int parallel) {
+/* Has the job's progress file stayed the same for longer than it may? (A
+ * stat every 50 ms: a run's TAP log grows by a line per test.) */
+static bool idle_too_long(proc_job *j, double now) {
+    if (!j->progress_path || j->idle_timeout <= 0 || now - j->progress_seen < 0.05) return false;
+    j->progress_seen = now;
+    struct stat st;
+    long long size = stat(j->progress_path, &st) == 0 ? (long long)st.st_size : -1;
+    if (size != j->progress_size) {
+        j->progress_size = size;
+        j->progress_at = now;
+    }
+    return now - j->progress_at > j->idle_timeout;
+}
+
+int proc_run_all(proc_job *jobs, int n, int parallel) { return proc_run_until(jobs, n, parallel, 0); }
+
+int proc_run_until(proc_job *jobs, int n, int parallel, double deadline) {
     if (parallel < 1) parallel = 1;
     for (int i = 0; i < n; i++) jobs[i].state = WAITING;
     int next = 0, running = 0, done = 0;
@@ -204,10 +249,25 @@ int proc_run_all(proc_job *jobs, int n, int parallel) {
             return -1;
         }
         double now = now_seconds();
+        if (deadline > 0 && now > deadline) {
+            /* what has not started never will; what runs stops now */
+            for (int i = next; i < n; i++) {
+                jobs[i].state = DONE;
+                jobs[i].past_deadline = jobs[i].timed_out = true;
+                done++;
+            }
+            next = n;
+        }
         for (int i = 0; i < n; i++) {
             proc_job *j = &jobs[i];
-            if (j->state == RUNNING && j->timeout > 0 && now - j->started > j->timeout && !j->timed_out) {
+            if (j->state != RUNNING || j->timed_out) continue;
+            bool over = j->timeout > 0 && now - j->started > j->timeout;
+            bool idle = !over && idle_too_long(j, now);
+            bool late = deadline > 0 && now > deadline;
+            if (over || idle || late) {
                 j->timed_out = true;
+                j->idle = idle;
+                j->past_deadline = late && !over && !idle;
                 killpg(j->pid, SIGKILL);
                 left_orphans = true;
             }
@@ -224,6 +284,8 @@ int proc_run(proc_job *job) { return proc_run_all(job, 1, 1); }
 bool proc_interrupted(void) { return interrupted != 0; }
 
 char *proc_describe(const proc_job *j) {
+    if (j->past_deadline) return xstrdup("stopped at the deadline");
+    if (j->idle) return xasprintf("made no progress for %.1f s", j->idle_timeout);
     if (j->timed_out) return xasprintf("timed out after %.1f s", j->timeout);
     if (j->term_signal) return xasprintf("signal %d (%s)", j->term_signal, strsignal(j->term_signal));
     return xasprintf("exit %d", j->exit_code);

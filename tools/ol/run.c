@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "cache.h"
 #include "proc.h"
+#include "landlock.h"
 #include "sandbox.h"
 
 #define OUTPUT_TAIL 4000
@@ -21,6 +23,9 @@
 #define TEST_MEMORY (4LL << 30)   /* heap and other writable data */
 #define TEST_FILE_SIZE (64LL << 20)  /* any file, its output included */
 #define TEST_EXTRA_TASKS 256      /* processes and threads */
+/* How long past a test's timeout a program may go without finishing a
+ * test (its start, the kill of a test that timed out) before ol stops it. */
+#define IDLE_GRACE 5.0
 /* Every variant's program is the same file to the test: one name, a size
  * padded to this grain, one date. */
 #define PROGRAM_NAME "tests"
@@ -189,6 +194,7 @@ static cJSON *result_to_json(const run_result *r) {
         cJSON_AddNumberToObject(x, "signal", t->signal);
         cJSON_AddStringToObject(x, "message", t->message ? t->message : "");
         cJSON_AddNumberToObject(x, "seconds", t->seconds);
+        cJSON_AddBoolToObject(x, "out_of_memory", t->out_of_memory);
         cJSON_AddItemToArray(tests, x);
     }
     return o;
@@ -214,6 +220,10 @@ static int result_from_json(const char *text, run_result *r) {
     r->exit_code = (int)jnum(o, "exit");
     r->term_signal = (int)jnum(o, "signal");
     r->watchdog = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "watchdog"));
+    if (r->watchdog) { /* never written: a result ol had to stop is not kept */
+        cJSON_Delete(o);
+        return -1;
+    }
     r->seconds = jnum(o, "seconds");
     r->output = xstrdup(jstr(o, "output"));
     r->n = cJSON_GetArraySize(tests);
@@ -230,6 +240,7 @@ static int result_from_json(const char *text, run_result *r) {
         t->signal = (int)jnum(x, "signal");
         t->message = xstrdup(jstr(x, "message"));
         t->seconds = jnum(x, "seconds");
+        t->out_of_memory = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "out_of_memory"));
     }
     cJSON_Delete(o);
     return 0;
@@ -239,28 +250,28 @@ static int result_from_json(const char *text, run_result *r) {
 
 void run_spec_key(ol_ctx *ctx, const run_spec *s, char out[HASH_HEX]) {
     hasher *h = hash_new();
-    hash_str(h, "run-3"); /* 3: sandboxed, one program name, a fresh folder */
+    hash_str(h, "run-4"); /* 4: jailed where possible; an unfinished runner gives no result */
     hash_str(h, ctx->toolchain);
     hash_str(h, s->bin_key);
     hash_str(h, s->filter ? s->filter : "");
     hash_str(h, s->exact ? "exact" : "");
     hash_str(h, s->no_fork ? "no-fork" : "");
     hash_str(h, s->tcase ? s->tcase : "");
-    char t[64];
-    snprintf(t, sizeof t, "%.3f %d %d", s->timeout, s->threads, s->replica);
+    char t[96];
+    snprintf(t, sizeof t, "%.3f %d %d %lld", s->timeout, s->threads, s->replica, s->memory_bytes);
     hash_str(h, t);
     hash_str(h, s->data_key ? s->data_key : "");
     for (int i = 0; s->tests && i < s->tests->n; i++) hash_str(h, s->tests->v[i]);
     /* what a test could reach changes what it does */
-    static int sealed = -1;
-    if (sealed < 0) {
+    static char *mode;
+    if (!mode) {
         strlist keep_out = {0};
         sl_push(&keep_out, ctx->root);
         sl_push(&keep_out, ctx->ws);
-        sealed = sandbox_sealed(&keep_out);
+        mode = sandbox_mode(&keep_out);
         sl_free(&keep_out);
     }
-    hash_str(h, sealed ? "sealed" : "open");
+    hash_str(h, mode);
     hash_done(h, out);
 }
 
@@ -357,16 +368,21 @@ static bool runner_finished(const char *tap, int nfound, int exit_code, const te
     return (exit_code == 0) == (failed == 0);
 }
 
-static void distrust_passes(run_result *r, const char *why) {
+/* A runner that did not finish reports nothing that can be believed, a
+ * failure no more than a pass (a test could stop it on purpose, after
+ * writing whatever it liked): every test is "no result", never a kill. */
+static void no_results(run_result *r, const char *why) {
     for (int i = 0; i < r->n; i++) {
         test_result *t = &r->t[i];
-        if (t->status != TEST_PASS) continue;
         t->status = TEST_MISSING;
+        t->signal = 0;
         t->line = 0;
+        free(t->file);
+        t->file = xstrdup("");
         free(t->message);
         t->message = xasprintf("no trustworthy result: the test program %s before Check's runner finished, so "
-                               "its report of a pass cannot be believed (a test must not kill, signal or write to "
-                               "the runner)", why);
+                               "nothing it reported can be believed (a test must not kill, stop, signal or write "
+                               "to the runner)", why);
     }
 }
 
@@ -411,8 +427,6 @@ static void sandbox_copy(sandbox *dst, const sandbox *src) {
     for (int i = 0; i < src->write.n; i++) sl_push(&dst->write, src->write.v[i]);
     dst->sealed = src->sealed;
     dst->unsealed_by = src->unsealed_by ? xstrdup(src->unsealed_by) : NULL;
-    dst->cpu_seconds = src->cpu_seconds;
-    dst->memory_bytes = src->memory_bytes;
     dst->file_bytes = src->file_bytes;
     dst->extra_tasks = src->extra_tasks;
 }
@@ -422,12 +436,66 @@ static void sandbox_notes(const sandbox *sb) {
     static bool said;
     if (said) return;
     said = true;
-    if (sandbox_abi() == 0)
-        ol_warn("this kernel has no Landlock, so test programs are not sandboxed: they could read the course's "
-                "reference and ol's caches (Linux 5.13 or later, with Landlock enabled, seals them)");
-    else if (!sb->sealed)
+    strlist gaps = {0};
+    sandbox_gaps(&gaps);
+    for (int i = 0; i < gaps.n; i++) ol_warn("test programs are less sandboxed here: %s", gaps.v[i]);
+    if (!sandbox_jails() && landlock_abi() > 0 && !sb->sealed)
         ol_warn("%s holds the workspace or the course, and tests may write there, so the sandbox cannot keep "
                 "them out of it: keep the workspace outside %s", sb->unsealed_by, sb->unsealed_by);
+    sl_free(&gaps);
+}
+
+/* The cached result holds exactly the tests asked for, in their order? */
+static bool cached_result_fits(const run_result *r, const run_spec *s) {
+    int k = 0;
+    for (int i = 0; s->tests && i < s->tests->n; i++) {
+        if (s->filter && !strstr(s->tests->v[i], s->filter)) continue;
+        if (k >= r->n || strcmp(r->t[k].name, s->tests->v[i]) != 0) return false;
+        k++;
+    }
+    return s->tests ? k <= r->n : true;
+}
+
+/* How many folders deep a path is ("/a/b" is 2): GCOV_PREFIX_STRIP. */
+static int depth_of(const char *path) {
+    int n = 0;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' && p[1] && p[1] != '/') n++;
+    return n;
+}
+
+/* One run's folder: the program under its neutral name, an empty working
+ * folder, a TMPDIR, the logs and (coverage) the line counts. */
+typedef struct {
+    char *dir, *prog, *work, *tmp, *gcov;
+} run_folder;
+
+static void run_folder_free(ol_ctx *ctx, run_folder *f) {
+    if (f->dir) remove_tree(f->dir, ctx->cache);
+    free(f->dir);
+    free(f->prog);
+    free(f->work);
+    free(f->tmp);
+    free(f->gcov);
+    memset(f, 0, sizeof *f);
+}
+
+static int make_run_folder(ol_ctx *ctx, const char *tmp, const run_spec *s, long long padded, run_folder *f) {
+    memset(f, 0, sizeof *f);
+    f->dir = make_temp_dir(tmp, "run");
+    if (!f->dir) return -1;
+    f->prog = path_join(f->dir, PROGRAM_NAME);
+    f->work = path_join(f->dir, "work");
+    f->tmp = path_join(f->dir, "tmp");
+    if (s->gcov_dir) f->gcov = path_join(f->dir, "gcov");
+    if (chmod(f->dir, 0755) != 0 || mkdir_p(f->work) != 0 || mkdir_p(f->tmp) != 0 ||
+        (f->gcov && mkdir_p(f->gcov) != 0) || place_program(s->bin, f->prog, padded) != 0) {
+        int saved = errno;
+        run_folder_free(ctx, f);
+        errno = saved;
+        return -1;
+    }
+    return 0;
 }
 
 int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
@@ -440,10 +508,14 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
     }
     proc_job *jobs = xcalloc((size_t)n + 1, sizeof *jobs);
     sandbox *boxes = xcalloc((size_t)n + 1, sizeof *boxes);
-    char **dirs = xcalloc((size_t)n + 1, sizeof *dirs);
+    run_folder *dirs = xcalloc((size_t)n + 1, sizeof *dirs);
     int *which = xcalloc((size_t)n + 1, sizeof *which);
     int njobs = 0, rc = 0;
-    char *fixtures = path_join(ctx->root, "fixtures");
+    char *fixtures = path_join(ctx->root, "fixtures"), real[PATH_MAX];
+    if (realpath(fixtures, real)) { /* what the jail holds: the folder a link leads to */
+        free(fixtures);
+        fixtures = xstrdup(real);
+    }
 
     /* what runs, and the size every program is padded to */
     bool *to_run = xcalloc((size_t)n + 1, sizeof *to_run);
@@ -455,7 +527,8 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         run_spec_key(ctx, s, r->key);
         char *cached = xasprintf("%s/%s.json", cache, r->key);
         char *text = s->no_cache ? NULL : read_file(cached, NULL);
-        if (text && result_from_json(text, r) == 0) {
+        /* an entry that does not read back as this run's result is made again */
+        if (text && result_from_json(text, r) == 0 && cached_result_fits(r, s)) {
             cache_touch(cached);
             r->cached = true;
         } else {
@@ -470,91 +543,105 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
     }
     padded = (padded + PROGRAM_GRAIN - 1) / PROGRAM_GRAIN * PROGRAM_GRAIN;
 
+    bool jailed = sandbox_jails();
     sandbox base = {0};
     strlist keep_out = {0};
     sl_push(&keep_out, ctx->root);
     sl_push(&keep_out, ctx->ws);
-    sandbox_system(&base, &keep_out);
+    /* a jail has /tmp of its own; without one, tests share the machine's */
+    sandbox_system(&base, &keep_out, !jailed);
     sl_free(&keep_out);
     sandbox_allow(&base, fixtures, false);
-    base.memory_bytes = TEST_MEMORY;
     base.file_bytes = TEST_FILE_SIZE;
     base.extra_tasks = TEST_EXTRA_TASKS;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* GCOV_PREFIX_STRIP takes the cache's folders off a .gcda's path: what stays is cov/KEY/NAME.gcda */
+    char strip[32];
+    snprintf(strip, sizeof strip, "%d", depth_of(ctx->cache));
 
     for (int i = 0; i < n && rc == 0; i++) {
         if (!to_run[i]) continue;
         const run_spec *s = &specs[i];
-        /* a fresh folder for each run: the program, its working folder
-         * (empty), its TMPDIR and the logs */
-        char *dir = make_temp_dir(tmp, "run");
-        char *prog = dir ? path_join(dir, PROGRAM_NAME) : NULL;
-        char *work = dir ? path_join(dir, "work") : NULL, *tmpdir = dir ? path_join(dir, "tmp") : NULL;
-        if (!dir || mkdir_p(work) != 0 || mkdir_p(tmpdir) != 0 || place_program(s->bin, prog, padded) != 0) {
+        run_folder *f = &dirs[njobs];
+        if (make_run_folder(ctx, tmp, s, padded, f) != 0) {
             ol_error("cannot prepare a scratch folder for a test program under %s: %s", tmp, strerror(errno));
-            free(work);
-            free(tmpdir);
-            free(prog);
-            if (dir) remove_tree(dir, ctx->cache);
-            free(dir);
             rc = -1;
             break;
         }
         proc_job *j = &jobs[njobs];
-        proc_arg(j, prog);
+        proc_arg(j, f->prog);
         if (s->filter) {
             proc_arg(j, s->exact ? "-x" : "-k");
             proc_arg(j, s->filter);
         }
-        j->clear_check_env = true;
+        /* the whole environment: the same for every variant (CK_FORK=no only where coverage
+         * of one test is measured, for hints, never for a grade) */
+        j->clean_env = true;
         proc_env(j, "CK_FORK", s->no_fork ? "no" : "yes");
         if (s->tcase) proc_env(j, "CK_RUN_CASE", s->tcase);
         proc_env(j, "CK_VERBOSITY", "silent");
-        char *tap = path_join(dir, "tap.txt"), *log = path_join(dir, "log.txt"),
-             *xml = path_join(dir, "log.xml");
+        char *tap = path_join(f->dir, "tap.txt"), *log = path_join(f->dir, "log.txt"),
+             *xml = path_join(f->dir, "log.xml");
         proc_env(j, "CK_TAP_LOG_FILE_NAME", tap);
         proc_env(j, "CK_LOG_FILE_NAME", log);
         proc_env(j, "CK_XML_LOG_FILE_NAME", xml);
-        free(tap);
-        free(log);
-        free(xml);
         char value[64];
         snprintf(value, sizeof value, "%g", s->timeout);
         proc_env(j, "OL_TEST_TIMEOUT", value);
         /* always the course's fixtures: golden values from elsewhere would grade nothing */
         proc_env(j, "TINYLLM_FIXTURES", fixtures);
-        proc_env(j, "TMPDIR", tmpdir);
+        proc_env(j, "TMPDIR", f->tmp);
+        if (f->gcov) {
+            proc_env(j, "GCOV_PREFIX", f->gcov);
+            proc_env(j, "GCOV_PREFIX_STRIP", strip);
+        }
         if (s->threads > 0) {
             snprintf(value, sizeof value, "%d", s->threads);
             proc_env(j, "OMP_NUM_THREADS", value);
             proc_env(j, "TINYLLM_THREADS", value);
             proc_env(j, "OPENBLAS_NUM_THREADS", value);
         }
-        j->cwd = work;
-        j->out_path = path_join(dir, "output.txt");
+        j->cwd = xstrdup(f->work);
+        j->out_path = path_join(f->dir, "output.txt");
         int count = s->tests ? s->tests->n : 1;
         j->timeout = s->timeout * (count > 0 ? count : 1) + 10;
+        /* a program that finishes no test for a test's timeout and a little (a
+         * constructor that loops, a runner stopped) costs no more than that */
+        j->progress_path = tap;
+        j->idle_timeout = s->timeout + IDLE_GRACE;
+        free(log);
+        free(xml);
         sandbox *box = &boxes[njobs];
         sandbox_copy(box, &base);
-        sandbox_allow(box, dir, true);
-        for (int k = 0; s->writable && k < s->writable->n; k++) sandbox_allow(box, s->writable->v[k], true);
+        sandbox_allow(box, f->dir, true);
         box->cpu_seconds = j->timeout * (double)(cpus > 0 ? cpus : 1);
+        box->memory_bytes = s->memory_bytes > 0 ? s->memory_bytes : TEST_MEMORY;
+        if (sandbox_test_program(box, f->prog, f->dir, f->work) != 0) {
+            njobs++; /* freed below */
+            rc = -1;
+            break;
+        }
         j->sandbox = box;
-        free(tmpdir);
-        free(prog);
-        dirs[njobs] = dir;
         which[njobs++] = i;
     }
     free(fixtures);
     free(to_run);
     if (rc == 0 && njobs) sandbox_notes(&base);
     sandbox_free(&base);
-    if (rc == 0 && njobs && proc_run_all(jobs, njobs, ctx->jobs) != 0) rc = -1;
+    double started = now_seconds();
+    double deadline = ctx->run_budget > 0 ? started + ctx->run_budget : 0;
+    if (rc == 0 && njobs && proc_run_until(jobs, njobs, ctx->jobs, deadline) != 0) rc = -1;
+    if (ctx->run_budget > 0) {
+        ctx->run_budget -= now_seconds() - started;
+        if (ctx->run_budget <= 0) ctx->run_budget = 1e-3; /* spent: what runs next stops at once */
+    }
     for (int k = 0; k < njobs && rc == 0; k++) {
         const run_spec *s = &specs[which[k]];
         run_result *r = &out[which[k]];
-        char *tap_path = path_join(dirs[k], "tap.txt"), *log_path = path_join(dirs[k], "log.txt"),
-             *xml_path = path_join(dirs[k], "log.xml");
+        proc_job *j = &jobs[k];
+        bool oom = sandbox_release(&boxes[k]);
+        char *tap_path = path_join(dirs[k].dir, "tap.txt"), *log_path = path_join(dirs[k].dir, "log.txt"),
+             *xml_path = path_join(dirs[k].dir, "log.xml");
         char *tap = read_part(tap_path, LOG_MAX, false), *log = read_part(log_path, LOG_MAX, false),
              *xml = read_part(xml_path, LOG_MAX, false);
         test_result *found;
@@ -562,23 +649,36 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         parse_tap(tap, &found, &nfound);
         merge_log(log, found, nfound);
         if (xml) merge_durations(xml, found, nfound);
-        bool finished = runner_finished(tap, nfound, jobs[k].exit_code, found);
+        bool finished = !j->timed_out && runner_finished(tap, nfound, j->exit_code, found);
         settle(r, found, nfound, s->tests, s->filter);
-        if (!finished && !jobs[k].timed_out) {
-            char *why = proc_describe(&jobs[k]);
-            char *what = xasprintf("ended with %s", why);
-            distrust_passes(r, what);
+        if (!finished) {
+            char *why = j->past_deadline ? xstrdup("was stopped at the check's overall time limit")
+                        : j->idle ? xasprintf("finished no test for %.1f s (a test's timeout + %.0f s), so ol "
+                                              "stopped it", j->idle_timeout, IDLE_GRACE)
+                        : j->timed_out ? xasprintf("ran past ol's limit of %.0f s for the whole program", j->timeout)
+                                       : proc_describe(j);
+            char *what = j->timed_out ? xstrdup(why) : xasprintf("ended with %s", why);
+            no_results(r, what);
             free(what);
             free(why);
         }
-        r->exit_code = jobs[k].exit_code;
-        r->term_signal = jobs[k].term_signal;
-        r->watchdog = jobs[k].timed_out;
-        r->seconds = jobs[k].seconds;
-        r->output = tail_of(jobs[k].out_path);
-        if (jobs[k].exit_code == 126 && r->output && strstr(r->output, "ol: cannot")) {
+        for (int i = 0; oom && i < r->n; i++)
+            if (r->t[i].status == TEST_CRASH && r->t[i].signal == SIGKILL) r->t[i].out_of_memory = true;
+        r->exit_code = j->exit_code;
+        r->term_signal = j->term_signal;
+        r->watchdog = j->timed_out;
+        r->past_deadline = j->past_deadline;
+        if (j->past_deadline) ctx->run_budget_spent = true;
+        r->seconds = j->seconds;
+        r->output = tail_of(j->out_path);
+        if ((j->exit_code == 126 || j->exit_code == 127) && r->output && strstr(r->output, "ol: cannot")) {
             /* the sandbox could not be set up: say so rather than grade */
             ol_error("a test program could not start: %s", r->output);
+            rc = -1;
+        }
+        /* the coverage build's line counts, out of the folder before it goes */
+        if (rc == 0 && s->gcov_dir && dirs[k].gcov && rename(dirs[k].gcov, s->gcov_dir) != 0) {
+            ol_error("cannot keep the baseline's line counts in %s: %s", s->gcov_dir, strerror(errno));
             rc = -1;
         }
         free(tap);
@@ -599,8 +699,7 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         }
     }
     for (int k = 0; k < njobs; k++) {
-        remove_tree(dirs[k], ctx->cache);
-        free(dirs[k]);
+        run_folder_free(ctx, &dirs[k]);
         proc_job_free(&jobs[k]);
         sandbox_free(&boxes[k]);
     }
@@ -643,6 +742,9 @@ char *test_describe(const test_result *t) {
     case TEST_PASS: return xstrdup("passed");
     case TEST_FAIL: return xstrdup("assertion failed");
     case TEST_CRASH:
+        if (t->out_of_memory)
+            return xasprintf("crashed with signal %d (%s): it used more memory than the lesson allows "
+                             "(test_memory_mb)", t->signal, strsignal(t->signal));
         if (t->signal == SIGXFSZ)
             return xasprintf("crashed with signal %d (%s): a test may write at most %lld MiB to a file, its output "
                              "included", t->signal, strsignal(t->signal), TEST_FILE_SIZE >> 20);

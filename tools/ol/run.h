@@ -31,6 +31,7 @@ typedef struct {
     int signal;          /* TEST_CRASH */
     char *message;       /* Check's message */
     double seconds;      /* Check's duration, -1 when unknown */
+    bool out_of_memory;  /* TEST_CRASH by SIGKILL, when the run's control group ran out of memory */
     char *crash_in;      /* TEST_CRASH, when its backtrace was read (crash.h): the function it
                           * crashed in; file and line are then where, not the last assertion */
 } test_result;
@@ -39,7 +40,8 @@ typedef struct {
     test_result *t;
     int n;
     int exit_code, term_signal;
-    bool watchdog;       /* ol stopped the whole program */
+    bool watchdog;       /* ol stopped the whole program (its time, its idleness or the deadline) */
+    bool past_deadline;  /* ... at the check's overall deadline, or it never started */
     double seconds;      /* wall clock of the whole run */
     char *output;        /* what the program printed (the tail) */
     char key[HASH_HEX];
@@ -58,13 +60,18 @@ typedef struct {
     double timeout;       /* per test, seconds */
     const char *data_key; /* the fixtures' hash: a result depends on them */
     bool no_cache;        /* always run (e.g. to collect coverage) */
-    const strlist *writable; /* more trees the program may write (the coverage build's .gcda folders) */
+    const char *gcov_dir; /* a coverage build: its line counts are written inside the run's folder
+                           * (GCOV_PREFIX), then moved to this path (which must not exist yet) */
+    long long memory_bytes; /* what the program may use (0: ol's default) */
     int threads;          /* OMP/TINYLLM threads per program; 0: leave as is */
     int replica;          /* the same program run again (a control): its own result and cache entry */
 } run_spec;
 
-/* Runs the programs, ctx->jobs at a time. 0, or -1 when interrupted (or,
- * with a message, when a program could not be set up to run). */
+/* Runs the programs, ctx->jobs at a time, within ctx->run_budget (when set:
+ * what is left of it afterwards is there; a program it stopped, or never
+ * started, is past_deadline, all its tests without a result). 0, or -1
+ * when interrupted (or, with a message, when a program could not be set up
+ * to run). */
 int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n);
 void run_result_free(run_result *r);
 /* The cache key run_tests gives a spec (to keep more data beside it). */

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "testgen.h"
 
@@ -150,6 +151,8 @@ int suite_generate(ol_ctx *ctx, suite *s, char **err) {
         u->src = to;
         u->cwd = xstrdup(dir);
         u->test = true;
+        /* the student's tests compile in the student's sandbox (build.c) */
+        u->student = path_rel(s->dir, ctx->student) != s->dir;
         if (i < s->files.n) {
             sl_push(&u->deps, s->files.v[i]);
             for (int k = 0; k < headers.n; k++) sl_push(&u->deps, headers.v[k]);
@@ -248,7 +251,8 @@ static int include_line(const char *includer, const char *included) {
 
 typedef struct {
     ol_ctx *ctx;
-    const char *test_dir;   /* real path */
+    bool code;              /* the student's code (c/): any system header; else tests: standard C only */
+    const char *test_dir;   /* real path: the test folder, or (code) the student's c/ */
     char *contracts;        /* real path */
     strlist sysdirs;        /* the compiler's <...> folders, outside the course and workspace */
     strlist *problems;
@@ -261,7 +265,14 @@ static void check_one(include_rule *rule, const char *includer, const char *path
     int line = include_line(includer, as_named);
     char *where = line ? xasprintf("%s:%d", shown_path(ctx, includer), line) : xstrdup(shown_path(ctx, includer));
     char *problem = NULL;
-    if (beneath(path, rule->test_dir)) {
+    if (rule->code) {
+        bool system = false;
+        for (int i = 0; i < rule->sysdirs.n; i++) system = system || beneath(path, rule->sysdirs.v[i]);
+        if (!beneath(path, rule->test_dir) && !beneath(path, rule->contracts) && !system)
+            problem = xasprintf("%s: #include \"%s\" is not allowed: your code may include contract headers "
+                                "(contracts/tinyllm/...), system headers and its own files under c/, not the "
+                                "course's reference or any other file", where, shown_path(ctx, path));
+    } else if (beneath(path, rule->test_dir)) {
         /* the student's own helper, unless it stands in for a contract */
         const char *rel = path + strlen(rule->test_dir) + (path[strlen(rule->test_dir)] == '/');
         char *contract = path_join(rule->contracts, rel);
@@ -292,12 +303,56 @@ static void check_one(include_rule *rule, const char *includer, const char *path
  * opened, nested as `cc -H` lists it) must be allowed; what a contract or
  * a system header includes in turn is theirs. */
 static void check_tree(include_rule *rule, const unit *u, const char *test_file) {
-    strlist stack = {0}; /* stack.v[d]: the file open at depth d (0: the wrapper) */
-    sl_push(&stack, u->src);
+    strlist stack = {0}; /* stack.v[d]: the file open at depth d (0: the wrapper, or the code's source) */
+    sl_push_owned(&stack, real_path(u->src, u->cwd));
     bool incbin = false;
     char *copy = xstrdup(u->includes ? u->includes : "");
     for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (line[0] == 'A') incbin = true;
+        if (line[0] == 'M' && !rule->code) {
+            char *problem = xasprintf("%s: the test opens more than %s header files (an include that includes "
+                                      "itself?): ol reads no further", shown_path(rule->ctx, test_file), line + 2);
+            if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
+            else free(problem);
+        }
+        if (line[0] == 'X' && !rule->code) {
+            /* "X<TAB>asm|section<TAB>FILE<TAB>LINE": the assembler text of the test's own */
+            char *what = line + 2, *file = strchr(what, '\t'), *at = file ? strchr(file + 1, '\t') : NULL;
+            if (!at) continue;
+            *file++ = 0;
+            *at++ = 0;
+            char *real = real_path(file, u->cwd);
+            if (beneath(real, rule->test_dir)) {
+                char *problem = xasprintf("%s:%s: %s is not allowed in tests: it hands the assembler text of its "
+                                          "own (a .incbin could copy a file into the program); call the "
+                                          "contract's functions and the C library instead",
+                                          shown_path(rule->ctx, real), at,
+                                          strcmp(what, "asm") == 0 ? "asm (__asm__, __asm)" : "a section attribute");
+                if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
+                else free(problem);
+            }
+            free(real);
+            continue;
+        }
+        if (line[0] == 'E') {
+            /* "E<TAB>FILE<TAB>LINE<TAB>NAME": the sandbox refused to open NAME */
+            char *file = line + 2, *ln = strchr(file, '\t'), *name = ln ? strchr(ln + 1, '\t') : NULL;
+            if (!name) continue;
+            *ln++ = 0;
+            *name++ = 0;
+            char *real = real_path(file, u->cwd);
+            if (beneath(real, rule->test_dir)) {
+                char *problem = xasprintf("%s:%s: #include \"%s\" is not allowed: %s", shown_path(rule->ctx, real), ln,
+                                          name, rule->code ? "your code may include contract headers "
+                                          "(contracts/tinyllm/...), system headers and its own files under c/"
+                                          : "tests include only contract headers (contracts/tinyllm/...), "
+                                          "<check.h>, standard C headers and headers of their own test folder");
+                if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
+                else free(problem);
+            }
+            free(real);
+            continue;
+        }
         if (line[0] != 'D') continue;
         char *end;
         long depth = strtol(line + 2, &end, 10);
@@ -305,10 +360,11 @@ static void check_tree(include_rule *rule, const unit *u, const char *test_file)
         char *path = real_path(end + 1, u->cwd);
         while (stack.n > depth) free(stack.v[--stack.n]);
         const char *includer = stack.v[depth - 1];
-        if (depth >= 2 && beneath(includer, rule->test_dir)) check_one(rule, includer, path, end + 1);
+        /* a test's wrapper (depth 0) is ol's; the code's own source is the student's */
+        if ((depth >= 2 || rule->code) && beneath(includer, rule->test_dir)) check_one(rule, includer, path, end + 1);
         sl_push_owned(&stack, path);
     }
-    if (incbin) {
+    if (incbin && !rule->code) {
         char *problem = xasprintf("%s: the preprocessed test holds an assembler .incbin, which copies a file into "
                                   "the test program: tests may not embed files", shown_path(rule->ctx, test_file));
         if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
@@ -398,6 +454,84 @@ static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *
     sl_free(&seen);
 }
 
+/* The compiler's <...> folders from a unit's "S" records, but the course's
+ * and the workspace's (-I contracts is searched for <...> too). */
+static void system_dirs(ol_ctx *ctx, const unit *u, strlist *dirs) {
+    char *copy = xstrdup(u->includes ? u->includes : "");
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] != 'S' || line[1] != '\t') continue;
+        char *dir = real_path(line + 2, ctx->root);
+        if (!beneath(dir, ctx->root) && !beneath(dir, ctx->ws) && !sl_contains(dirs, dir)) sl_push(dirs, dir);
+        free(dir);
+    }
+    free(copy);
+}
+
+int code_check_includes(ol_ctx *ctx, unit *units, int n, strlist *problems) {
+    int before = problems->n;
+    if (build_include_trees(ctx, units, n) < 0) return -1;
+    char buf[PATH_MAX];
+    char *contracts = path_join(ctx->root, "contracts");
+    include_rule rule = {.ctx = ctx, .code = true, .test_dir = realpath(ctx->student, buf) ? buf : ctx->student,
+                         .contracts = real_path(contracts, ctx->root), .problems = problems};
+    free(contracts);
+    for (int i = 0; i < n; i++) {
+        strlist dirs = {0};
+        system_dirs(ctx, &units[i], &dirs);
+        rule.sysdirs = dirs;
+        check_tree(&rule, &units[i], units[i].src);
+        sl_free(&dirs);
+    }
+    free(rule.contracts);
+    return problems->n - before;
+}
+
+/* What a folder entry is, when it is not a file or a folder. */
+static const char *odd_kind(mode_t mode) {
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a named pipe";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    return NULL;
+}
+
+static void odd_files_at(ol_ctx *ctx, const char *dir, int depth, strlist *problems) {
+    DIR *d = depth < 12 ? opendir(dir) : NULL;
+    if (!d) return;
+    strlist names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) sl_push(&names, e->d_name);
+    closedir(d);
+    sl_sort(&names);
+    for (int i = 0; i < names.n; i++) {
+        char *path = path_join(dir, names.v[i]);
+        struct stat st;
+        const char *kind = lstat(path, &st) == 0 ? odd_kind(st.st_mode) : NULL;
+        if (kind)
+            sl_push_owned(problems, xasprintf("%s: %s is %s, not a regular file: ol reads only regular files in "
+                                              "your folders (a link could reach the course's reference, a pipe "
+                                              "would hang the compiler); replace it with the file itself",
+                                              shown_path(ctx, path), shown_path(ctx, path), kind));
+        else if (S_ISDIR(st.st_mode))
+            odd_files_at(ctx, path, depth + 1, problems);
+        free(path);
+    }
+    sl_free(&names);
+}
+
+int student_files_check(ol_ctx *ctx, const char *dir, strlist *problems) {
+    int before = problems->n;
+    struct stat st;
+    const char *kind = lstat(dir, &st) == 0 ? odd_kind(st.st_mode) : NULL;
+    if (kind)
+        sl_push_owned(problems, xasprintf("%s: %s is %s, not a folder: make it a folder of your files",
+                                          shown_path(ctx, dir), shown_path(ctx, dir), kind));
+    else
+        odd_files_at(ctx, dir, 0, problems);
+    return problems->n - before;
+}
+
 int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems) {
     int before = problems->n;
     if (build_include_trees(ctx, s->units, s->files.n) < 0) return -1;
@@ -408,15 +542,7 @@ int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems) {
     free(contracts);
     for (int i = 0; i < s->files.n; i++) {
         strlist dirs = {0};
-        char *copy = xstrdup(s->units[i].includes ? s->units[i].includes : "");
-        for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-            if (line[0] != 'S' || line[1] != '\t') continue;
-            char *dir = real_path(line + 2, ctx->root);
-            /* -I contracts is searched for <...> too, but is not the system's */
-            if (!beneath(dir, ctx->root) && !beneath(dir, ctx->ws) && !sl_contains(&dirs, dir)) sl_push(&dirs, dir);
-            free(dir);
-        }
-        free(copy);
+        system_dirs(ctx, &s->units[i], &dirs);
         rule.sysdirs = dirs;
         check_tree(&rule, &s->units[i], s->files.v[i]);
         sl_free(&dirs);

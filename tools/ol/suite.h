@@ -39,6 +39,15 @@ void suite_free(suite *s);
  * how many, or -1 when interrupted. */
 int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems);
 
+/* The student's code may include contract headers, system headers and its
+ * own files under c/ (nothing of the course, nothing else of the
+ * workspace), as the preprocessor resolves them. Like suite_check_includes. */
+int code_check_includes(ol_ctx *ctx, unit *units, int n, strlist *problems);
+
+/* Symbolic links, named pipes, sockets and devices beneath dir (a student's
+ * folder), each a problem "path: path is a ...". Returns how many. */
+int student_files_check(ol_ctx *ctx, const char *dir, strlist *problems);
+
 /* The link inputs of the suite's objects. */
 void suite_link(const suite *s, link_spec *l);
 
