@@ -15,6 +15,7 @@ packages=(
   valgrind
   python3 python3-torch python3-numpy  # the oracle that makes fixtures
   python3-jinja2                 # the chat templates' oracle (transformers renders with Jinja2)
+  zip unzip                      # ol dist --gradescope writes the autograder's zip
 )
 
 missing=()
@@ -26,6 +27,9 @@ done
 # (a node package may bundle its own npm).
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# Debian's Chromium, headless, opens `ol check --html` reports in their test
+# (tests/ol/reports.sh); any install of it will do.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"

@@ -11,6 +11,7 @@
 #include "codegen.h"
 #include "harness.h"
 #include "lessonlib.h"
+#include "prebuilt.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "site.h"
@@ -370,8 +371,12 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     char *err = NULL;
     char *mdir = path_join(l->dir, "mutants"), *wdir = path_join(l->dir, "wheats");
     int rc = OL_PASS;
-    if (mutants_load(mdir, false, &r->mutants, &r->nmutants, &err) != 0 ||
-        mutants_load(wdir, true, &r->wheats, &r->nwheats, &err) != 0)
+    /* a student release has no mutant files, only their compiled objects (prebuilt.h) */
+    bool release = prebuilt_release(ctx);
+    if (release ? mutants_load_prebuilt(ctx, l, false, &r->mutants, &r->nmutants, &err) != 0 ||
+                      mutants_load_prebuilt(ctx, l, true, &r->wheats, &r->nwheats, &err) != 0
+                : mutants_load(mdir, false, &r->mutants, &r->nmutants, &err) != 0 ||
+                      mutants_load(wdir, true, &r->wheats, &r->nwheats, &err) != 0)
         rc = harness(r, err);
     free(mdir);
     free(wdir);

@@ -10,8 +10,8 @@
 #include "report.h"
 
 static const char HELP[] =
-    "usage: ol check L7.x [--tests-only] [--ref-deps] [--json FILE] [--gradescope FILE]\n"
-    "                     [--workspace DIR]\n"
+    "usage: ol check L7.x [--tests-only] [--ref-deps] [--json FILE] [--html FILE]\n"
+    "                     [--gradescope FILE] [--workspace DIR]\n"
     "\n"
     "Grades the lesson in stages; a stage runs only if the ones before it passed:\n"
     "  1. your code builds (-Wall -Wextra; warnings are shown)\n"
@@ -35,18 +35,22 @@ static const char HELP[] =
     "                     passed until a full `ol check` passes both\n"
     "  --ref-deps         use the reference for the lessons this one needs\n"
     "  --json FILE        also write Stryker's mutation-testing report (schema 2);\n"
-    "                     until the lesson passes, the reference's text is blanked\n"
+    "                     until the lesson passes, it shows your code, not the\n"
+    "                     reference's\n"
+    "  --html FILE        also write that report as one HTML file in Stryker's viewer\n"
+    "                     (opens offline in any browser)\n"
     "  --gradescope FILE  also write Gradescope's results.json\n"
     "\n"
     "Exit status: 0 pass (with --tests-only: your tests reach the rung), 1 fail,\n"
     "2 usage error or a broken grading harness.\n";
 
 int cmd_check(int argc, char **argv) {
-    const char *workspace = NULL, *json = NULL, *gradescope = NULL;
+    const char *workspace = NULL, *json = NULL, *html = NULL, *gradescope = NULL;
     check_options opt = {.on_stage = report_stage};
     const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL},
                               {"ref-deps", 0, NULL, NULL, &opt.ref_deps},
                               {"json", 0, "FILE", &json, NULL},
+                              {"html", 0, "FILE", &html, NULL},
                               {"gradescope", 0, "FILE", &gradescope, NULL},
                               {"tests-only", 0, NULL, NULL, &opt.tests_only},
                               {0}};
@@ -86,6 +90,7 @@ int cmd_check(int argc, char **argv) {
     if (rc != 130) {
         report_summary(&ctx, &r);
         if (json && report_write_stryker(&ctx, &r, json) != 0 && rc == OL_PASS) rc = OL_USAGE;
+        if (html && report_write_html(&ctx, &r, html) != 0 && rc == OL_PASS) rc = OL_USAGE;
         if (gradescope && report_write_gradescope(&ctx, &r, gradescope) != 0 && rc == OL_PASS) rc = OL_USAGE;
     }
     check_report_free(&r);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "opts.h"
+#include "prebuilt.h"
 #include "proc.h"
 #include "status.h"
 
@@ -67,6 +68,19 @@ int cmd_diff(int argc, char **argv) {
         lesson_free(&l);
         ctx_free(&ctx);
         return OL_USAGE;
+    }
+    char *ref0 = xasprintf("%s/reference/%s", ctx.root, l.sources.v[0]);
+    bool hidden = prebuilt_release(&ctx) && !is_file(ref0);
+    free(ref0);
+    if (hidden) {
+        /* a student release holds the reference only as compiled objects */
+        ol_error("this is a student release: the reference of %s is not in it, only compiled. Once "
+                 "`ol check %s` passes on the grader's side (Gradescope, or your instructor's `ol "
+                 "grade`), the grader's report shows it: the reference's source in the report of "
+                 "your passing submission", l.id, l.id);
+        lesson_free(&l);
+        ctx_free(&ctx);
+        return OL_FAIL;
     }
     check_status st;
     int rc = OL_PASS;

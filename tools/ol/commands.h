@@ -11,6 +11,8 @@ int cmd_diff(int argc, char **argv);
 int cmd_mutants(int argc, char **argv);
 int cmd_fixtures(int argc, char **argv);
 int cmd_hub(int argc, char **argv);
+int cmd_dist(int argc, char **argv);
+int cmd_grade(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_tinyllm(int argc, char **argv);
 int cmd_milestone(int argc, char **argv);

@@ -175,7 +175,11 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
     char *dir = path_join(ctx->root, l->course_tests);
     char *name = xasprintf("%s course tests", l->id);
     int rc = OL_PASS;
-    if (suite_scan(s, name, dir, &err) != 0 || suite_generate(ctx, s, &err) != 0) {
+    /* the hidden tests, where this copy of the course has them, run as course tests */
+    char *hidden = l->hidden_tests ? path_join(ctx->root, l->hidden_tests) : NULL;
+    if (suite_scan(s, name, dir, &err) != 0 ||
+        (hidden && is_dir(hidden) && suite_add_dir(s, hidden, &err) != 0) ||
+        suite_generate(ctx, s, &err) != 0) {
         ol_error("%s (lesson.json \"course_tests\"): tell your instructor", err);
         rc = OL_USAGE;
     } else if (s->tests.n == 0) {
@@ -191,6 +195,7 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
         if (failed != 0) rc = OL_USAGE; /* < 0: interrupted, and ol says so */
     }
     free(err);
+    free(hidden);
     free(dir);
     free(name);
     return rc;

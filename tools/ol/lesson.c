@@ -26,6 +26,8 @@ const char *const LESSON_KEYS[] = {"id",
                                    "test_memory_mb",
                                    "example_test",
                                    "threshold",
+                                   "hidden_tests",
+                                   "release_files",
                                    NULL};
 
 int rung_level(const char *rung) {
@@ -175,7 +177,8 @@ static void check_path_forms(const lesson *l, findings *f) {
                    {"model_tests", l->model_tests},
                    {"fixtures", l->fixtures},
                    {"oracle", l->oracle},
-                   {"example_test", l->example_test}};
+                   {"example_test", l->example_test},
+                   {"hidden_tests", l->hidden_tests}};
     for (size_t i = 0; i < sizeof singles / sizeof *singles; i++)
         if (singles[i].value && !safe_rel(singles[i].value))
             problem(f, singles[i].key,
@@ -203,6 +206,10 @@ static void check_path_forms(const lesson *l, findings *f) {
     }
     if (l->example_test && !ends_with(l->example_test, ".c"))
         problem(f, "example_test", "\"%s\" is not a .c file", l->example_test);
+    for (int i = 0; i < l->release_files.n; i++)
+        if (!safe_rel(l->release_files.v[i]))
+            problem(f, "release_files", "\"%s\" must be a relative path inside the course",
+                    l->release_files.v[i]);
 }
 
 static void check_ids(const lesson *l, findings *f) {
@@ -270,11 +277,13 @@ int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
         l->fixtures = get_string(json, "fixtures", false, &f);
         l->oracle = get_string(json, "oracle", false, &f);
         l->example_test = get_string(json, "example_test", false, &f);
+        l->hidden_tests = get_string(json, "hidden_tests", false, &f);
         get_list(json, "sources", true, &l->sources, &f);
         get_list(json, "contracts", true, &l->contracts, &f);
         get_list(json, "needs", false, &l->needs, &f);
         get_list(json, "required_pitfalls", false, &l->required_pitfalls, &f);
         get_list(json, "link", false, &l->link, &f);
+        get_list(json, "release_files", false, &l->release_files, &f);
         if (cJSON_GetObjectItemCaseSensitive(json, "sources") && l->sources.n == 0 &&
             f.problems.n == 0)
             problem(&f, "sources", "lists no file: name the lesson's .c files");
@@ -331,7 +340,24 @@ static bool mutant_file_exists(const char *root, const lesson *l, const char *id
     return found;
 }
 
+release_kind lesson_release_kind(const char *root) {
+    char *marker = path_join(root, LESSON_RELEASE_MARKER);
+    char *text = read_file(marker, NULL);
+    free(marker);
+    if (!text) return RELEASE_NONE;
+    cJSON *o = cJSON_Parse(text);
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    bool grader = cJSON_IsString(kind) && strcmp(kind->valuestring, "grader") == 0;
+    cJSON_Delete(o);
+    free(text);
+    return grader ? RELEASE_GRADER : RELEASE_STUDENT;
+}
+
+/* A release holds no oracle; a student's release no reference source and no
+ * mutant files either (they are prebuilt/ objects there), so what only the
+ * course repository holds is looked for only in it. */
 static void check_paths(const char *root, const lesson *l, unsigned flags, findings *f) {
+    release_kind release = lesson_release_kind(root);
     for (int i = 0; i < l->sources.n; i++) {
         char *stub = xasprintf("stubs/%s", l->sources.v[i]),
              *ref = xasprintf("reference/%s", l->sources.v[i]);
@@ -340,7 +366,7 @@ static void check_paths(const char *root, const lesson *l, unsigned flags, findi
                     "%s does not exist: write the stub there (`ol lesson stub %s` makes it "
                     "from the contract)",
                     stub, l->id);
-        if (!exists(root, ref, false))
+        if (release != RELEASE_STUDENT && !exists(root, ref, false))
             problem(f, "sources", "%s does not exist: write the reference there", ref);
         free(stub);
         free(ref);
@@ -369,7 +395,14 @@ static void check_paths(const char *root, const lesson *l, unsigned flags, findi
             problem(f, "oracle", "%s does not exist: the oracle `ol fixtures` runs", script);
         free(script);
     }
-    if (l->fixtures && !l->oracle)
+    if (l->hidden_tests && !exists(root, l->hidden_tests, true))
+        problem(f, "hidden_tests", "the folder %s does not exist: the hidden course tests go there",
+                l->hidden_tests);
+    for (int i = 0; i < l->release_files.n; i++)
+        if (!exists(root, l->release_files.v[i], false) &&
+            !exists(root, l->release_files.v[i], true))
+            problem(f, "release_files", "%s does not exist", l->release_files.v[i]);
+    if (l->fixtures && !l->oracle && release == RELEASE_NONE)
         problem(f, "fixtures", "is given without \"oracle\", the script that makes them");
     if (l->oracle && !l->fixtures)
         problem(f, "oracle", "is given without \"fixtures\", the folder it writes");
@@ -383,7 +416,8 @@ static void check_paths(const char *root, const lesson *l, unsigned flags, findi
     }
     for (int i = 0; i < l->required_pitfalls.n; i++) {
         const char *id = l->required_pitfalls.v[i];
-        if (variant_id_valid(id, false) && !mutant_file_exists(root, l, id))
+        if (release != RELEASE_STUDENT && variant_id_valid(id, false) &&
+            !mutant_file_exists(root, l, id))
             problem(f, "required_pitfalls",
                     "%s has no mutant in course/%s/mutants/: add it with `ol mutants new "
                     "%s --id %s ...`",
@@ -464,12 +498,14 @@ void lesson_free(lesson *l) {
     free(l->fixtures);
     free(l->oracle);
     free(l->example_test);
+    free(l->hidden_tests);
     free(l->dir);
     sl_free(&l->needs);
     sl_free(&l->sources);
     sl_free(&l->contracts);
     sl_free(&l->required_pitfalls);
     sl_free(&l->link);
+    sl_free(&l->release_files);
     memset(l, 0, sizeof *l);
 }
 

@@ -19,7 +19,9 @@ typedef struct lesson {
     strlist contracts;         /* relative to contracts/ */
     strlist required_pitfalls; /* mutant ids */
     strlist link;              /* extra linker flags; files made absolute by lesson_load */
+    strlist release_files;     /* more files or folders (relative to the root) a release carries */
     char *course_tests;        /* folder, relative to the root */
+    char *hidden_tests;        /* folder of course tests `ol dist` leaves out, or NULL */
     char *student_tests;       /* folder, relative to c/ */
     char *model_tests;         /* folder, relative to the root, or NULL */
     char *fixtures, *oracle;   /* folders, relative to the root, or NULL */
@@ -28,6 +30,15 @@ typedef struct lesson {
     double test_memory_mb;     /* what a test program may use, all its processes together (4096) */
     char *dir;                 /* absolute course/L7.x (lesson_load only) */
 } lesson;
+
+/* A course root is the course repository, a student release or a grader's
+ * copy of one (`ol dist`): a release holds LESSON_RELEASE_MARKER, whose
+ * "kind" is "student" or "grader". In a release lesson_load does not ask
+ * for the oracle; in a student release, not for the reference's source or
+ * the mutant files either (they are compiled objects there, prebuilt.h). */
+#define LESSON_RELEASE_MARKER "release.json"
+typedef enum { RELEASE_NONE, RELEASE_STUDENT, RELEASE_GRADER } release_kind;
+release_kind lesson_release_kind(const char *root);
 
 /* The keys course/FORMAT.md documents, NULL-ended. */
 extern const char *const LESSON_KEYS[];

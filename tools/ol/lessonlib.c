@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prebuilt.h"
 #include "suite.h"
 
 /* Headers a student keeps beside their code: an object depends on them. */
@@ -41,6 +42,16 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
     lib->label = xstrdup(label);
     lib->n = l->sources.n;
     lib->units = xcalloc((size_t)lib->n, sizeof *lib->units);
+    if (kind != LIB_STUDENT && prebuilt_release(ctx)) {
+        /* a student release: the reference and its variants exist only compiled */
+        const char *variant = kind == LIB_COVERAGE ? PREBUILT_COVERAGE : PREBUILT_REFERENCE;
+        char *dir = kind == LIB_PATCHED ? xstrdup(patched_dir)
+                                        : prebuilt_variant_dir(ctx, l->id, variant);
+        lib->prebuilt = true;
+        int rc = prebuilt_units(ctx, l, dir, kind == LIB_COVERAGE, lib->units, err);
+        free(dir);
+        return rc;
+    }
     strlist headers = {0};
     if (kind == LIB_STUDENT) {
         char *tests = path_join(ctx->student, "tests");
@@ -110,15 +121,15 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
 
 int lesson_libs_build(ol_ctx *ctx, lesson_lib **libs, int n) {
     int total = 0;
-    for (int i = 0; i < n; i++) total += libs[i]->n;
+    for (int i = 0; i < n; i++) total += libs[i]->prebuilt ? 0 : libs[i]->n;
     unit *all = xcalloc((size_t)total + 1, sizeof *all);
     int k = 0;
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < libs[i]->n; j++) all[k++] = libs[i]->units[j];
+        for (int j = 0; !libs[i]->prebuilt && j < libs[i]->n; j++) all[k++] = libs[i]->units[j];
     int rc = build_units(ctx, all, total);
     k = 0;
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < libs[i]->n; j++) libs[i]->units[j] = all[k++];
+        for (int j = 0; !libs[i]->prebuilt && j < libs[i]->n; j++) libs[i]->units[j] = all[k++];
     free(all);
     if (rc < 0) return -1;
     int failed = 0;

@@ -16,11 +16,14 @@ typedef struct lesson_lib {
     unit *units;          /* one per source */
     int n;
     link_input archive;
+    bool prebuilt;        /* a release's compiled reference (prebuilt.h): nothing to compile */
     bool ok;
 } lesson_lib;
 
 /* Sets up the units. patched_dir: the folder holding reference/<sources>
- * (LIB_PATCHED only). -1 with *err when a student's source is missing. */
+ * (LIB_PATCHED only; in a student release, the variant's objects). In a
+ * release every kind but LIB_STUDENT takes the prebuilt objects. -1 with
+ * *err when a student's source is missing. */
 int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind kind,
                        const char *patched_dir, const char *label, char **err);
 /* Compiles every library's units in one batch, then archives them. Returns

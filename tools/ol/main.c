@@ -26,6 +26,8 @@ static const char USAGE[] =
     "  mutants [verify|new|rebase] L7.x   list, verify, author or re-anchor its mutants\n"
     "  fixtures L7.x [--check]     rerun the oracle that makes the golden data\n"
     "  hub serve DIR ...           the fake Hugging Face Hub\n"
+    "  dist OUT [--lessons ...]    the student release (the reference only compiled)\n"
+    "  grade SUBS --lessons ... --out DIR   a class's submissions at once\n"
     "\n"
     "Where: the course is $OL_ROOT (else the folder ol was built in); your\n"
     "workspace is --workspace DIR, else $OL_WORKSPACE, else the current folder\n"
@@ -39,8 +41,9 @@ static const struct {
 } COMMANDS[] = {
     {"list", cmd_list},       {"start", cmd_start},       {"tests", cmd_tests},
     {"check", cmd_check},     {"diff", cmd_diff},         {"mutants", cmd_mutants},
-    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},         {"lesson", cmd_lesson},
-    {"tinyllm", cmd_tinyllm}, {"milestone", cmd_milestone},
+    {"fixtures", cmd_fixtures}, {"hub", cmd_hub},         {"dist", cmd_dist},
+    {"grade", cmd_grade},       {"lesson", cmd_lesson},   {"tinyllm", cmd_tinyllm},
+    {"milestone", cmd_milestone},
 };
 
 int main(int argc, char **argv) {

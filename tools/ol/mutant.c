@@ -1,10 +1,12 @@
 #include "mutant.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "prebuilt.h"
 #include "proc.h"
 
 static char *trim(char *s) {
@@ -40,6 +42,7 @@ static void add_change(mutant *m, const char *file, int line, int col, int end, 
     c->column = col;
     c->end_column = end > col ? end : col + 1;
     c->inserted = inserted;
+    c->function = NULL;
 }
 
 /* Closes a run of -/+ lines: each removed line is a change, located at the
@@ -250,7 +253,10 @@ void mutant_free(mutant *m) {
     free(m->path);
     free(m->diff);
     free(m->replacement);
-    for (int i = 0; i < m->nchanges; i++) free(m->changes[i].file);
+    for (int i = 0; i < m->nchanges; i++) {
+        free(m->changes[i].file);
+        free(m->changes[i].function);
+    }
     free(m->changes);
     memset(m, 0, sizeof *m);
 }
@@ -292,6 +298,72 @@ int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err)
     sl_free(&files);
     if (*err) {
         mutants_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static char *json_text(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+}
+
+static int json_int(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n,
+                          char **err) {
+    *out = NULL;
+    *n = 0;
+    cJSON *manifest = prebuilt_manifest(ctx, l, err);
+    if (!manifest) return -1;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(manifest, wheats ? "wheats" : "mutants");
+    *out = xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof **out);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, list) {
+        mutant *m = &(*out)[*n];
+        m->wheat = wheats;
+        m->id = json_text(e, "id");
+        m->title = json_text(e, "title");
+        if (!m->id || !m->title) {
+            *err = xasprintf("prebuilt/%s/manifest.json: a %s without \"id\" or \"title\": the "
+                             "release is damaged (ask for a new one)",
+                             l->id, wheats ? "wheat" : "mutant");
+            break;
+        }
+        m->pitfall = json_text(e, "pitfall");
+        if (!m->pitfall) m->pitfall = xstrdup("-");
+        m->symptom = json_text(e, "symptom");
+        if (!m->symptom) m->symptom = xstrdup("");
+        m->hint = json_text(e, "hint");
+        m->path = xasprintf("%s/prebuilt/%s/manifest.json (%s)", ctx->root, l->id, m->id);
+        m->diff = xstrdup("");
+        m->replacement = xstrdup("");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "changes")) {
+            char *file = json_text(c, "file");
+            if (file) {
+                add_change(m, file, json_int(c, "line"), json_int(c, "column"),
+                           json_int(c, "end_column"),
+                           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "inserted")));
+                m->changes[m->nchanges - 1].function = json_text(c, "function");
+            }
+            free(file);
+        }
+        char *text = cJSON_PrintUnformatted(e);
+        hasher *h = hash_new();
+        hash_str(h, text);
+        hash_done(h, m->key);
+        free(text);
+        (*n)++;
+    }
+    cJSON_Delete(manifest);
+    if (*err) {
+        mutants_free(*out, *n + 1);
         *out = NULL;
         *n = 0;
         return -1;
@@ -378,6 +450,7 @@ static int patch_in(const mutant *m, const char *dir, bool exact, char **err) {
 
 char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     *err = NULL;
+    if (prebuilt_release(ctx)) return prebuilt_variant_dir(ctx, l->id, m->id);
     for (int i = 0; i < m->nchanges; i++)
         if (!sl_contains(&l->sources, m->changes[i].file)) {
             *err = xasprintf("%s changes reference/%s, which is not a source of %s (lesson.json \"sources\")",

@@ -17,6 +17,9 @@ typedef struct {
     int column;     /* 1-based: where the change starts on that line */
     int end_column; /* exclusive */
     bool inserted;  /* lines were only added before this line */
+    char *function; /* the reference's function holding the line, where a student
+                       release's manifest says it (its reference is not there to
+                       read); else NULL */
 } changed_line;
 
 typedef struct mutant {
@@ -36,14 +39,19 @@ typedef struct mutant {
 /* Every *.mutant (or *.wheat) in dir, sorted by file name. A file that does
  * not parse is an error naming the file and line: returns -1 with *err. */
 int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err);
+/* The same from a student release's manifest (prebuilt.h), which holds
+ * every header field but Caught-by, and each change's place, but no diff. */
+int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n,
+                          char **err);
 int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char **err);
 void mutants_free(mutant *m, int n);
 void mutant_free(mutant *m);
 
 /* A folder holding reference/<source> for every source of the lesson with
  * the diff applied exactly (no offset, no fuzz), cached by (reference
- * sources, diff). On failure (a stale mutant) returns NULL and *err quotes
- * patch and says to run `ol mutants rebase`. */
+ * sources, diff); in a student release, the folder of the variant's
+ * prebuilt objects. On failure (a stale mutant) returns NULL and *err
+ * quotes patch and says to run `ol mutants rebase`. */
 char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err);
 
 /* m's diff re-anchored on the current reference: applied to a scratch

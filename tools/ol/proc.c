@@ -199,6 +199,7 @@ static void finish(proc_job *j, int status) {
     else if (WIFSIGNALED(status)) j->term_signal = WTERMSIG(status);
     /* whatever the job left in its group goes too */
     killpg(j->pid, SIGKILL);
+    if (j->on_done) j->on_done(j);
 }
 
 /* Has the job's progress file stayed the same for longer than it may? (A

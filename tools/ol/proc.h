@@ -20,6 +20,9 @@ typedef struct proc_job {
     double timeout;       /* seconds of wall clock; 0: none */
     char *progress_path;  /* a file that grows as the job gets on (Check's TAP log) ... */
     double idle_timeout;  /* ... and how long it may stay the same before the job is stopped */
+    /* told as the job ends (results set), while the others run on; NULL: no one */
+    void (*on_done)(struct proc_job *j);
+    void *data;           /* the caller's, for on_done */
     /* results */
     int exit_code;        /* -1 when ended by a signal or not started */
     int term_signal;      /* the signal that ended it, else 0 */

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "prebuilt.h"
 #include "report.h"
 #include "results.h"
 #include "site.h"
@@ -152,7 +153,7 @@ static void print_invalid(ol_ctx *ctx, const check_report *r) {
     free(cmd);
 }
 
-static void print_next(const check_report *r) {
+static void print_next(ol_ctx *ctx, const check_report *r) {
     const lesson *l = r->l;
     printf("\n");
     if (r->tests_only && r->tests_pass) {
@@ -166,7 +167,10 @@ static void print_next(const check_report *r) {
                "too)\n");
     if (r->passed) {
         printf("%sPASS%s: %s reaches %s.", color(stdout, C_GREEN), color(stdout, C_RESET), l->id, l->rung);
-        printf(" `ol diff %s` shows your code beside the reference.\n", l->id);
+        if (prebuilt_release(ctx)) /* a student release holds no reference source */
+            printf(" The grader's report of a passing submission shows the reference.\n");
+        else
+            printf(" `ol diff %s` shows your code beside the reference.\n", l->id);
         if (r->survived + r->no_coverage > 0)
             printf("The survivors above still point at bugs your tests would let through: worth a test each.\n");
         return;
@@ -244,5 +248,5 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
             printf("Per-test timeout for mutants: %.1f s = 1.5 x %s (the slowest of your tests on the reference) + 2 s\n",
                    r->timeout, slowest);
     }
-    print_next(r);
+    print_next(ctx, r);
 }

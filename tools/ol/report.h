@@ -1,6 +1,6 @@
 /* report: what `ol check` shows. report.c: the terminal, stage by stage as
  * they end, then the summary; report_json.c: Stryker's schema-2 JSON and
- * Gradescope's results.json. */
+ * Gradescope's results.json; report_html.c: the JSON in Stryker's viewer. */
 #ifndef OL_REPORT_H
 #define OL_REPORT_H
 
@@ -16,6 +16,14 @@ void report_stage(const check_report *r, int stage, void *ctx);
 void report_summary(ol_ctx *ctx, const check_report *r);
 
 int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path);
+/* The same report as a cJSON object (the caller deletes it). */
+struct cJSON *report_stryker_json(ol_ctx *ctx, const check_report *r);
+/* report_html.c: that report in Stryker's own viewer (mutation-testing-
+ * elements), inlined in one HTML file that opens offline. */
+int report_write_html(ol_ctx *ctx, const check_report *r, const char *path);
+/* Where that viewer's bundle is (the release's share/, else the course's
+ * build/npm/report-viewer), or NULL when it is not installed (caller frees). */
+char *report_viewer_path(ol_ctx *ctx);
 int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path);
 
 #endif

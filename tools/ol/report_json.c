@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prebuilt.h"
 #include "report.h"
 #include "site.h"
 
@@ -72,7 +73,7 @@ static cJSON *mutant_json(ol_ctx *ctx, const mutant_outcome *o, bool reveal) {
     return x;
 }
 
-int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
+cJSON *report_stryker_json(ol_ctx *ctx, const check_report *r) {
     const lesson *l = r->l;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "schemaVersion", "2");
@@ -83,10 +84,13 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
     cJSON_AddStringToObject(o, "projectRoot", ctx->root);
     cJSON *files = cJSON_AddObjectToObject(o, "files");
     for (int s = 0; s < l->sources.n; s++) {
-        /* after a pass, the reference; before, the student's own file */
-        char *rel = xasprintf("%s/%s", r->passed ? "reference" : "c", l->sources.v[s]);
-        char *abs = path_join(r->passed ? ctx->root : ctx->ws, rel);
+        /* after a pass, the reference; before, the student's own file (and
+         * always in a student release, which has no reference to show) */
+        bool show_reference = r->passed && !prebuilt_release(ctx);
+        char *rel = xasprintf("%s/%s", show_reference ? "reference" : "c", l->sources.v[s]);
+        char *abs = path_join(show_reference ? ctx->root : ctx->ws, rel);
         char *source = read_file(abs, NULL);
+        free(abs);
         cJSON *f = cJSON_AddObjectToObject(files, rel);
         cJSON_AddStringToObject(f, "language", "c");
         cJSON_AddStringToObject(f, "source", source ? source : "");
@@ -97,7 +101,6 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
                 cJSON_AddItemToArray(ms, mutant_json(ctx, &r->outcomes[i], r->passed));
         }
         free(source);
-        free(abs);
         free(rel);
     }
     /* the student's tests, by file, with the test names as ids (killedBy uses them) */
@@ -133,6 +136,14 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
     if (r->score >= 0) cJSON_AddNumberToObject(config, "score", r->score);
     else cJSON_AddNullToObject(config, "score");
     cJSON_AddBoolToObject(config, "passed", r->passed);
+    /* the tests that fail where they must pass (stage 4), each once */
+    cJSON *invalid = cJSON_AddArrayToObject(config, "invalidTests");
+    strlist names = {0};
+    for (int i = 0; i < r->ninvalid; i++)
+        if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
+    for (int i = 0; i < names.n; i++) cJSON_AddItemToArray(invalid, cJSON_CreateString(names.v[i]));
+    sl_free(&names);
+    if (r->harness_broken) cJSON_AddStringToObject(config, "harnessBroken", r->harness_message);
     cJSON_AddBoolToObject(config, "testsOnly", r->tests_only);
     if (r->tests_only) cJSON_AddBoolToObject(config, "testsPass", r->tests_pass);
     /* check50's convention: a stage skipped because an earlier one failed is null */
@@ -146,6 +157,11 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
         if (r->stages[i].summary) cJSON_AddStringToObject(st, "summary", r->stages[i].summary);
         cJSON_AddItemToArray(stages, st);
     }
+    return o;
+}
+
+int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
+    cJSON *o = report_stryker_json(ctx, r);
     int rc = write_json(o, path);
     cJSON_Delete(o);
     return rc;

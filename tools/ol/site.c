@@ -27,6 +27,11 @@ void mutant_site_of(ol_ctx *ctx, const mutant *m, int line, mutant_site *out) {
     if (fn) out->function = xstrdup(fn);
     cdecl_spans_free(spans, n);
     free(ref);
+    /* a student release: the function its manifest records for the line */
+    for (int i = 0; !out->function && i < m->nchanges; i++)
+        if (m->changes[i].line == line && m->changes[i].function &&
+            !strcmp(m->changes[i].file, c->file))
+            out->function = xstrdup(m->changes[i].function);
     if (!out->function) return;
     char *mine = path_join(ctx->student, c->file);
     n = spans_of(mine, &spans);

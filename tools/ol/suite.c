@@ -10,17 +10,26 @@
 
 #include "testgen.h"
 
-int suite_scan(suite *s, const char *name, const char *dir, char **err) {
-    memset(s, 0, sizeof *s);
-    *err = NULL;
-    s->name = xstrdup(name);
-    s->dir = xstrdup(dir);
+/* The tests of dir's *.c files, after the ones s holds. */
+static int scan_dir(suite *s, const char *dir, char **err) {
     if (!is_dir(dir)) {
         *err = xasprintf("the test folder %s does not exist", dir);
         return -1;
     }
-    list_files(dir, ".c", &s->files);
-    for (int i = 0; i < s->files.n; i++) {
+    int first = s->files.n;
+    strlist found = {0};
+    list_files(dir, ".c", &found);
+    for (int i = 0; i < found.n; i++) {
+        for (int k = 0; k < s->files.n && !*err; k++)
+            if (strcmp(path_base(s->files.v[k]), path_base(found.v[i])) == 0)
+                *err = xasprintf("%s and %s have the same name (each file is a TCase named "
+                                 "after it): rename one",
+                                 s->files.v[k], found.v[i]);
+        sl_push(&s->files, found.v[i]);
+    }
+    sl_free(&found);
+    if (*err) return -1;
+    for (int i = first; i < s->files.n; i++) {
         /* each file's name becomes a C string in the generated runner (its TCase) */
         const char *base = path_base(s->files.v[i]);
         for (const char *c = base; *c; c++)
@@ -30,7 +39,7 @@ int suite_scan(suite *s, const char *name, const char *dir, char **err) {
                 return -1;
             }
     }
-    for (int i = 0; i < s->files.n; i++) {
+    for (int i = first; i < s->files.n; i++) {
         char **names = NULL;
         int n = testgen_scan(s->files.v[i], &names);
         if (n < 0) {
@@ -49,6 +58,20 @@ int suite_scan(suite *s, const char *name, const char *dir, char **err) {
         if (*err) return -1;
     }
     return 0;
+}
+
+int suite_scan(suite *s, const char *name, const char *dir, char **err) {
+    memset(s, 0, sizeof *s);
+    *err = NULL;
+    s->name = xstrdup(name);
+    s->dir = xstrdup(dir);
+    return scan_dir(s, dir, err);
+}
+
+int suite_add_dir(suite *s, const char *dir, char **err) {
+    *err = NULL;
+    sl_push(&s->more_dirs, dir);
+    return scan_dir(s, dir, err);
 }
 
 /* Every regular file beneath dir (links followed, at most 8 folders deep). */
@@ -109,6 +132,7 @@ int suite_generate(ol_ctx *ctx, suite *s, char **err) {
      * subfolders too): each object depends on all of them */
     strlist headers = {0};
     list_tree(s->dir, &headers);
+    for (int i = 0; i < s->more_dirs.n; i++) list_tree(s->more_dirs.v[i], &headers);
     sl_sort(&headers);
     s->nunits = s->files.n + 1;
     s->units = xcalloc((size_t)s->nunits, sizeof *s->units);
@@ -164,6 +188,7 @@ void suite_free(suite *s) {
     free(s->name);
     free(s->dir);
     sl_free(&s->files);
+    sl_free(&s->more_dirs);
     sl_free(&s->tests);
     sl_free(&s->test_file);
     for (int i = 0; i < s->nunits; i++) unit_free(&s->units[i]);

@@ -10,6 +10,7 @@
 typedef struct suite {
     char *name;       /* Check's suite name */
     char *dir;        /* the folder (absolute) */
+    strlist more_dirs;/* folders added by suite_add_dir (absolute) */
     strlist files;    /* its *.c files, sorted, absolute */
     strlist tests;    /* every test, in file order */
     strlist test_file;/* the file of each test */
@@ -20,6 +21,10 @@ typedef struct suite {
 /* Lists dir's *.c files and their tests. -1 with *err when dir is missing
  * or two files define the same test name (reports name tests by name). */
 int suite_scan(suite *s, const char *name, const char *dir, char **err);
+/* Adds another folder's tests (a lesson's hidden tests) after the first's.
+ * -1 with *err when dir is missing, a test name is taken, or a file has
+ * the name of one already in (each file is a TCase, named after it). */
+int suite_add_dir(suite *s, const char *dir, char **err);
 /* Writes testgen's wrappers under build/ol/gen and prepares the units. */
 int suite_generate(ol_ctx *ctx, suite *s, char **err);
 /* Compiles the units; prints the compiler's messages with `label`. Returns

@@ -18,11 +18,33 @@ static char *absolute(const char *path) {
     return NULL;
 }
 
+/* A student release (`ol dist`) keeps ol in bin/ beside its release.json:
+ * the release is then the root, wherever it was unpacked. */
+static const char *release_root(void) {
+    static char top[PATH_MAX];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return NULL;
+    exe[n] = 0;
+    char *bin = path_dirname(exe), *up = path_dirname(bin);
+    char *marker = path_join(up, "release.json");
+    bool yes = is_file(marker) && strlen(up) < sizeof top;
+    if (yes) strcpy(top, up);
+    free(marker);
+    free(bin);
+    free(up);
+    return yes ? top : NULL;
+}
+
 int ctx_init(ol_ctx *ctx, const char *workspace_opt) {
     memset(ctx, 0, sizeof *ctx);
     const char *root = getenv("OL_ROOT");
     const char *root_from = "$OL_ROOT";
-    if (!root || !*root) {
+    const char *release = (!root || !*root) ? release_root() : NULL;
+    if (release) {
+        root = release;
+        root_from = "the student release holding this ol";
+    } else if (!root || !*root) {
         root = TL_SOURCE_ROOT;
         root_from = "the root ol was built in";
     }
