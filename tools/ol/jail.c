@@ -351,6 +351,8 @@ void jail_run(const jail *j, char **argv, int status_fd, jail_enter_fn enter, co
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC);
+    /* after the mask: a thread it starts must not take the program's SIGCHLD */
+    if (j->serve && j->serve(j->serve_arg) != 0) _exit(126);
     pid_t pid = fork();
     if (pid < 0) {
         fail("start", argv[0]);

@@ -39,6 +39,11 @@ typedef struct jail {
     char *cwd;               /* inside the jail */
     long long tmpfs_bytes;   /* the size of each tmpfs */
     const struct cgroup *cg; /* a group to join first, or NULL */
+    /* PID 1 calls this once the view and the loopback are up, before the
+     * program starts (a fake Hub on the jail's own 127.0.0.1: ol milestone's
+     * pull); 0, or -1 having said why on stderr. NULL: nothing. */
+    int (*serve)(void *arg);
+    void *serve_arg;
 } jail;
 
 void jail_add(jail *j, const char *path, jail_kind kind);

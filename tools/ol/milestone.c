@@ -1,19 +1,35 @@
 /* milestone.c: course/<ID>/milestone.json and the checks of `ol milestone`
  * (milestone.h). Every check runs the student's tinyllm as a program, the
  * way a person would, and compares what it prints or writes with a golden:
- * the oracle's (--smoke) or the course reference's on the same checkpoint. */
+ * the oracle's (--smoke) or the course reference's on the same checkpoint.
+ * Each run is jailed like a test program (sandbox.h): it reads only the
+ * checkpoint of its check and writes only its own run folder. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
 #include "milestone.h"
 #include "proc.h"
+#include "sandbox.h"
 #include "tinyllm/testing/hub.h"
+
+/* A run of tinyllm: its memory (the run's, in a control group; a real
+ * checkpoint is mapped, then widened), any file it writes (a pulled model),
+ * its processes and threads. */
+#define TINYLLM_MEMORY (8LL << 30)
+#define TINYLLM_FILE_SIZE (4LL << 30)
+#define TINYLLM_EXTRA_TASKS 256
+/* The fake Hub's port in a pull's jail (the CDN's is the next): the jail's
+ * loopback is its own, so any port is free there. */
+#define JAIL_HUB_PORT 8000
 
 /* ---- the definition -------------------------------------------------------- */
 
@@ -141,17 +157,158 @@ static void run_free(run_result *r) {
     free(r->describe);
 }
 
-/* Runs bin with args (a NULL-terminated list), its output in tmp/out.log. */
-static run_result run_tinyllm(const char *bin, const char *tmp, double timeout,
-                              const char *const *args) {
+/* How each run of tinyllm is jailed: the student's program is hostile until
+ * shown otherwise, so it runs as a test program does (sandbox.h), reading
+ * only the system, the checkpoint of its check and its own run folder. */
+typedef struct {
+    const char *bin;  /* the program */
+    const char *tmp;  /* the milestone's scratch folder: each run's folder lies beneath */
+    strlist keep_out; /* the course and the workspace: never readable */
+    double timeout;
+} runner;
+
+/* One run's folder: its copy of the program, its output log, the jail's
+ * root, and work/, its working folder and the only one it may write. */
+typedef struct {
+    char *dir, *work;
+} run_folder;
+
+static int run_folder_make(const runner *rn, run_folder *f) {
+    f->dir = make_temp_dir(rn->tmp, "run");
+    f->work = f->dir ? path_join(f->dir, "work") : NULL;
+    if (!f->dir || chmod(f->dir, 0755) != 0 || mkdir_p(f->work) != 0) {
+        ol_error("cannot prepare a scratch folder for tinyllm under %s: %s", rn->tmp,
+                 strerror(errno));
+        if (f->dir) remove_tree(f->dir, rn->tmp);
+        free(f->dir);
+        free(f->work);
+        memset(f, 0, sizeof *f);
+        return -1;
+    }
+    return 0;
+}
+
+static void run_folder_free(const runner *rn, run_folder *f) {
+    if (f->dir) remove_tree(f->dir, rn->tmp);
+    free(f->dir);
+    free(f->work);
+    memset(f, 0, sizeof *f);
+}
+
+/* path's real path (taking path): what a jail holds is what links lead to. */
+static char *real_path_of(char *path) {
+    char *real = realpath(path, NULL);
+    if (!real) return path;
+    free(path);
+    return real;
+}
+
+/* The course and the workspace: a run reads neither (but what it is given). */
+static void runner_keep_out(runner *rn, const ol_ctx *ctx) {
+    char real[PATH_MAX];
+    sl_push(&rn->keep_out, realpath(ctx->root, real) ? real : ctx->root);
+    sl_push(&rn->keep_out, realpath(ctx->ws, real) ? real : ctx->ws);
+}
+
+/* path (a real path) is dir or lies beneath it */
+static bool path_beneath(const char *path, const char *dir) {
+    char *real = realpath(dir, NULL);
+    size_t n = real ? strlen(real) : 0;
+    bool yes = real && strncmp(path, real, n) == 0 && (path[n] == 0 || path[n] == '/');
+    free(real);
+    return yes;
+}
+
+/* A file of the run's working folder (malloc'd). */
+static char *work_file(const run_folder *f, const char *name) { return path_join(f->work, name); }
+
+/* The checkpoint folder dir, readable: the folder and what its links lead to
+ * (a cache may hold links to blobs), but never a link into the course or
+ * the workspace. */
+static void allow_checkpoint(sandbox *sb, const runner *rn, const char *dir) {
+    sandbox_allow(sb, dir, false);
+    strlist files = {0};
+    list_files(dir, "", &files);
+    for (int i = 0; i < files.n; i++) {
+        struct stat st;
+        char *real = lstat(files.v[i], &st) == 0 && S_ISLNK(st.st_mode)
+                     ? realpath(files.v[i], NULL) : NULL;
+        bool kept_out = false;
+        for (int k = 0; real && k < rn->keep_out.n; k++)
+            kept_out = kept_out || path_beneath(real, rn->keep_out.v[k]);
+        if (real && !kept_out) sandbox_allow(sb, real, false);
+        free(real);
+    }
+    sl_free(&files);
+}
+
+/* PID 1 of the pull's jail: the fake Hub on the jail's own loopback. */
+static int serve_hub(void *arg) {
+    hub *h = arg;
+    if (hub_start(h, NULL) == 0) return 0;
+    fprintf(stderr, "ol: cannot start the fake Hub in the jail: %s\n", hub_error(h));
+    return -1;
+}
+
+/* Runs bin with args (a NULL-terminated list) in the sandbox, in folder f
+ * (its output in f->dir/out.log), reading the checkpoint `reads` (NULL:
+ * none); h, a fake Hub not yet started, is served in the run's jail. */
+static run_result run_tinyllm(const runner *rn, const char *bin, const run_folder *f,
+                              const char *reads, hub *h, const char *const *args) {
+    run_result r = {0};
+    r.status = -1;
+    if (!f->dir) { /* run_folder_make said why */
+        r.describe = xstrdup("no scratch folder");
+        r.output = xstrdup("");
+        return r;
+    }
+    char *prog = path_join(f->dir, "tinyllm");
+    sandbox sb = {0};
     proc_job job = {0};
-    proc_arg(&job, bin);
+    if (copy_file_atomic(bin, prog) != 0) {
+        r.describe = xasprintf("no copy (%s)", strerror(errno));
+        r.output = xasprintf("ol: cannot copy %s into %s", bin, f->dir);
+        free(prog);
+        return r;
+    }
+    bool jailed = sandbox_jails();
+    sandbox_system(&sb, &rn->keep_out, !jailed);
+    if (reads) allow_checkpoint(&sb, rn, reads);
+    sandbox_allow(&sb, f->dir, true);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    sb.cpu_seconds = rn->timeout * (double)(cpus > 0 ? cpus : 1);
+    sb.memory_bytes = TINYLLM_MEMORY;
+    sb.file_bytes = TINYLLM_FILE_SIZE;
+    sb.extra_tasks = TINYLLM_EXTRA_TASKS;
+    if (sandbox_test_program(&sb, prog, f->dir, f->work) != 0) {
+        r.describe = xstrdup("no sandbox");
+        r.output = xstrdup("ol: cannot prepare the sandbox for tinyllm (see above)");
+        sandbox_free(&sb);
+        free(prog);
+        return r;
+    }
+    if (h && jailed) {
+        sb.jl.serve = serve_hub;
+        sb.jl.serve_arg = h;
+    }
+    proc_arg(&job, prog);
     for (int i = 0; args[i]; i++) proc_arg(&job, args[i]);
     job.clean_env = true; /* none of ol's environment (proc.h) */
-    job.out_path = xasprintf("%s/out.log", tmp);
-    job.timeout = timeout;
-    run_result r = {0};
+    proc_env(&job, "TMPDIR", f->work);
+    job.sandbox = &sb;
+    job.cwd = xstrdup(f->work);
+    job.out_path = path_join(f->dir, "out.log");
+    job.timeout = rn->timeout;
+    static bool said; /* once per ol run: what the sandbox cannot do here */
+    if (!said) {
+        said = true;
+        strlist gaps = {0};
+        sandbox_gaps(&gaps);
+        for (int i = 0; i < gaps.n; i++) ol_warn("tinyllm runs less sandboxed here: %s", gaps.v[i]);
+        sl_free(&gaps);
+    }
     r.interrupted = proc_run(&job) != 0;
+    sandbox_release(&sb);
     r.output = read_file(job.out_path, NULL);
     if (!r.output) r.output = xstrdup("");
     r.status = job.exit_code;
@@ -159,6 +316,8 @@ static run_result run_tinyllm(const char *bin, const char *tmp, double timeout,
     r.seconds = job.seconds;
     unlink(job.out_path);
     proc_job_free(&job);
+    sandbox_free(&sb);
+    free(prog);
     return r;
 }
 
@@ -260,9 +419,13 @@ static bool same_ids(const cJSON *a, const cJSON *b, int *first_diff) {
     return n == m;
 }
 
-static void check_info(milestone_results *res, const char *bin, const char *tmp, double timeout,
-                       const char *label, const char *dir, long long want) {
-    run_result r = run_tinyllm(bin, tmp, timeout, (const char *[]){"info", dir, "--json", NULL});
+static void check_info(milestone_results *res, const runner *rn, const char *label,
+                       const char *dir, long long want) {
+    run_folder f = {0};
+    run_folder_make(rn, &f);
+    run_result r = run_tinyllm(rn, rn->bin, &f, dir, NULL,
+                               (const char *[]){"info", dir, "--json", NULL});
+    run_folder_free(rn, &f);
     char *name = xasprintf("info %s", label), *detail;
     bool ok = false;
     cJSON *o = r.status == 0 ? cJSON_Parse(r.output) : NULL;
@@ -318,14 +481,15 @@ static void compare_logits(milestone_results *res, char *name, const char *out, 
 }
 
 /* generate --ids PROMPT -n N --ignore-eos [--no-cache] against want (a JSON list). */
-static void check_generate(milestone_results *res, const char *bin, const char *tmp,
-                           double timeout, const char *label, const char *dir, const cJSON *prompt,
-                           const cJSON *want, bool cached) {
-    char *ids = id_text(prompt), *json = xasprintf("%s/generate.json", tmp);
+static void check_generate(milestone_results *res, const runner *rn, const char *label,
+                           const char *dir, const cJSON *prompt, const cJSON *want, bool cached) {
+    run_folder f = {0};
+    run_folder_make(rn, &f);
+    char *ids = id_text(prompt), *json = f.work ? work_file(&f, "generate.json") : xstrdup("");
     char *n = xasprintf("%d", cJSON_GetArraySize(want));
     const char *args[] = {"generate", dir, "--ids", ids, "-n", n, "--ignore-eos", "--quiet",
                           "--json", json, cached ? NULL : "--no-cache", NULL};
-    run_result r = run_tinyllm(bin, tmp, timeout, args);
+    run_result r = run_tinyllm(rn, rn->bin, &f, dir, NULL, args);
     char *name = xasprintf("generate %s (%s)", label, cached ? "KV cache" : "no cache"), *detail;
     cJSON *o = r.status == 0 ? read_json(json) : NULL;
     const cJSON *got = cJSON_GetObjectItemCaseSensitive(
@@ -345,20 +509,40 @@ static void check_generate(milestone_results *res, const char *bin, const char *
     report(res, name, ok, detail, r.seconds);
     cJSON_Delete(o);
     run_free(&r);
-    unlink(json);
+    run_folder_free(rn, &f);
     free(ids);
     free(json);
     free(n);
 }
 
-/* Serves the files of dir as repo on a fake Hub, pulls them with bin into a
- * fresh cache, and returns the folder pull printed (malloc'd), or NULL with
- * a failed check reported. */
-static char *check_pull(milestone_results *res, const char *bin, const char *tmp, double timeout,
-                        const char *dir, const char *repo) {
+/* Makes every folder and file beneath dir readable by anyone: the runs
+ * after a pull, each as a user of its own, load what it wrote. */
+static void share_tree(const char *dir) {
+    struct stat st;
+    if (lstat(dir, &st) != 0 || S_ISLNK(st.st_mode)) return;
+    chmod(dir, (st.st_mode & 07777) | (S_ISDIR(st.st_mode) ? 0555 : 0444));
+    if (!S_ISDIR(st.st_mode)) return;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *child = path_join(dir, e->d_name);
+        share_tree(child);
+        free(child);
+    }
+    if (d) closedir(d);
+}
+
+/* Serves the files of dir as repo on a fake Hub, pulls them with the
+ * student's tinyllm into a fresh cache in its run folder `f` (kept: the
+ * caller frees it after loading the pull), and returns the folder pull
+ * printed (malloc'd), or NULL with a failed check reported. Jailed, the
+ * Hub runs in the pull's own jail, on its private loopback (jail.h): the
+ * program reaches nothing else, and no other program reaches the Hub. */
+static char *check_pull(milestone_results *res, const runner *rn, run_folder *f, const char *dir,
+                        const char *repo) {
     char *name = xasprintf("pull %s from a fake Hub", repo);
-    char *hub_root = xasprintf("%s/hub", tmp), *repo_dir = xasprintf("%s/%s", hub_root, repo);
-    char *cache = xasprintf("%s/cache", tmp);
+    char *hub_root = xasprintf("%s/hub", rn->tmp), *repo_dir = xasprintf("%s/%s", hub_root, repo);
     strlist files = {0};
     mkdir_p(repo_dir);
     list_files(dir, "", &files);
@@ -370,29 +554,44 @@ static char *check_pull(milestone_results *res, const char *bin, const char *tmp
         free(dst);
     }
     sl_free(&files);
+    bool jailed = sandbox_jails();
     hub *h = hub_new();
+    /* in a jail of its own the port is free: the endpoint is known before it starts */
+    if (h && jailed) hub_set_ports(h, JAIL_HUB_PORT, JAIL_HUB_PORT + 1);
     const char *endpoint = NULL;
     char *folder = NULL, *detail = NULL;
-    if (!h || hub_add_dir(h, hub_root) != 0 || hub_start(h, &endpoint) != 0) {
+    if (run_folder_make(rn, f) != 0 || !h || hub_add_dir(h, hub_root) != 0 ||
+        (!jailed && hub_start(h, &endpoint) != 0)) {
         detail = xasprintf("the fake Hub did not start: %s", h ? hub_error(h) : "out of memory");
         report(res, name, false, detail, 0);
     } else {
-        run_result r = run_tinyllm(bin, tmp, timeout, (const char *[]){"pull", repo, "--endpoint",
-                                   endpoint, "--cache", cache, NULL});
-        char *line = last_line(r.output);
-        bool ok = r.status == 0 && is_dir(line);
-        if (ok) folder = xstrdup(line);
+        char *url = jailed ? xasprintf("http://127.0.0.1:%d", JAIL_HUB_PORT) : xstrdup(endpoint);
+        char *cache = work_file(f, "cache");
+        run_result r = run_tinyllm(rn, rn->bin, f, NULL, jailed ? h : NULL,
+                                   (const char *[]){"pull", repo, "--endpoint", url, "--cache",
+                                                    cache, NULL});
+        char *line = last_line(r.output), *real = realpath(line, NULL);
+        /* only what it pulled into its cache is loaded next (and made readable) */
+        bool inside = real && path_beneath(real, f->work);
+        bool ok = r.status == 0 && inside && is_dir(real);
+        if (ok) {
+            folder = xstrdup(real);
+            share_tree(f->work);
+        }
         detail = ok ? xasprintf("into %s", line) : r.status == 0
-                 ? xasprintf("`tinyllm pull` printed no folder as its last line (got '%s')", line)
+                 ? xasprintf("`tinyllm pull` printed no folder of its --cache as its last line "
+                             "(got '%s')", line)
                  : failed_run(&r, "pull");
         report(res, name, ok, detail, r.seconds);
         free(line);
+        free(real);
+        free(url);
+        free(cache);
         run_free(&r);
     }
     hub_free(h);
     free(hub_root);
     free(repo_dir);
-    free(cache);
     return folder;
 }
 
@@ -413,13 +612,14 @@ int milestone_run_smoke(ol_ctx *ctx, const milestone *m, const char *bin, milest
         cJSON_GetObjectItemCaseSensitive(golden, "tolerances"), m->logits_tolerance_key);
     double atol = json_number(tol, "atol", 1e-4), rtol = json_number(tol, "rtol", 1e-4);
     char *tmp_root = ctx_cache_dir(ctx, "tmp"), *tmp = make_temp_dir(tmp_root, "milestone");
+    runner rn = {bin, tmp, {0}, m->smoke_timeout};
+    runner_keep_out(&rn, ctx);
     int rc = 0;
     for (int i = 0; i < m->checkpoints.n && !proc_interrupted(); i++) {
         const char *ck = m->checkpoints.v[i];
-        char *dir = xasprintf("%s/%s/%s", ctx->root, m->checkpoints_dir, ck);
+        char *dir = real_path_of(xasprintf("%s/%s/%s", ctx->root, m->checkpoints_dir, ck));
         const cJSON *e = golden_entry(golden, ck);
-        check_info(res, bin, tmp, m->smoke_timeout, ck, dir,
-                   (long long)json_number(e, "hf_param_count", -1));
+        check_info(res, &rn, ck, dir, (long long)json_number(e, "hf_param_count", -1));
         /* logits of the first row of the golden ids */
         char *ids_name = xasprintf("%s.ids", ck), *logits_name = xasprintf("%s.logits", ck);
         int64_t n_ids, n_logits, ids_shape[4], lg_shape[4];
@@ -435,44 +635,49 @@ int milestone_run_smoke(ol_ctx *ctx, const milestone *m, const char *bin, milest
             strbuf b = {0};
             for (int64_t k = 0; k < t; k++)
                 sb_printf(&b, "%s%lld", k ? "," : "", (long long)ids[k]);
-            char *list = sb_take(&b), *out = xasprintf("%s/logits.safetensors", tmp);
-            run_result r = run_tinyllm(bin, tmp, m->smoke_timeout,
+            run_folder f = {0};
+            run_folder_make(&rn, &f);
+            char *list = sb_take(&b);
+            char *out = f.work ? work_file(&f, "logits.safetensors") : xstrdup("");
+            run_result r = run_tinyllm(&rn, bin, &f, dir, NULL,
                                        (const char *[]){"logits", dir, "--ids", list, "--out",
                                                         out, NULL});
             if (r.status != 0) report(res, name, false, failed_run(&r, "logits"), r.seconds);
             else compare_logits(res, name, out, want, t, v, atol, rtol, r.seconds);
-            unlink(out);
             run_free(&r);
+            run_folder_free(&rn, &f);
             free(list);
             free(out);
         }
         free(ids_name);
         free(logits_name);
         const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(e, "prompt_ids");
-        check_generate(res, bin, tmp, m->smoke_timeout, ck, dir, prompt,
+        check_generate(res, &rn, ck, dir, prompt,
                        cJSON_GetObjectItemCaseSensitive(e, "greedy_ids_cached"), true);
-        check_generate(res, bin, tmp, m->smoke_timeout, ck, dir, prompt,
+        check_generate(res, &rn, ck, dir, prompt,
                        cJSON_GetObjectItemCaseSensitive(e, "greedy_ids"), false);
         free(dir);
     }
     if (!proc_interrupted()) {   /* pull one checkpoint, then load what arrived */
         char *dir = xasprintf("%s/%s/%s", ctx->root, m->checkpoints_dir, m->pull_checkpoint);
-        char *folder = check_pull(res, bin, tmp, m->smoke_timeout, dir, m->pull_repo);
+        run_folder pulled = {0};
+        char *folder = check_pull(res, &rn, &pulled, dir, m->pull_repo);
         const cJSON *e = golden_entry(golden, m->pull_checkpoint);
         if (folder) {
             char *label = xasprintf("%s (pulled)", m->pull_repo);
-            check_info(res, bin, tmp, m->smoke_timeout, label, folder,
-                       (long long)json_number(e, "hf_param_count", -1));
-            check_generate(res, bin, tmp, m->smoke_timeout, label, folder,
+            check_info(res, &rn, label, folder, (long long)json_number(e, "hf_param_count", -1));
+            check_generate(res, &rn, label, folder,
                            cJSON_GetObjectItemCaseSensitive(e, "prompt_ids"),
                            cJSON_GetObjectItemCaseSensitive(e, "greedy_ids_cached"), true);
             free(label);
         }
+        run_folder_free(&rn, &pulled);
         free(folder);
         free(dir);
     }
     if (proc_interrupted()) rc = 130;
     remove_tree(tmp, tmp_root);
+    sl_free(&rn.keep_out);
     st_close(&tensors);
     cJSON_Delete(golden);
     free(golden_path);
@@ -506,17 +711,20 @@ char *milestone_cached_checkpoint(const milestone *m) {
 }
 
 /* The student's and the reference's reply to the same --chat prompt. */
-static void check_generate_against(milestone_results *res, const char *bin, const char *ref_bin,
-                                   const char *tmp, double timeout, const milestone *m,
-                                   const char *dir) {
-    char *json = xasprintf("%s/mine.json", tmp), *ref_json = xasprintf("%s/ref.json", tmp);
+static void check_generate_against(milestone_results *res, const runner *rn, const char *ref_bin,
+                                   const milestone *m, const char *dir) {
+    run_folder f = {0}, fr = {0};
+    run_folder_make(rn, &f);
+    run_folder_make(rn, &fr);
+    char *json = f.work ? work_file(&f, "mine.json") : xstrdup("");
+    char *ref_json = fr.work ? work_file(&fr, "ref.json") : xstrdup("");
     char *n = xasprintf("%d", m->new_tokens);
     const char *args[] = {"generate", dir, "--prompt", m->prompt, "--chat", "-n", n, "--quiet",
                           "--json", json, NULL};
     const char *ref_args[] = {"generate", dir, "--prompt", m->prompt, "--chat", "-n", n,
                               "--quiet", "--json", ref_json, NULL};
-    run_result r = run_tinyllm(bin, tmp, timeout, args);
-    run_result g = run_tinyllm(ref_bin, tmp, timeout, ref_args);
+    run_result r = run_tinyllm(rn, rn->bin, &f, dir, NULL, args);
+    run_result g = run_tinyllm(rn, ref_bin, &fr, dir, NULL, ref_args);
     char *name = xasprintf("generate --chat (%d tokens)", m->new_tokens), *detail;
     cJSON *mine = r.status == 0 ? read_json(json) : NULL, *ref = g.status == 0 ? read_json(ref_json)
                                                                               : NULL;
@@ -545,47 +753,62 @@ static void check_generate_against(milestone_results *res, const char *bin, cons
     cJSON_Delete(ref);
     run_free(&r);
     run_free(&g);
+    run_folder_free(rn, &f);
+    run_folder_free(rn, &fr);
     free(json);
     free(ref_json);
     free(n);
 }
 
 int milestone_run_full(ol_ctx *ctx, const milestone *m, const char *bin, const char *ref_bin,
-                       const char *dir, milestone_results *res) {
+                       const char *model, milestone_results *res) {
+    /* by its real path: the jail holds what a link leads to, not the link */
+    char *dir = realpath(model, NULL);
+    if (!dir) dir = xstrdup(model);
     char *tmp_root = ctx_cache_dir(ctx, "tmp"), *tmp = make_temp_dir(tmp_root, "milestone");
-    double timeout = m->full_timeout;
-    check_info(res, bin, tmp, timeout, m->repo, dir, m->param_count);
+    runner rn = {bin, tmp, {0}, m->full_timeout};
+    runner_keep_out(&rn, ctx);
+    check_info(res, &rn, m->repo, dir, m->param_count);
     /* logits: the student's against the reference's, on the same ids */
+    run_folder f = {0}, fr = {0};
+    run_folder_make(&rn, &f);
+    run_folder_make(&rn, &fr);
     char *ids = sl_join(&m->logits_ids, ",");
-    char *out = xasprintf("%s/mine.safetensors", tmp);
-    char *ref_out = xasprintf("%s/ref.safetensors", tmp);
+    char *out = f.work ? work_file(&f, "mine.safetensors") : xstrdup("");
+    char *ref_out = fr.work ? work_file(&fr, "ref.safetensors") : xstrdup("");
     char *name = xasprintf("logits %s", m->repo);
-    run_result r = run_tinyllm(bin, tmp, timeout,
+    run_result r = run_tinyllm(&rn, bin, &f, dir, NULL,
                                (const char *[]){"logits", dir, "--ids", ids, "--out", out, NULL});
-    run_result g = run_tinyllm(ref_bin, tmp, timeout,
+    run_result g = run_tinyllm(&rn, ref_bin, &fr, dir, NULL,
                                (const char *[]){"logits", dir, "--ids", ids, "--out", ref_out,
                                                 NULL});
-    st_file f;
+    st_file st;
     int64_t count, shape[4];
     int ndim;
-    const float *want = g.status == 0 && st_open(&f, ref_out) == 0
-                        ? st_tensor(&f, "logits", "F32", &count, shape, &ndim) : NULL;
+    const float *want = g.status == 0 && st_open(&st, ref_out) == 0
+                        ? st_tensor(&st, "logits", "F32", &count, shape, &ndim) : NULL;
     if (r.status != 0) report(res, name, false, failed_run(&r, "logits"), r.seconds);
     else if (!want || ndim != 3) report(res, name, false, failed_run(&g, "logits (reference)"), 0);
     else compare_logits(res, name, out, want, shape[1], shape[2], m->full_atol, m->full_rtol,
                         r.seconds);
-    if (want) st_close(&f);
+    if (want) st_close(&st);
     run_free(&r);
     run_free(&g);
-    check_generate_against(res, bin, ref_bin, tmp, timeout, m, dir);
-    char *folder = proc_interrupted() ? NULL : check_pull(res, bin, tmp, timeout, dir, m->repo);
+    run_folder_free(&rn, &f);
+    run_folder_free(&rn, &fr);
+    check_generate_against(res, &rn, ref_bin, m, dir);
+    run_folder pulled = {0};
+    char *folder = proc_interrupted() ? NULL : check_pull(res, &rn, &pulled, dir, m->repo);
     if (folder) {
         char *label = xasprintf("%s (pulled)", m->repo);
-        check_info(res, bin, tmp, timeout, label, folder, m->param_count);
+        check_info(res, &rn, label, folder, m->param_count);
         free(label);
     }
+    run_folder_free(&rn, &pulled);
     int rc = proc_interrupted() ? 130 : 0;
     remove_tree(tmp, tmp_root);
+    sl_free(&rn.keep_out);
+    free(dir);
     free(folder);
     free(ids);
     free(out);

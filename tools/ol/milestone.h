@@ -52,9 +52,9 @@ int milestone_run_smoke(ol_ctx *ctx, const milestone *m, const char *bin, milest
  * ~/.cache/tinyllm/hub), or NULL when it is not there whole (malloc'd). */
 char *milestone_cached_checkpoint(const milestone *m);
 
-/* Runs the full checks on folder dir: the student's bin against the
+/* Runs the full checks on the checkpoint folder model: the student's bin against the
  * reference's ref_bin on the same checkpoint. 0, or 130. */
 int milestone_run_full(ol_ctx *ctx, const milestone *m, const char *bin, const char *ref_bin,
-                       const char *dir, milestone_results *r);
+                       const char *model, milestone_results *r);
 
 #endif

@@ -1,7 +1,8 @@
 /* sandbox: what a program ol starts on the student's behalf may touch, and
  * the mechanisms that hold it there, each where the machine allows (they
  * are probed once, and ol says once what is missing):
- *  - a test program (run.c) runs jailed (jail.h): namespaces of its own, a
+ *  - a test program (run.c), and each run of ol milestone's tinyllm
+ *    (milestone.c), runs jailed (jail.h): namespaces of its own, a
  *    file system holding only the system's files, the fixtures and its run
  *    folder, private /tmp, /var/tmp and /dev/shm, the usual devices, only a
  *    loopback network, and a PID 1 that takes every process of the run
