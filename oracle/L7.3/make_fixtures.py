@@ -28,14 +28,16 @@ re-implemented from the transformers 5 sources, in float32 with torch:
 Reproducible: one seeded generator, one thread, and a writer that sorts
 everything, so a rerun gives the same bytes (`ol fixtures L7.3 --check`).
 """
-import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
+
+# HF's file layout, written once for every oracle: oracle/common/fixture_io.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from fixture_io import safetensors_bytes, write_atomic, write_json  # noqa: E402
 
 SEED = 20240703
 GPT_OSS_ATTENTION_SCALING = 1.3465735902799727   # hf-numerics.md section 4, YaRN
@@ -234,29 +236,6 @@ def build(gen):
     return {k: v.detach().contiguous().numpy().astype(np.float32) for k, v in out.items()}
 
 
-def safetensors_bytes(tensors):
-    """The file as HF writes it: 8-byte little-endian header length, compact
-    JSON sorted by name (all F32), padded with spaces to a multiple of 8."""
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        raw = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header = {"__metadata__": {"format": "pt"}, **header}
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
-
-
-def write_atomic(path, data):
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def main(argv):
     if len(argv) != 2:
         sys.exit("usage: %s OUT_DIR   (writes OUT_DIR/L7.3/rope.*)" % argv[0])
@@ -299,8 +278,7 @@ def main(argv):
         },
         "tolerances": TOLERANCES,
     }
-    write_atomic(os.path.join(out_dir, "rope.json"),
-                 (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    write_json(os.path.join(out_dir, "rope.json"), meta)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,14 @@ same bytes (`ol fixtures L7.4 --check`).
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
+
+# HF's file layout, written once for every oracle: oracle/common/fixture_io.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from fixture_io import safetensors_bytes, write_atomic, write_json  # noqa: E402
 
 SEED = 20240704
 DEFAULT_THETA = 10000.0
@@ -430,27 +433,6 @@ def build(gen):
     return texts, arrays, numbers
 
 
-def safetensors_bytes(tensors):
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        raw = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header = {"__metadata__": {"format": "pt"}, **header}
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
-
-
-def write_atomic(path, data):
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def main(argv):
     if len(argv) != 2:
         sys.exit("usage: %s OUT_DIR   (writes OUT_DIR/L7.4/...)" % argv[0])
@@ -460,8 +442,7 @@ def main(argv):
     out_dir = os.path.join(argv[1], "L7.4")
     os.makedirs(out_dir, exist_ok=True)
     for name, d in texts.items():
-        write_atomic(os.path.join(out_dir, "config.%s.json" % name),
-                     (json.dumps(d, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        write_json(os.path.join(out_dir, "config.%s.json" % name), d)
     write_atomic(os.path.join(out_dir, "rope_scaling.safetensors"), safetensors_bytes(arrays))
     meta = {
         "lesson": "L7.4",
@@ -484,8 +465,7 @@ def main(argv):
         },
         "tolerances": TOLERANCES,
     }
-    write_atomic(os.path.join(out_dir, "rope_scaling.json"),
-                 (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    write_json(os.path.join(out_dir, "rope_scaling.json"), meta)
 
 
 if __name__ == "__main__":

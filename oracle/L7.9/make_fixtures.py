@@ -52,16 +52,18 @@ output. Every routing choice is checked to have a margin too.
 Reproducible: one seeded generator, one thread, sorted output (`ol fixtures L7.9 --check`).
 """
 import copy
-import json
 import math
 import os
 import shutil
-import struct
 import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+# HF's file layout, written once for every oracle: oracle/common/fixture_io.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from fixture_io import safetensors_bytes, write_atomic, write_json  # noqa: E402
 
 SEED = 20240709
 MIN = torch.finfo(torch.float32).min
@@ -818,48 +820,6 @@ def draw_params(cfg, gen, bf16):
 
 
 # ---- writing files as HF does -------------------------------------------------------------
-
-DTYPE_NAMES = {torch.float32: "F32", torch.bfloat16: "BF16", torch.int64: "I64"}
-
-
-def tensor_bytes(t):
-    t = t.contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().astype("<i2").tobytes()
-    if t.dtype == torch.int64:
-        return t.numpy().astype("<i8").tobytes()
-    return t.numpy().astype("<f4").tobytes()
-
-
-def safetensors_bytes(tensors):
-    """8-byte header length, compact JSON, entries sorted by name (one dtype per file
-    here, as the safetensors writer orders them), header padded to 8, data in order."""
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        raw = tensor_bytes(tensors[name])
-        header[name] = {"dtype": DTYPE_NAMES[tensors[name].dtype],
-                        "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header = {"__metadata__": {"format": "pt"}, **header}
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
-
-
-def write_atomic(path, data):
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
-def write_json(path, obj):
-    write_atomic(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
-
 
 def write_checkpoint(folder, cfg, raw_config, params, opts):
     os.makedirs(folder, exist_ok=True)
