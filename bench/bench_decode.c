@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tinyllm/machine.h"
+
 #include "tinyllm/autograd.h"
 #include "tinyllm/kernels.h"
 #include "tinyllm/nn.h"
@@ -611,21 +613,6 @@ static void per_op_costs(void) {
 
 /* ---- main ------------------------------------------------------------------- */
 
-static void cpu_model(char *out, size_t size) {
-    snprintf(out, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f)) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon) {
-            snprintf(out, size, "%s", colon + 2);
-            out[strcspn(out, "\n")] = '\0';
-            break;
-        }
-    }
-    if (f) fclose(f);
-}
-
 static double cpu_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -639,7 +626,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     char cpu[256];
-    cpu_model(cpu, sizeof cpu);
+    machine_cpu_model(cpu, sizeof cpu);
     printf("bench_decode: %s, %d cores; OpenBLAS %s kernels\n", cpu, omp_get_num_procs(),
            tl_blas_prepare());
     printf("SmolLM2-135M shape, random weights; a %d-token prompt, then %d tokens; medians of "

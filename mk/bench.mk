@@ -30,9 +30,9 @@ $(MAKE_SMOLLM2): $(BUILD)/obj/bench/make_smollm2.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $< -o $@ $(LDFLAGS) $(CORE_LINK)
 
-$(BENCH_DECODE): $(BUILD)/obj/bench/bench_decode.o $(CORE_LIB)
+$(BENCH_DECODE): $(BUILD)/obj/bench/bench_decode.o $(BUILD)/obj/tools/tinyllm/machine.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $< -o $@ $(LDFLAGS) $(CORE_LINK)
+	$(CC) $(filter %.o,$^) -o $@ $(LDFLAGS) $(CORE_LINK)
 
 $(SMOLLM2_F32)/config.json: | $(MAKE_SMOLLM2)
 	@mkdir -p $(dir $@)
