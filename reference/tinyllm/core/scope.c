@@ -9,7 +9,10 @@
  * Popped blocks of the standard size are kept for the next scope (up to
  * SPARE_BLOCKS of them), so a decode loop that pushes and pops a scope per
  * token allocates nothing from the system after its first steps, and its
- * memory stays flat.
+ * memory stays flat. Popped large blocks are kept too, up to BIG_SPARE_BYTES
+ * (the oldest go first): a prefill's layers each make the same large
+ * activations, and a fresh block for each was a fresh set of pages for the
+ * kernel to fault in and clear (a sixth of a 128-token prefill's time).
  *
  * Owned tensors (parameters, caches) live outside every scope. A small one is
  * one heap allocation holding storage header and data; a large one gets
@@ -45,6 +48,17 @@ enum { BIG_REQUEST = 64 << 10 };
 
 /* Standard blocks kept for reuse after a pop: 16 MiB at most. */
 enum { SPARE_BLOCKS = 64 };
+
+/* Large blocks kept for reuse after a pop, in bytes (none under
+ * AddressSanitizer: a reused block would hide a use after the pop). A
+ * request takes the smallest kept block that holds it, if that block is not
+ * more than BIG_SPARE_SLACK times the request. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BIG_SPARE_BYTES ((size_t)0)
+#else
+#define BIG_SPARE_BYTES ((size_t)64 << 20)
+#endif
+#define BIG_SPARE_SLACK 2
 
 /* Owned tensors of at least this many bytes get pages of their own (not
  * under AddressSanitizer, which guards heap allocations only). */
@@ -87,6 +101,8 @@ static _Thread_local scope bottom;
 static _Thread_local scope *top;
 static _Thread_local block *spare;      /* popped standard blocks, for reuse */
 static _Thread_local int spare_count;
+static _Thread_local block *big_spare;  /* popped large blocks, newest first */
+static _Thread_local size_t big_spare_bytes;
 static _Thread_local size_t block_bytes;   /* every block this thread holds */
 
 static void register_exit_hook(void) { atexit(tl_shutdown); }
@@ -102,25 +118,43 @@ static scope *current(void) {
 
 /* ---- the arena --------------------------------------------------------- */
 
+/* The smallest kept large block that holds n bytes without wasting more
+ * than BIG_SPARE_SLACK times n, taken off the list; NULL when none does. */
+static block *take_big_spare(size_t n) {
+    block **best = NULL;
+    for (block **at = &big_spare; *at; at = &(*at)->next)
+        if ((*at)->size >= n && (*at)->size / BIG_SPARE_SLACK <= n &&
+            (!best || (*at)->size < (*best)->size))
+            best = at;
+    if (!best) return NULL;
+    block *b = *best;
+    *best = b->next;
+    big_spare_bytes -= b->size;
+    return b;
+}
+
 static void *arena_alloc(scope *s, size_t bytes) {
     size_t n = ((bytes ? bytes : 1) + ALIGN - 1) / ALIGN * ALIGN;
     block *b = s->blocks;
     if (!b || b->size - b->used < n) {
         bool own = n > (size_t)BIG_REQUEST;
-        size_t size = own ? n : BLOCK_SIZE;
         block *fresh = NULL;
-        if (!own && spare) {
+        if (own && n >= bytes) {
+            fresh = take_big_spare(n);
+        } else if (!own && spare) {
             fresh = spare;
             spare = spare->next;
             spare_count--;
-        } else {
+        }
+        if (!fresh) {
+            size_t size = own ? n : BLOCK_SIZE;
             void *mem = NULL;
             if (n < bytes || posix_memalign(&mem, ALIGN, HEADER(block) + size) != 0)
                 return tl_fail("out of memory: cannot allocate %zu bytes for a tensor", bytes);
             fresh = mem;
+            fresh->size = size;
             block_bytes += size;
         }
-        fresh->size = size;
         fresh->used = 0;
         if (own && b) {            /* keep filling the current block */
             fresh->next = b->next;
@@ -142,6 +176,30 @@ void *tl_scope_alloc(size_t bytes) { return arena_alloc(current(), bytes); }
  * memory back (see tl_scope_pop). */
 static _Thread_local size_t freed_since_trim;
 
+static void free_block(block *b) {
+    block_bytes -= b->size;
+    freed_since_trim += b->size;
+    free(b);
+}
+
+/* Keeps a popped large block for reuse; the oldest kept go beyond the cap. */
+static void keep_big_block(block *b) {
+    if (b->size > BIG_SPARE_BYTES) {
+        free_block(b);
+        return;
+    }
+    b->next = big_spare;
+    big_spare = b;
+    big_spare_bytes += b->size;
+    while (big_spare_bytes > BIG_SPARE_BYTES) {
+        block **oldest = &big_spare;
+        while ((*oldest)->next) oldest = &(*oldest)->next;
+        big_spare_bytes -= (*oldest)->size;
+        free_block(*oldest);
+        *oldest = NULL;
+    }
+}
+
 static void free_contents(scope *s) {
     for (box *b = s->tensors, *next; b; b = next) {
         next = b->next;
@@ -153,10 +211,10 @@ static void free_contents(scope *s) {
             b->next = spare;
             spare = b;
             spare_count++;
+        } else if (b->size != BLOCK_SIZE) {
+            keep_big_block(b);
         } else {
-            block_bytes -= b->size;
-            freed_since_trim += b->size;
-            free(b);
+            free_block(b);
         }
     }
     s->tensors = NULL;
@@ -171,6 +229,13 @@ static void free_spare_blocks(void) {
     }
     spare = NULL;
     spare_count = 0;
+    for (block *b = big_spare, *next; b; b = next) {
+        next = b->next;
+        block_bytes -= b->size;
+        free(b);
+    }
+    big_spare = NULL;
+    big_spare_bytes = 0;
 }
 
 size_t tl_scope_bytes(void) { return block_bytes; }
