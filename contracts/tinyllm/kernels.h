@@ -9,7 +9,7 @@
  * AVX2+FMA loops are chosen at run time (TINYLLM_SIMD=0 forces the portable
  * ones).
  *
- * Arrays are the caller's; nothing is allocated but the GEMM scratch. Bad
+ * Arrays are the caller's; nothing is allocated but the BF16 GEMM scratch. Bad
  * arguments write nothing and set an error (tensor.h): "<kernel>: NULL W for a
  * [3, 4] product; pass the weight, input and output arrays", or, for GEMM,
  * "<kernel>: NULL B for [2, 4] @ [3, 4]^T; pass all three arrays" and
@@ -21,6 +21,7 @@
 #ifndef TINYLLM_KERNELS_H
 #define TINYLLM_KERNELS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* y[r] = sum_c W[r, c] * x[c] for r < rows; W is [rows, cols] row-major
@@ -59,14 +60,25 @@ void tl_gemv_t_multi_f32(const float *W, int64_t ldw, const float *P, int64_t ld
 void tl_gemv_t_multi_bf16(const uint16_t *W, int64_t ldw, const float *P, int64_t ldp,
                           float *Y, int64_t M, int64_t rows, int64_t cols);
 /* C[M, N] = A[M, K] @ B[N, K]^T (the Linear layout), through OpenBLAS's sgemm
- * on tl_num_threads() threads. The bf16 version widens B a block of rows at a
- * time (4 MiB of f32 scratch, freed before it returns): B is never widened
- * whole. It returns 0, or -1 on bad arguments (as above) and when the block
- * cannot be allocated ("tl_gemm_bf16_nt: out of memory for a 1024 x 1024
- * block of the BF16 matrix"). */
+ * on one thread per block: tl_num_threads() threads of our pool take blocks
+ * of C's columns (B's rows), each about 64K elements of B and a multiple of
+ * 16 columns, cut by N and K alone, so C does not depend on the thread count
+ * (a product under 2^20 multiply-adds runs on the calling thread). The bf16
+ * version widens each block of B into the thread's scratch (256 KB, kept
+ * for its next block) just before multiplying it: B is never widened whole.
+ * Without that scratch a block falls back to dot products (slow, correct).
+ * tl_gemm_bf16_nt returns 0, or -1 on bad arguments (as above). */
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);
 int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                     int64_t K);
+/* BLAS's sgemm with alpha 1 and beta 0, row-major, threaded as above: C[M, N]
+ * (row stride ldc) = op(A) @ op(B), where op(A) is [M, K] (A stored [M, K]
+ * at row stride lda, or [K, M] when trans_a) and op(B) is [K, N] (B stored
+ * [K, N] at row stride ldb, or [N, K] when trans_b: the Linear layout).
+ * Errors as tl_gemm_f32_nt's, naming tl_sgemm, and a leading dimension above
+ * 2147483647: nothing is written. */
+void tl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float *A,
+              int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc);
 /* y[i] = e^x[i] for i < n (x and y may be the same array), within 2 ulp
  * of the exact value; +inf above 88.72, 0 below -87.33 (e^x subnormal: a
  * masked score's weight is exactly 0), NaN for NaN. The exp of softmax,
@@ -91,8 +103,8 @@ int tl_num_threads(void);
  * fell back to pre-AVX kernels on a CPU it did not recognise although the CPU
  * has AVX2 (or AVX-512), it is asked to choose again by instruction set,
  * unless OPENBLAS_CORETYPE is set (the user's choice is kept); then its
- * thread count is set to tl_num_threads(). Every GEMM here and in ops.h calls
- * it first. */
+ * thread count is set to 1 (the GEMMs above thread through our pool). Every
+ * GEMM here and in ops.h calls it first. */
 const char *tl_blas_prepare(void);
 
 #endif

@@ -30,8 +30,9 @@
  * it differs from a left-to-right float sum by rounding only; it does not
  * depend on the thread count, since one thread computes a whole row.
  *
- * GEMM (prefill, training) goes to OpenBLAS, which runs its own threads; we
- * give it the same thread count as ours.
+ * GEMM (prefill, training) goes to OpenBLAS on one thread per block of
+ * columns, the blocks shared by our pool's threads as the GEMVs' rows are
+ * (one set of threads in the process: see sync_blas_threads).
  */
 #include "tinyllm/kernels.h"
 
@@ -487,14 +488,16 @@ static void choose_blas_core(void) {
 #endif
 }
 
-/* OpenBLAS keeps its own thread pool; match it to ours, telling it only when
- * the count changes (it takes a lock). */
+/* OpenBLAS runs on one thread: our pool (pool.c) splits every GEMM, so that
+ * there is one set of threads in the process. With OpenBLAS's own threads
+ * as well, each pool's threads spun for the core the other pool's were
+ * working on, every time a prefill went from a GEMM to a widening or an
+ * element-wise op: a BF16 GEMM on two threads ran no faster than on one. */
 static void sync_blas_threads(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, choose_blas_core);
-    static atomic_int current;
-    int n = tl_num_threads();
-    if (atomic_exchange(&current, n) != n) openblas_set_num_threads(n);
+    static atomic_bool single;
+    if (!atomic_exchange(&single, true)) openblas_set_num_threads(1);
 }
 
 const char *tl_blas_prepare(void) {
@@ -502,52 +505,112 @@ const char *tl_blas_prepare(void) {
     return openblas_get_corename();
 }
 
+/* How GEMM work is cut among threads: C's columns (B's rows in the Linear
+ * layout) in blocks of about GEMM_CHUNK_WEIGHTS elements of B, a multiple of
+ * 16 columns (OpenBLAS's widest tile). A block of a BF16 B is widened into
+ * a thread's scratch (256 KB, in L2) just before its product. The blocks
+ * depend on N and K only, so C does not depend on the thread count. Under
+ * GEMM_PARALLEL_MIN multiply-adds a product runs on the calling thread. */
+#define GEMM_CHUNK_WEIGHTS (64 * 1024)
+#define GEMM_PARALLEL_MIN ((double)(1 << 20))
+
+static int64_t gemm_block_cols(int64_t K) {
+    int64_t cols = GEMM_CHUNK_WEIGHTS / (K > 0 ? K : 1);
+    cols = (cols + 15) / 16 * 16;
+    return cols < 16 ? 16 : cols;
+}
+
+typedef struct {
+    bool trans_a, trans_b;
+    int64_t M, N, K, lda, ldb, ldc, block;
+    const float *A, *B;
+    const uint16_t *B16;   /* instead of B: BF16 [N, K], dense */
+    float *C;
+} gemm_job;
+
+/* A thread's widened block of a BF16 B, kept for its next block. */
+static _Thread_local float *widened;
+static _Thread_local size_t widened_floats;
+
+static float *widen_scratch(size_t floats) {
+    if (widened_floats < floats) {
+        free(widened);
+        widened = malloc(floats * sizeof *widened);
+        widened_floats = widened ? floats : 0;
+    }
+    return widened;
+}
+
+/* C's columns [c0, c0 + n) of a BF16 product by dot products: the block
+ * when its scratch cannot be had (a chunk has no way to fail). */
+static void gemm_bf16_by_dots(const gemm_job *j, int64_t c0, int64_t n) {
+    for (int64_t m = 0; m < j->M; m++)
+        for (int64_t c = c0; c < c0 + n; c++)
+            j->C[m * j->ldc + c] = dot_bf16_portable(j->B16 + c * j->K, j->A + m * j->lda, j->K);
+}
+
+static void gemm_chunk(void *ctx, int64_t chunk) {
+    const gemm_job *j = ctx;
+    int64_t c0 = chunk * j->block, n = j->N - c0 < j->block ? j->N - c0 : j->block;
+    const float *b = j->trans_b ? j->B + c0 * j->ldb : j->B + c0;
+    int64_t ldb = j->ldb;
+    if (j->B16) {
+        float *wide = widen_scratch((size_t)(n * j->K));
+        if (!wide) {
+            gemm_bf16_by_dots(j, c0, n);
+            return;
+        }
+        tl_bf16_to_f32_n(j->B16 + c0 * j->K, wide, (size_t)(n * j->K));
+        b = wide;
+        ldb = j->K;
+    }
+    cblas_sgemm(CblasRowMajor, j->trans_a ? CblasTrans : CblasNoTrans,
+                j->trans_b ? CblasTrans : CblasNoTrans, (int)j->M, (int)n, (int)j->K, 1.0f,
+                j->A, (int)j->lda, b, (int)ldb, 0.0f, j->C + c0, (int)j->ldc);
+}
+
+static void gemm_run(gemm_job *j) {
+    sync_blas_threads();
+    j->block = gemm_block_cols(j->K);
+    bool small = (double)j->M * (double)j->N * (double)j->K < GEMM_PARALLEL_MIN;
+    tl_parallel_chunks(small ? 1 : tl_num_threads(), (j->N + j->block - 1) / j->block,
+                       gemm_chunk, j);
+}
+
+void tl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float *A,
+              int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+    if (!gemm_args_ok("tl_sgemm", A, B, C, M, N, K)) return;
+    if (lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX) {
+        tl_fail("tl_sgemm: leading dimensions %lld, %lld, %lld: one is above %d, the largest "
+                "OpenBLAS accepts; split the product into smaller blocks", (long long)lda,
+                (long long)ldb, (long long)ldc, INT_MAX);
+        return;
+    }
+    if (K <= 0) {
+        for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, (size_t)N * sizeof *C);
+        return;
+    }
+    gemm_job j = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, A, B, NULL, C};
+    gemm_run(&j);
+}
+
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K) {
     if (!gemm_args_ok("tl_gemm_f32_nt", A, B, C, M, N, K)) return;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return; }
-    sync_blas_threads();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A,
-                (int)K, B, (int)K, 0.0f, C, (int)N);
+    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, B, NULL, C};
+    gemm_run(&j);
 }
 
-/* BLAS has no bf16 GEMM that reads f32 activations, so B is widened a block
- * of rows at a time into a thread-local scratch (GEMM_BF16_BLOCK floats,
- * 4 MiB: it stays in the last-level cache) and each block multiplied by
- * sgemm: B is read once and never widened whole. */
-#define GEMM_BF16_BLOCK ((int64_t)1 << 20)
-
-typedef struct {
-    const uint16_t *src;
-    float *dst;
-    int64_t K;
-} widen_job;
-
-static void widen_row(void *ctx, int64_t r) {
-    const widen_job *w = ctx;
-    tl_bf16_to_f32_n(w->src + r * w->K, w->dst + r * w->K, (size_t)w->K);
-}
-
+/* BLAS has no bf16 GEMM that reads f32 activations, so each thread widens
+ * the block of B it is about to multiply (gemm_chunk): B is read once and
+ * never widened whole, and the widened block is still in L2 when OpenBLAS
+ * packs it. */
 int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                     int64_t K) {
     if (M <= 0 || N <= 0) return 0;
     if (!gemm_args_ok("tl_gemm_bf16_nt", A, B, C, M, N, K)) return -1;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return 0; }
-    int64_t block = GEMM_BF16_BLOCK / K < 1 ? 1 : GEMM_BF16_BLOCK / K;
-    if (block > N) block = N;
-    float *buf = malloc((size_t)(block * K) * sizeof *buf);
-    if (!buf) {
-        return tl_fail_status("tl_gemm_bf16_nt: out of memory for a %lld x %lld block of the "
-                              "BF16 matrix", (long long)block, (long long)K);
-    }
-    sync_blas_threads();
-    int threads = tl_num_threads();
-    for (int64_t r0 = 0; r0 < N; r0 += block) {
-        int64_t nr = N - r0 < block ? N - r0 : block;
-        widen_job w = {B + r0 * K, buf, K};
-        tl_parallel_chunks(threads, nr, widen_row, &w);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nr, (int)K, 1.0f, A,
-                    (int)K, buf, (int)K, 0.0f, C + r0, (int)N);
-    }
-    free(buf);
+    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, NULL, B, C};
+    gemm_run(&j);
     return 0;
 }

@@ -18,7 +18,6 @@
  * tl_linear's weight [out, in] is b^T of that description: up to
  * MULTI_ROWS_* rows of x go to tl_gemv_multi_*, more to one GEMM.
  */
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +128,6 @@ static void product_gemv(const product *p, const char *a, const char *b, float *
  * of K (a weight) goes to tl_gemm_bf16_nt; any other BF16 b is widened whole
  * (a small matrix: attention's K or V of one head). Returns 0 or -1. */
 static int product_gemm(const product *p, const char *a, const char *b, float *c) {
-    CBLAS_TRANSPOSE ta = p->a.by_rows ? CblasNoTrans : CblasTrans;
     if (p->b.dtype == TL_BF16) {
         if (!p->b.by_rows && p->b.ld == p->K && p->a.by_rows && p->a.ld == p->K) {
             return tl_gemm_bf16_nt((const float *)a, (const uint16_t *)b, c, p->M, p->N, p->K);
@@ -140,17 +138,13 @@ static int product_gemm(const product *p, const char *a, const char *b, float *c
         for (int64_t r = 0; r < outer; r++)
             tl_bf16_to_f32_n((const uint16_t *)b + r * p->b.ld, wide + r * inner,
                              (size_t)inner);
-        tl_blas_prepare();
-        cblas_sgemm(CblasRowMajor, ta, p->b.by_rows ? CblasNoTrans : CblasTrans, (int)p->M,
-                    (int)p->N, (int)p->K, 1.0f, (const float *)a, (int)p->a.ld, wide, (int)inner,
-                    0.0f, c, (int)p->N);
+        tl_sgemm(!p->a.by_rows, !p->b.by_rows, p->M, p->N, p->K, (const float *)a, p->a.ld,
+                 wide, inner, c, p->N);
         free(wide);
         return 0;
     }
-    tl_blas_prepare();
-    cblas_sgemm(CblasRowMajor, ta, p->b.by_rows ? CblasNoTrans : CblasTrans, (int)p->M,
-                (int)p->N, (int)p->K, 1.0f, (const float *)a, (int)p->a.ld, (const float *)b,
-                (int)p->b.ld, 0.0f, c, (int)p->N);
+    tl_sgemm(!p->a.by_rows, !p->b.by_rows, p->M, p->N, p->K, (const float *)a, p->a.ld,
+             (const float *)b, p->b.ld, c, p->N);
     return 0;
 }
 
@@ -180,6 +174,16 @@ static void batch_gemv(void *ctx, int64_t i) {
     const char *ai, *bi;
     batch_at(j, i, &ai, &bi);
     product_gemv(j->p, ai, bi, j->c + i * j->p->M * j->p->N);
+}
+
+/* One F32 batch through GEMM, a chunk of tl_parallel_chunks: attention's
+ * heads at prefill are many small products, too small to split one by one
+ * (the GEMM inside runs on this thread). */
+static void batch_gemm(void *ctx, int64_t i) {
+    const batch_job *j = ctx;
+    const char *ai, *bi;
+    batch_at(j, i, &ai, &bi);
+    product_gemm(j->p, ai, bi, j->c + i * j->p->M * j->p->N);
 }
 
 /* a [..., M, K] @ b [..., K, N] for rank >= 2, K already checked. */
@@ -244,6 +248,10 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
     batch_job job = {&p, nb, shape, as, bs, c};
     if (gemv) {
         tl_parallel_chunks(share_batches ? tl_num_threads() : 1, batches, batch_gemv, &job);
+        return out;
+    }
+    if (p.b.dtype == TL_F32 && batches > 1) {   /* cannot fail: the batches share threads */
+        tl_parallel_chunks(tl_num_threads(), batches, batch_gemm, &job);
         return out;
     }
     for (int64_t i = 0; i < batches; i++) {
@@ -336,10 +344,7 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
     }
     /* op(B) must be w^T: a weight stored [out, in] is read transposed, a
      * transposed view (stored [in, out]) as it is. */
-    tl_blas_prepare();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, mw.by_rows ? CblasTrans : CblasNoTrans, (int)rows,
-                (int)out, (int)in, 1.0f, x, (int)in, (const float *)mw.data, (int)mw.ld, 0.0f, y,
-                (int)out);
+    tl_sgemm(false, mw.by_rows, rows, out, in, x, in, (const float *)mw.data, mw.ld, y, out);
     return 0;
 }
 
