@@ -1,6 +1,6 @@
 /* Kernels: the matrix-vector products against a double-precision reference,
  * exact structure checks, independence from the thread count and the code
- * path, the GEMM through OpenBLAS, and TINYLLM_THREADS.
+ * path, the GEMMs (OpenBLAS on blocks our threads share), and TINYLLM_THREADS.
  *
  * Tolerance. A float sum of n products, in any order, with each product
  * exact (FMA) or rounded once, is within n * 2^-24 * sum |w_c x_c| of the
@@ -492,7 +492,8 @@ START_TEST(gemv_t_edges_and_null_arrays) {
 END_TEST
 
 START_TEST(gemm_bf16_nt_matches_double_reference_and_reports_failure) {
-    /* N above one block (2^20 / K rows) so the weight is widened in parts. */
+    /* N above one block (64K / K rows, rounded up to 16) so the weight is
+     * widened in parts, one per block. */
     static const int64_t shapes[][3] = {{1, 5, 3}, {7, 33, 65}, {3, 2100, 576}, {17, 1, 1}};
     env_guard threads = env_set("TINYLLM_THREADS", "2");
     tl_pcg32 rng;
@@ -518,6 +519,109 @@ START_TEST(gemm_bf16_nt_matches_double_reference_and_reports_failure) {
     ck_assert(C[0] == 5);
     ck_assert_int_eq(tl_gemm_bf16_nt(NULL, NULL, C, 0, 2, 1), 0);   /* nothing to do */
     tl_clear_error();
+}
+END_TEST
+
+/* tl_sgemm in all four layouts, at leading dimensions wider than the rows,
+ * against a double reference; sizes span several column blocks (about 64K
+ * elements of B each) with a remainder, and products under the threading
+ * threshold. */
+static double sgemm_exact(bool ta, bool tb, const float *A, int64_t lda, const float *B,
+                          int64_t ldb, int64_t m, int64_t n, int64_t K, double *magnitude) {
+    double sum = 0.0;
+    *magnitude = 0.0;
+    for (int64_t k = 0; k < K; k++) {
+        double a = ta ? A[k * lda + m] : A[m * lda + k], b = tb ? B[n * ldb + k] : B[k * ldb + n];
+        sum += a * b;
+        *magnitude += fabs(a * b);
+    }
+    return sum;
+}
+
+START_TEST(sgemm_matches_double_reference_in_every_layout) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {33, 300, 576}, {9, 250, 1536}};
+    env_guard threads = env_set("TINYLLM_THREADS", "2");
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 5, 8);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int layout = 0; layout < 4; layout++) {
+            bool ta = layout & 1, tb = layout & 2;
+            int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2;
+            float *A = xmalloc((size_t)((ta ? K : M) * lda) * 4);
+            float *B = xmalloc((size_t)((tb ? N : K) * ldb) * 4);
+            float *C = xmalloc((size_t)(M * ldc) * 4);
+            for (int64_t i = 0; i < (ta ? K : M) * lda; i++) A[i] = uniform(&rng);
+            for (int64_t i = 0; i < (tb ? N : K) * ldb; i++) B[i] = uniform(&rng);
+            for (int64_t i = 0; i < M * ldc; i++) C[i] = 42.0f;
+            tl_sgemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
+            for (int64_t m = 0; m < M; m++) {
+                for (int64_t n = 0; n < N; n++) {
+                    double mag, want = sgemm_exact(ta, tb, A, lda, B, ldb, m, n, K, &mag);
+                    double tol = (double)K * 0x1p-24 * mag + 1e-30;
+                    if (fabs(C[m * ldc + n] - want) > tol)
+                        ck_abort_msg("tl_sgemm ta=%d tb=%d [%lld, %lld, %lld]: C[%lld, %lld] = "
+                                     "%.9g, exact %.9g (tolerance %.3g)", ta, tb, (long long)M,
+                                     (long long)N, (long long)K, (long long)m, (long long)n,
+                                     C[m * ldc + n], want, tol);
+                }
+                for (int64_t n = N; n < ldc; n++)   /* past each row: untouched */
+                    ck_assert_msg(C[m * ldc + n] == 42.0f, "C[%lld, %lld] was written",
+                                  (long long)m, (long long)n);
+            }
+            free(A);
+            free(B);
+            free(C);
+        }
+    env_restore(threads);
+    float C[4] = {1, 2, 3, 4};
+    tl_sgemm(false, true, 2, 1, 0, NULL, 1, NULL, 1, C, 2);   /* K = 0: zeros, row stride kept */
+    ck_assert(C[0] == 0 && C[1] == 2 && C[2] == 0 && C[3] == 4);
+    tl_clear_error();
+    tl_sgemm(false, true, 1, 1, 1, C, (int64_t)INT_MAX + 1, C, 1, C, 1);
+    ck_assert_msg(tl_error() && strstr(tl_error(), "tl_sgemm: leading dimensions"),
+                  "got '%s'", tl_error() ? tl_error() : "(none)");
+    tl_clear_error();
+}
+END_TEST
+
+/* The GEMMs cut C's columns into blocks fixed by N and K, so 1, 2 and 3
+ * threads give the same bits (OpenBLAS's own sums depend on how a product
+ * is cut, so this holds only because the cut does not move). Shapes: a
+ * prefill's q and down projections at 128 rows, and ragged ones. */
+START_TEST(gemm_results_do_not_depend_on_the_thread_count) {
+    static const int64_t shapes[][3] = {{128, 576, 576}, {128, 576, 1536}, {40, 1000, 130},
+                                        {17, 33, 65}};
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 21, 4);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *A = xmalloc((size_t)(M * K) * 4), *B = xmalloc((size_t)(N * K) * 4);
+        uint16_t *B16 = xmalloc((size_t)(N * K) * 2);
+        float *C[3][2];
+        for (int64_t i = 0; i < M * K; i++) A[i] = uniform(&rng);
+        for (int64_t i = 0; i < N * K; i++) B[i] = uniform(&rng), B16[i] = random_bf16(&rng);
+        for (int t = 0; t < 3; t++) {
+            char count[4];
+            snprintf(count, sizeof count, "%d", t + 1);
+            env_guard threads = env_set("TINYLLM_THREADS", count);
+            C[t][0] = xmalloc((size_t)(M * N) * 4);
+            C[t][1] = xmalloc((size_t)(M * N) * 4);
+            tl_gemm_f32_nt(A, B, C[t][0], M, N, K);
+            ck_assert_int_eq(tl_gemm_bf16_nt(A, B16, C[t][1], M, N, K), 0);
+            env_restore(threads);
+        }
+        for (int t = 1; t < 3; t++)
+            for (int d = 0; d < 2; d++)
+                ck_assert_msg(memcmp(C[0][d], C[t][d], (size_t)(M * N) * 4) == 0,
+                              "%s [%lld, %lld, %lld]: %d threads differ from 1",
+                              d ? "tl_gemm_bf16_nt" : "tl_gemm_f32_nt", (long long)M,
+                              (long long)N, (long long)K, t + 1);
+        for (int t = 0; t < 3; t++) free(C[t][0]), free(C[t][1]);
+        free(A);
+        free(B);
+        free(B16);
+    }
 }
 END_TEST
 

@@ -175,6 +175,42 @@ START_TEST(a_scope_per_step_keeps_memory_flat)
 }
 END_TEST
 
+/* A prefill pushes and pops a scope per layer, each making the same large
+ * activations (their own blocks): popped large blocks are kept and reused,
+ * so the memory a thread holds stops growing there too, and it stays within
+ * the 64 MiB kept plus what one scope holds. */
+START_TEST(large_tensors_reuse_popped_blocks)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    const int steps = 3;     /* nothing is kept there: a reused block would hide a bug */
+#else
+    const int steps = 40;
+#endif
+    size_t after_warmup = 0;
+    for (int step = 0; step < steps; step++) {
+        tl_scope_push();
+        /* [128, 576] and [128, 1536] F32: 288 KiB and 768 KiB, above 64 KiB */
+        tl_tensor *x = tl_full(TL_F32, TL_SHAPE(128, 576), 1.0);
+        for (int op = 0; op < 8; op++) {
+            tl_tensor *wide = tl_full(TL_F32, TL_SHAPE(128, 1536), (double)op);
+            x = tl_add(x, tl_sum(wide, -1, true));
+        }
+        tl_assert_ok(x);
+        ck_assert_msg(tl_f32(x)[0] == 1.0f + 1536.0f * 28.0f, "a reused block gave %g",
+                      (double)tl_f32(x)[0]);
+        tl_scope_pop();
+        if (step == 2) after_warmup = tl_scope_bytes();
+    }
+#if !defined(__SANITIZE_ADDRESS__)
+    ck_assert_msg(tl_scope_bytes() == after_warmup, "arena grew from %zu to %zu bytes",
+                  after_warmup, tl_scope_bytes());
+    ck_assert_msg(after_warmup <= (64u << 20) + (16u << 20), "%zu bytes kept", after_warmup);
+#else
+    (void)after_warmup;
+#endif
+}
+END_TEST
+
 /* Owned storage is counted while alive and released with the last tensor. */
 START_TEST(owned_bytes_follow_owned_tensors)
 {
