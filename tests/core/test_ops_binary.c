@@ -2,6 +2,7 @@
  * strided and BF16 inputs, and a gradcheck for each. */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "tinyllm/autograd.h"
 #include "tinyllm/ops.h"
@@ -29,6 +30,52 @@ START_TEST(same_shape_arithmetic)
     assert_values(tl_div(a, b), (float[]){ 0.25f, -1, 6, 0.5f }, 4);
     assert_values(tl_minimum(a, b), (float[]){ 1, -2, 0.5f, 4 }, 4);
     assert_values(tl_maximum(a, b), (float[]){ 4, 2, 3, 8 }, 4);
+}
+END_TEST
+
+/* Outputs of 2^16 elements and more are cut into pieces the threads share:
+ * a prefill-sized add of a strided (transposed) operand and a broadcast row,
+ * a mask-shaped broadcast over leading axes, and a flat product, each exact
+ * by construction (small integers) and the same on 1 and 3 threads. */
+static float at3(int64_t i, int64_t j, int64_t k) { return (float)((i * 7 + j * 3 + k) % 29); }
+
+START_TEST(large_outputs_are_shared_among_threads_exactly)
+{
+    enum { I = 3, J = 130, K = 200 };   /* 78,000 elements: above the threshold */
+    float *va = malloc(sizeof(float) * I * K * J), *vr = malloc(sizeof(float) * K);
+    for (int64_t i = 0; i < I; i++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < J; j++) va[(i * K + k) * J + j] = at3(i, j, k);
+    for (int64_t k = 0; k < K; k++) vr[k] = (float)(k % 5);
+    tl_tensor *stored = tl_from_f32(va, TL_SHAPE(I, K, J));
+    tl_tensor *a = tl_transpose(stored, 1, 2);            /* [I, J, K], strided */
+    tl_tensor *row = tl_from_f32(vr, TL_SHAPE(K));
+    tl_tensor *col = tl_reshape(tl_arange(0, J), TL_SHAPE(J, 1));
+    tl_tensor *colf = tl_cast(col, TL_F32);
+    const char *counts[] = {"1", "3"};
+    tl_tensor *got[2][3];
+    for (int c = 0; c < 2; c++) {
+        setenv("TINYLLM_THREADS", counts[c], 1);
+        got[c][0] = tl_add(a, row);
+        got[c][1] = tl_mul(colf, a);                          /* [J, 1] over [I, J, K] */
+        got[c][2] = tl_mul(tl_contiguous(a), tl_contiguous(a));   /* one long row */
+        for (int k = 0; k < 3; k++) tl_assert_ok(got[c][k]);
+    }
+    unsetenv("TINYLLM_THREADS");
+    for (int c = 0; c < 2; c++) {
+        const float *s = tl_f32(got[c][0]), *m = tl_f32(got[c][1]), *q = tl_f32(got[c][2]);
+        for (int64_t i = 0; i < I; i++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t k = 0; k < K; k++) {
+                    int64_t e = (i * J + j) * K + k;
+                    float x = at3(i, j, k);
+                    if (s[e] != x + (float)(k % 5) || m[e] != (float)j * x || q[e] != x * x)
+                        ck_abort_msg("%s threads: element [%lld, %lld, %lld]: %g %g %g", counts[c],
+                                     (long long)i, (long long)j, (long long)k, s[e], m[e], q[e]);
+                }
+    }
+    free(va);
+    free(vr);
 }
 END_TEST
 

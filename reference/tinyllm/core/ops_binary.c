@@ -3,12 +3,20 @@
  * The output has the broadcast shape and is walked row by row (a row is the
  * last axis); each operand contributes a start offset and a step along the
  * row, 0 where it is stretched. Equal contiguous shapes are one long row, so
- * the common case is a plain loop the compiler vectorises.
+ * the common case is a plain loop the compiler vectorises. A large output
+ * (a prefill's activations) is cut into pieces the threads share
+ * (tl_parallel_chunks); each element is computed alike on any thread.
  */
 #include <math.h>
 #include <string.h>
 
 #include "internal.h"
+#include "tinyllm/kernels.h"
+
+/* Outputs of at least this many elements are shared among threads, in
+ * pieces of about PIECE_ELEMENTS (64 KB of f32): below, waking a thread
+ * costs more than it saves. */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, PIECE_ELEMENTS = 1 << 14 };
 
 /* ---- the row walk -------------------------------------------------------- */
 
@@ -77,6 +85,43 @@ static void binary_row(binop op, float *o, const float *a, int64_t sa, const flo
     }
 }
 
+/* Where operand k's row r starts: r taken apart over the outer axes. */
+static int64_t row_start(const row_walk *w, int k, int64_t r) {
+    const tl_iter *it = &w->outer[k];
+    int64_t offset = it->offset;   /* the iterator's start: row 0 */
+    for (int d = it->ndim - 1; d >= 0; d--) {
+        offset += (r % it->shape[d]) * w->strides[k][d];
+        r /= it->shape[d];
+    }
+    return offset;
+}
+
+/* A piece of the output for one thread: whole rows, or a stretch of the one
+ * long row. */
+typedef struct {
+    binop op;
+    const row_walk *w;
+    const float *a, *b;
+    float *o;
+    int64_t rows_per_piece, elements_per_piece;   /* one of them is used */
+} binary_job;
+
+static void binary_piece(void *ctx, int64_t piece) {
+    const binary_job *j = ctx;
+    const row_walk *w = j->w;
+    if (w->rows == 1) {
+        int64_t begin = piece * j->elements_per_piece, n = w->row_len - begin;
+        if (n > j->elements_per_piece) n = j->elements_per_piece;
+        binary_row(j->op, j->o + begin, j->a + w->outer[0].offset + begin * w->step[0],
+                   w->step[0], j->b + w->outer[1].offset + begin * w->step[1], w->step[1], n);
+        return;
+    }
+    int64_t end = (piece + 1) * j->rows_per_piece;
+    for (int64_t r = piece * j->rows_per_piece; r < end && r < w->rows; r++)
+        binary_row(j->op, j->o + r * w->row_len, j->a + row_start(w, 0, r), w->step[0],
+                   j->b + row_start(w, 1, r), w->step[1], w->row_len);
+}
+
 static tl_tensor *binary(const char *name, binop op, tl_tensor *a, tl_tensor *b,
                          tl_backward_fn backward) {
     if (!tl_inputs_ok(name, 2, a, b)) return NULL;
@@ -92,9 +137,18 @@ static tl_tensor *binary(const char *name, binop op, tl_tensor *a, tl_tensor *b,
     row_walk_init(&w, 2, (tl_tensor *[]){ af, bf }, ndim, shape);
     const float *pa = af->storage->data, *pb = bf->storage->data;
     float *o = out->storage->data;
-    for (int64_t r = 0; r < w.rows; r++, row_walk_next(&w))
-        binary_row(op, o + r * w.row_len, pa + w.outer[0].offset, w.step[0],
-                   pb + w.outer[1].offset, w.step[1], w.row_len);
+    int64_t numel = w.rows * w.row_len;
+    if (numel >= PARALLEL_MIN_ELEMENTS && tl_num_threads() > 1) {
+        int64_t rows_per_piece = PIECE_ELEMENTS / (w.row_len ? w.row_len : 1) + 1;
+        binary_job j = {op, &w, pa, pb, o, rows_per_piece, PIECE_ELEMENTS};
+        int64_t pieces = w.rows == 1 ? (w.row_len + PIECE_ELEMENTS - 1) / PIECE_ELEMENTS
+                                     : (w.rows + rows_per_piece - 1) / rows_per_piece;
+        tl_parallel_chunks(tl_num_threads(), pieces, binary_piece, &j);
+    } else {
+        for (int64_t r = 0; r < w.rows; r++, row_walk_next(&w))
+            binary_row(op, o + r * w.row_len, pa + w.outer[0].offset, w.step[0],
+                       pb + w.outer[1].offset, w.step[1], w.row_len);
+    }
     if (backward) tl_record(out, name, backward, 2, (tl_tensor *[]){ a, b });
     return out;
 }

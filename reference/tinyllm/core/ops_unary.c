@@ -114,11 +114,36 @@ static int unary_backward(tl_node *node, tl_tensor *g, tl_tensor **grad_in) {
     return 0;
 }
 
+/* Outputs of at least this many elements are shared among threads, in
+ * pieces of PIECE_ELEMENTS (64 KB of f32); each element is computed alike
+ * on any thread. */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, PIECE_ELEMENTS = 1 << 14 };
+
+typedef struct {
+    unop op;
+    const float *in;
+    float *out;
+    int64_t n;
+    float p, q;
+} unary_job;
+
+static void unary_piece(void *ctx, int64_t piece) {
+    const unary_job *j = ctx;
+    int64_t begin = piece * PIECE_ELEMENTS, n = j->n - begin;
+    forward(j->op, j->in + begin, j->out + begin, n < PIECE_ELEMENTS ? n : PIECE_ELEMENTS, j->p,
+            j->q);
+}
+
 static tl_tensor *unary(const char *name, unop op, tl_tensor *t, double p, double q) {
     tl_tensor *x = tl_float_input(name, t);
     tl_tensor *out = x ? tl_new_f32(x->ndim, x->shape) : NULL;
     if (!out) return NULL;
-    forward(op, tl_data(x), out->storage->data, tl_numel(x), (float)p, (float)q);
+    unary_job j = {op, tl_data(x), out->storage->data, tl_numel(x), (float)p, (float)q};
+    if (j.n >= PARALLEL_MIN_ELEMENTS && tl_num_threads() > 1)
+        tl_parallel_chunks(tl_num_threads(), (j.n + PIECE_ELEMENTS - 1) / PIECE_ELEMENTS,
+                           unary_piece, &j);
+    else
+        forward(op, j.in, j.out, j.n, j.p, j.q);
     tl_node *node = tl_record(out, name, unary_backward, 1, &t);
     if (node) {
         node->i[0] = op;
