@@ -61,11 +61,12 @@ void tl_gemv_t_multi_bf16(const uint16_t *W, int64_t ldw, const float *P, int64_
                           float *Y, int64_t M, int64_t rows, int64_t cols);
 /* C[M, N] = A[M, K] @ B[N, K]^T (the Linear layout), through OpenBLAS's sgemm
  * on one thread per block: tl_num_threads() threads of our pool take blocks
- * of C's columns (B's rows), each about 64K elements of B and a multiple of
- * 16 columns, cut by N and K alone, so C does not depend on the thread count
- * (a product under 2^20 multiply-adds runs on the calling thread). The bf16
- * version widens each block of B into the thread's scratch (256 KB, kept
- * for its next block) just before multiplying it: B is never widened whole.
+ * of C's columns (B's rows), at most 512 columns, at least 4 blocks when N
+ * allows blocks of 64, a multiple of 16, cut by N alone, so C does not
+ * depend on the thread count (a product under 2^20 multiply-adds runs on the
+ * calling thread). The bf16 version widens each block of B into the
+ * thread's scratch (up to 512 x K floats, kept for its next block) just
+ * before multiplying it: B is never widened whole.
  * Without that scratch a block falls back to dot products (slow, correct).
  * tl_gemm_bf16_nt returns 0, or -1 on bad arguments (as above). */
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);

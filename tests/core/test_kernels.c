@@ -492,8 +492,8 @@ START_TEST(gemv_t_edges_and_null_arrays) {
 END_TEST
 
 START_TEST(gemm_bf16_nt_matches_double_reference_and_reports_failure) {
-    /* N above one block (64K / K rows, rounded up to 16) so the weight is
-     * widened in parts, one per block. */
+    /* N above one block (at most 512 rows) so the weight is widened in
+     * parts, one per block: 2100 rows are 4 blocks of 432 and one of 372. */
     static const int64_t shapes[][3] = {{1, 5, 3}, {7, 33, 65}, {3, 2100, 576}, {17, 1, 1}};
     env_guard threads = env_set("TINYLLM_THREADS", "2");
     tl_pcg32 rng;
@@ -523,9 +523,9 @@ START_TEST(gemm_bf16_nt_matches_double_reference_and_reports_failure) {
 END_TEST
 
 /* tl_sgemm in all four layouts, at leading dimensions wider than the rows,
- * against a double reference; sizes span several column blocks (about 64K
- * elements of B each) with a remainder, and products under the threading
- * threshold. */
+ * against a double reference; sizes span several column blocks (4 of 80
+ * and 4 of 64 columns, the last one short), and products under the
+ * threading threshold. */
 static double sgemm_exact(bool ta, bool tb, const float *A, int64_t lda, const float *B,
                           int64_t ldb, int64_t m, int64_t n, int64_t K, double *magnitude) {
     double sum = 0.0;

@@ -9,6 +9,8 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tinyllm/testing.h"
 #include "tinyllm/autograd.h"
@@ -64,6 +66,35 @@ START_TEST(test_softmax_rows_sum_to_one_on_every_axis)
         for (int64_t i = 0; i < tl_numel(p); i++) ck_assert(tl_item_at(p, i) >= 0);
     }
     tl_scope_pop();
+}
+END_TEST
+
+/* Softmaxes of 2^16 elements and more share their rows among threads
+ * (attention's scores at prefill, [1, 9, 128, 128]): 301 rows of 300 (a
+ * ragged last piece) give the same bits on 1 and 3 threads, and each row
+ * sums to 1 within 300 roundings. */
+START_TEST(test_large_softmax_is_the_same_on_any_thread_count)
+{
+    enum { R = 301, C = 300 };
+    tl_tensor *x = tl_empty(TL_F32, TL_SHAPE(R, C));
+    tl_assert_ok(x);
+    for (int i = 0; i < R * C; i++) tl_f32(x)[i] = (float)((i * 37) % 101) / 10.0f;
+    setenv("TINYLLM_THREADS", "1", 1);
+    tl_tensor *one = tl_softmax(x, -1), *log_one = tl_log_softmax(x, -1);
+    setenv("TINYLLM_THREADS", "3", 1);
+    tl_tensor *three = tl_softmax(x, -1), *log_three = tl_log_softmax(x, -1);
+    unsetenv("TINYLLM_THREADS");
+    tl_assert_ok(one);
+    tl_assert_ok(three);
+    tl_assert_ok(log_one);
+    tl_assert_ok(log_three);
+    ck_assert(memcmp(tl_f32(one), tl_f32(three), sizeof(float) * R * C) == 0);
+    ck_assert(memcmp(tl_f32(log_one), tl_f32(log_three), sizeof(float) * R * C) == 0);
+    for (int r = 0; r < R; r++) {
+        double sum = 0;
+        for (int c = 0; c < C; c++) sum += tl_f32(three)[r * C + c];
+        ck_assert_msg(fabs(sum - 1.0) <= C * 0x1p-24, "row %d sums to %.9g", r, sum);
+    }
 }
 END_TEST
 

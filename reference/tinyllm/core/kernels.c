@@ -506,18 +506,27 @@ const char *tl_blas_prepare(void) {
 }
 
 /* How GEMM work is cut among threads: C's columns (B's rows in the Linear
- * layout) in blocks of about GEMM_CHUNK_WEIGHTS elements of B, a multiple of
- * 16 columns (OpenBLAS's widest tile). A block of a BF16 B is widened into
- * a thread's scratch (256 KB, in L2) just before its product. The blocks
- * depend on N and K only, so C does not depend on the thread count. Under
- * GEMM_PARALLEL_MIN multiply-adds a product runs on the calling thread. */
-#define GEMM_CHUNK_WEIGHTS (64 * 1024)
+ * layout) in blocks, a multiple of 16 columns (OpenBLAS's widest tile) and
+ * at most GEMM_BLOCK_MAX, at least GEMM_BLOCKS_MIN of them when N allows
+ * blocks of 64: two threads then share even a [576, 576] projection. Each
+ * block is one OpenBLAS call, which packs A again (at 112-column blocks that
+ * was 6% of a prefill), hence blocks no smaller than needed. A block of a
+ * BF16 B is widened into the thread's scratch (at most 512 x K floats, in L2
+ * at SmolLM2's widths) just before its product. Blocks depend on N alone,
+ * so C does not depend on the thread count (OpenBLAS's sums do depend on
+ * how a product is cut). Under GEMM_PARALLEL_MIN multiply-adds a product
+ * runs on the calling thread. */
+enum { GEMM_BLOCK_MAX = 512, GEMM_BLOCKS_MIN = 4, GEMM_BLOCK_LEAST = 64 };
 #define GEMM_PARALLEL_MIN ((double)(1 << 20))
 
-static int64_t gemm_block_cols(int64_t K) {
-    int64_t cols = GEMM_CHUNK_WEIGHTS / (K > 0 ? K : 1);
-    cols = (cols + 15) / 16 * 16;
-    return cols < 16 ? 16 : cols;
+static int64_t gemm_block_cols(int64_t N) {
+    int64_t blocks = (N + GEMM_BLOCK_MAX - 1) / GEMM_BLOCK_MAX;
+    int64_t most = (N + GEMM_BLOCK_LEAST - 1) / GEMM_BLOCK_LEAST;   /* blocks of 64 */
+    int64_t want = most < GEMM_BLOCKS_MIN ? most : GEMM_BLOCKS_MIN;
+    if (blocks < want) blocks = want;
+    if (blocks < 1) blocks = 1;
+    int64_t cols = (N + blocks - 1) / blocks;
+    return (cols + 15) / 16 * 16;
 }
 
 typedef struct {
@@ -571,7 +580,7 @@ static void gemm_chunk(void *ctx, int64_t chunk) {
 
 static void gemm_run(gemm_job *j) {
     sync_blas_threads();
-    j->block = gemm_block_cols(j->K);
+    j->block = gemm_block_cols(j->N);
     bool small = (double)j->M * (double)j->N * (double)j->K < GEMM_PARALLEL_MIN;
     tl_parallel_chunks(small ? 1 : tl_num_threads(), (j->N + j->block - 1) / j->block,
                        gemm_chunk, j);

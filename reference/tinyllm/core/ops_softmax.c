@@ -67,6 +67,25 @@ static void softmax_row(const float *x, float *y, int64_t n, bool take_log) {
     }
 }
 
+/* Softmaxes of at least this many elements share their rows among threads
+ * (attention's scores at prefill), in pieces of about PIECE_ELEMENTS; a row
+ * is one thread's, so results do not depend on the thread count. */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, PIECE_ELEMENTS = 1 << 14 };
+
+typedef struct {
+    const float *x;
+    float *y;
+    int64_t rows, n, rows_per_piece;
+    bool take_log;
+} rows_job;
+
+static void softmax_piece(void *ctx, int64_t piece) {
+    const rows_job *j = ctx;
+    for (int64_t o = piece * j->rows_per_piece; o < (piece + 1) * j->rows_per_piece &&
+                                                 o < j->rows; o++)
+        softmax_row(j->x + o * j->n, j->y + o * j->n, j->n, j->take_log);
+}
+
 /* Shared forward: softmax, or log-softmax when take_log. */
 static tl_tensor *softmax_forward(const char *op, tl_tensor *t, int axis, bool take_log,
                                   int *axis_out) {
@@ -85,8 +104,10 @@ static tl_tensor *softmax_forward(const char *op, tl_tensor *t, int axis, bool t
     int64_t outer, n, inner;
     split_axis(t, ax, &outer, &n, &inner);
     if (inner == 1) {   /* the last axis: whole rows through the vector exp */
-        for (int64_t o = 0; o < outer; o++)
-            softmax_row(x + o * n, y + o * n, n, take_log);
+        rows_job j = {x, y, outer, n, PIECE_ELEMENTS / (n ? n : 1) + 1, take_log};
+        bool share = outer * n >= PARALLEL_MIN_ELEMENTS && outer > 1;
+        tl_parallel_chunks(share ? tl_num_threads() : 1,
+                           (outer + j.rows_per_piece - 1) / j.rows_per_piece, softmax_piece, &j);
         *axis_out = ax;
         return out;
     }
