@@ -8,10 +8,12 @@
  * /proc/self/smaps, drops). */
 #include <check.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tinyllm/autograd.h"
 #include "tinyllm/nn.h"
 #include "tinyllm/ops.h"
 #include "tinyllm/safetensors.h"
@@ -374,6 +376,85 @@ START_TEST(fuse_of_owned_parameters_keeps_one_copy)
     tl_tensor_free(bias);
     tl_tensor_free(fused);
     tl_module_free(a);
+}
+END_TEST
+
+/* Under no_grad, tl_linear on a part of a fused weight computes every part
+ * in one product and serves the siblings from it (ops_linalg.c): the
+ * values equal each part's own product bit for bit at few rows (GEMV, F32
+ * and BF16, with a bias), and within float rounding at a GEMM's 40 rows. A
+ * weight written between two forwards with the same input is seen by the
+ * second (each part is served once per product), as is a part asked twice. */
+static void assert_bits(const tl_tensor *got, const tl_tensor *want, const char *what) {
+    tl_assert_ok(got);
+    tl_assert_ok(want);
+    ck_assert_int_eq(tl_numel(got), tl_numel(want));
+    ck_assert_msg(memcmp(tl_data(got), tl_data(want), (size_t)tl_numel(got) * 4) == 0,
+                  "%s: the fused product differs from the part's own", what);
+}
+
+START_TEST(fused_parts_compute_once_and_match_their_own_products)
+{
+    tl_pcg32 rng = tl_test_rng(11);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        tl_module *a = tl_module_new("Attn");
+        tl_tensor *w[3], *copy[3];
+        const int64_t outs[3] = {40, 16, 24};
+        const char *names[3] = {"q_proj", "k_proj", "v_proj"};
+        for (int k = 0; k < 3; k++) {
+            w[k] = tl_module_param(linear_under(a, names[k], 48, outs[k], &rng), "weight");
+            if (bf16) {   /* a BF16 parameter, as adopted from a BF16 checkpoint */
+                tl_tensor *b = tl_tensor_new_owned(TL_BF16, TL_SHAPE(outs[k], 48));
+                tl_assert_ok(b);
+                tl_copy_into(b, w[k]);
+                w[k] = b;
+            }
+            copy[k] = tl_clone(w[k]);   /* unfused, for the expected values */
+        }
+        tl_tensor *bias = tl_randn(&rng, TL_SHAPE(16));
+        tl_tensor *fused = tl_linear_fuse(w, 3);
+        tl_assert_ok(fused);
+        tl_no_grad_push();
+        const int64_t rows[3] = {1, 3, 40};
+        for (int r = 0; r < 3; r++) {
+            tl_tensor *x = tl_randn(&rng, TL_SHAPE(rows[r], 48));
+            tl_tensor *q = tl_linear(x, w[0], NULL), *k = tl_linear(x, w[1], bias);
+            tl_tensor *v = tl_linear(x, w[2], NULL);
+            tl_tensor *want[3] = {tl_linear(x, copy[0], NULL), tl_linear(x, copy[1], bias),
+                                  tl_linear(x, copy[2], NULL)};
+            tl_tensor *got[3] = {q, k, v};
+            for (int p = 0; p < 3; p++) {
+                if (rows[r] <= 3) {
+                    assert_bits(got[p], want[p], names[p]);
+                } else {   /* GEMM blocks differ: rounding only */
+                    tl_assert_ok(got[p]);
+                    for (int64_t i = 0; i < tl_numel(got[p]); i++)
+                        ck_assert_msg(fabsf(tl_f32(got[p])[i] - tl_f32(want[p])[i]) <=
+                                          1e-5f * (1.0f + fabsf(tl_f32(want[p])[i])),
+                                      "%s at 40 rows, element %lld", names[p], (long long)i);
+                }
+            }
+        }
+        if (!bf16) {   /* a write between two forwards on the same input is seen */
+            tl_tensor *x = tl_randn(&rng, TL_SHAPE(2, 48));
+            tl_tensor *q0 = tl_linear(x, w[0], NULL);
+            tl_tensor *k0 = tl_linear(x, w[1], NULL);
+            tl_assert_ok(tl_linear(x, w[2], NULL));
+            tl_assert_ok(q0);
+            tl_assert_ok(k0);
+            ck_assert_int_eq(tl_set(w[1], (int64_t[]){0, 0}, 100.0), 0);
+            ck_assert_int_eq(tl_set(copy[1], (int64_t[]){0, 0}, 100.0), 0);
+            tl_tensor *q1 = tl_linear(x, w[0], NULL), *k1 = tl_linear(x, w[1], NULL);
+            assert_bits(q1, q0, "q again");
+            assert_bits(k1, tl_linear(x, copy[1], NULL), "k after a write");
+            assert_bits(tl_linear(x, w[0], NULL), q0, "q asked twice");
+        }
+        tl_no_grad_pop();
+        tl_tensor_free(fused);   /* copies and inputs live in the test's scope */
+        if (bf16)
+            for (int k = 0; k < 3; k++) tl_tensor_free(w[k]);
+        tl_module_free(a);
+    }
 }
 END_TEST
 

@@ -75,6 +75,61 @@ static int64_t page_in(tl_module *root, generator_progress progress, void *ctx) 
     return total;
 }
 
+/* The groups fused after the load: sibling projections by their last name. */
+static const char *const FUSE_GROUPS[][3] = {{"q_proj", "k_proj", "v_proj"},
+                                             {"gate_proj", "up_proj", NULL}};
+
+/* The weight called prefix + name + ".weight" in sd, or NULL. */
+static tl_tensor *find_weight(const tl_state_dict *sd, const char *prefix, size_t len,
+                              const char *name) {
+    char key[512];
+    if (snprintf(key, sizeof key, "%.*s%s.weight", (int)len, prefix, name) >= (int)sizeof key)
+        return NULL;
+    for (int i = 0; i < sd->count; i++)
+        if (strcmp(sd->items[i].name, key) == 0) return sd->items[i].tensor;
+    return NULL;
+}
+
+/* Fuses every group of FUSE_GROUPS whose weights are all there (HF's names:
+ * "....self_attn.q_proj.weight" beside k_proj and v_proj). Only for a model
+ * that adopted its checkpoint in the file's own dtype (dtype < 0), where
+ * fusing keeps one copy of the weights: a converted checkpoint keeps its
+ * converted tensors alive, and a copy into the fused weight would double
+ * them. Fusing is an optimisation: a group that cannot be fused (tied
+ * weights, another layout) stays as it is, and its error is cleared. */
+static int fuse_projections(generator *g, int dtype) {
+    const char *env = getenv("TINYLLM_FUSE");
+    if (dtype >= 0 || (env && strcmp(env, "0") == 0)) return 0;
+    tl_state_dict sd = tl_module_state_dict(g->model.module);
+    int groups = sizeof FUSE_GROUPS / sizeof FUSE_GROUPS[0];
+    g->fused = calloc((size_t)(sd.count + 1), sizeof *g->fused);
+    if (!g->fused) {
+        tl_state_dict_free(&sd);
+        return tl_fail_status("out of memory for the fused weights' list");
+    }
+    for (int i = 0; i < sd.count; i++) {
+        const char *name = sd.items[i].name;
+        for (int k = 0; k < groups; k++) {
+            char first[64];
+            snprintf(first, sizeof first, "%s.weight", FUSE_GROUPS[k][0]);
+            size_t n = strlen(name), m = strlen(first);
+            if (n < m || strcmp(name + n - m, first) != 0 || (n > m && name[n - m - 1] != '.'))
+                continue;
+            tl_tensor *parts[3];
+            int count = 0;
+            while (count < 3 && FUSE_GROUPS[k][count] &&
+                   (parts[count] = find_weight(&sd, name, n - m, FUSE_GROUPS[k][count])))
+                count++;
+            if (count < 2 || (count < 3 && FUSE_GROUPS[k][count])) continue;   /* one missing */
+            tl_tensor *fused = tl_linear_fuse(parts, count);
+            if (fused) g->fused[g->n_fused++] = fused;
+            else tl_clear_error();
+        }
+    }
+    tl_state_dict_free(&sd);
+    return 0;
+}
+
 int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, bool cached,
                    generator_progress progress, void *ctx) {
     memset(g, 0, sizeof *g);
@@ -83,6 +138,10 @@ int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, b
     /* The zero-filled parameters the model was built with were released when
      * it adopted the checkpoint; glibc keeps such heap pages (they were
      * resident: calloc clears reused heap memory) until asked to return them. */
+    if (fuse_projections(g, dtype) != 0) {
+        generator_close(g);
+        return -1;
+    }
     malloc_trim(0);
     g->weight_bytes = page_in(g->model.module, progress, ctx);
     g->load_seconds = generator_now() - t0;
@@ -116,6 +175,8 @@ void generator_close(generator *g) {
     if (!g) return;
     kv_cache_free(&g->cache);
     llama_free(&g->model);
+    for (int i = 0; i < g->n_fused; i++) tl_tensor_free(g->fused[i]);
+    free(g->fused);
     free(g->sequence);
     memset(g, 0, sizeof *g);
 }

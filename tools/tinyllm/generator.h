@@ -6,8 +6,14 @@
  * prefill of the prompt (one forward of T rows: GEMMs), then one forward of
  * one row per new token (GEMVs that read each weight in place), each under
  * no_grad in a scope of its own, so the arena is reused and memory stays flat
- * but for the cache. Every phase is timed and the resident size read at the
- * points the report names.
+ * but for the cache. After the load, projections that read the same input
+ * (q/k/v and gate/up, found by their HF names in the state dict, so any
+ * model that follows the course's naming gets it) are fused in the
+ * runtime (nn.h: tl_linear_fuse): the state dict is unchanged, the parts
+ * become views of one weight, and tl_linear on a part computes the siblings
+ * in the same pass (one thread-pool job instead of three, or two).
+ * TINYLLM_FUSE=0 leaves them apart (to measure what fusing buys). Every
+ * phase is timed and the resident size read at the points the report names.
  *
  * Errors: functions return -1 with tl_error() saying what and what to do.
  */
@@ -33,6 +39,8 @@ typedef struct {
     int64_t stops[GENERATOR_MAX_STOPS];
     int n_stops;
     int64_t weight_bytes;    /* the bytes of every parameter, as resident */
+    tl_tensor **fused;       /* the fused weights (freed with the model) */
+    int n_fused;
     double load_seconds;     /* llama_from_pretrained and the weights paged in */
 } generator;
 

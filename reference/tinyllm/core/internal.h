@@ -36,6 +36,23 @@
  * no longer needed may be dropped (tl_drop_file_pages). */
 enum tl_storage_kind { TL_STORAGE_ARENA, TL_STORAGE_HEAP, TL_STORAGE_PAGES, TL_STORAGE_EXTERNAL };
 
+/* A weight tl_linear_fuse made (nn.h) holds its parts' rows back to back in
+ * one storage; the storage keeps where they are, so that under no_grad
+ * tl_linear on one part computes every part at once (one pass over the
+ * fused rows: one thread-pool job instead of one per part) and hands each
+ * sibling its columns when it asks with the same input (ops_linalg.c). */
+enum { TL_FUSED_MAX_PARTS = 8 };
+typedef struct {
+    int64_t offset, rows, cols;                /* the fused [rows, cols] */
+    int n_parts;
+    int64_t part_row[TL_FUSED_MAX_PARTS + 1];  /* part k: rows [part_row[k], part_row[k+1]) */
+    /* The last product, until every part has taken its columns once: the
+     * input's rows (a copy, to recognise it) and y [x_rows, rows]. */
+    float *x, *y;
+    int64_t x_rows, x_capacity, y_capacity;
+    unsigned served;                           /* a bit per part that took its columns */
+} tl_fused_rows;
+
 struct tl_storage {
     void *data;
     size_t nbytes;
@@ -43,6 +60,7 @@ struct tl_storage {
     bool readonly;                 /* external memory (an mmap): writes refused */
     bool file_backed;              /* external memory mapping a file */
     int refs;                      /* owned tensors using it (not ARENA) */
+    tl_fused_rows *fused;          /* set by tl_linear_fuse; freed with the storage */
 };
 
 #define TL_NODE_MAX_INPUTS 4

@@ -17,6 +17,7 @@
  * Storage is reference counted, so the fused weight and the parts may be
  * freed in any order.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -58,6 +59,31 @@ static int fused_shape(tl_tensor *const *parts, int n, int64_t *shape) {
     return parts[0]->ndim;
 }
 
+/* Records on the fused weight's storage where it and its parts lie, so that
+ * tl_linear on one part under no_grad computes them all in one product
+ * (internal.h, ops_linalg.c). Biases, one part, more than
+ * TL_FUSED_MAX_PARTS, or no memory for the record: nothing is recorded, and
+ * the parts still work one by one. A record the storage had (an earlier
+ * fuse of the same rows) is replaced. */
+static void record_parts(tl_tensor *fused, tl_tensor *const *parts, int n) {
+    if (fused->ndim != 2 || n < 2 || n > TL_FUSED_MAX_PARTS || fused->shape[1] < 1) return;
+    tl_fused_rows *f = calloc(1, sizeof *f);
+    if (!f) return;
+    f->offset = fused->offset;
+    f->rows = fused->shape[0];
+    f->cols = fused->shape[1];
+    f->n_parts = n;
+    for (int k = 0; k < n; k++) f->part_row[k] = (parts[k]->offset - fused->offset) / f->cols;
+    f->part_row[n] = f->rows;
+    tl_storage *st = fused->storage;
+    if (st->fused) {
+        free(st->fused->x);
+        free(st->fused->y);
+        free(st->fused);
+    }
+    st->fused = f;
+}
+
 /* True when part k + 1 starts where part k ends, in memory. */
 static bool back_to_back(tl_tensor *const *parts, int n) {
     for (int k = 0; k + 1 < n; k++)
@@ -93,6 +119,7 @@ tl_tensor *tl_linear_fuse(tl_tensor *const *parts, int n) {
             if (parts[k]->storage != fused->storage)
                 tl_tensor_repoint(parts[k], fused->storage,
                                   fused->offset + row * (ndim == 2 ? shape[1] : 1));
+        record_parts(fused, parts, n);
         return fused;
     }
 
@@ -111,5 +138,6 @@ tl_tensor *tl_linear_fuse(tl_tensor *const *parts, int n) {
         tl_tensor_repoint(parts[k], fused->storage, row * (ndim == 2 ? shape[1] : 1));
         if (mapped) tl_drop_file_pages(old_data, (size_t)tl_numel(parts[k]) * es);
     }
+    record_parts(fused, parts, n);
     return fused;
 }

@@ -370,6 +370,67 @@ static int linear_backward(tl_node *node, tl_tensor *g, tl_tensor **grad_in) {
     return 0;
 }
 
+/* ---- a part of a fused weight (nn.h: tl_linear_fuse) --------------------- */
+
+/* The part of f that w is (its rows, exactly, in f's storage), or -1. */
+static int fused_part(const tl_fused_rows *f, const tl_tensor *w) {
+    if (w->shape[1] != f->cols || w->strides[1] != 1 || w->strides[0] != f->cols) return -1;
+    int64_t at = w->offset - f->offset;
+    if (at < 0 || at % f->cols != 0) return -1;
+    for (int k = 0; k < f->n_parts; k++)
+        if (f->part_row[k] == at / f->cols && f->part_row[k + 1] - f->part_row[k] == w->shape[0])
+            return k;
+    return -1;
+}
+
+/* y [rows, out] = x @ w^T for w, part k of the fused weight f, through one
+ * product of x with all of f's rows: the first part asked computes them all
+ * (one pass over the weights, one job for the threads), each sibling asked
+ * afterwards with the same input (compared by value) takes its columns. Once
+ * every part has taken them, or when a part asks twice, the next call
+ * computes again, so a weight changed between two forwards (training) is
+ * never served from an old product. Each column is the same dot product as
+ * w alone would give at these few rows (the GEMVs compute row by row); a
+ * GEMM (more rows) cuts the fused columns in other blocks, which may change
+ * the last bit. Returns 0, or -1 (nothing written: the caller multiplies by
+ * w alone) when memory for the saved product runs out. */
+static int fused_linear(tl_fused_rows *f, int k, tl_tensor *w, const float *x, float *y,
+                        int64_t rows) {
+    int64_t in = f->cols, n = rows * in, out = w->shape[0];
+    bool same = f->x && f->x_rows == rows && !(f->served & (1u << k)) &&
+                memcmp(f->x, x, (size_t)n * sizeof *x) == 0;
+    if (!same) {
+        if (f->x_capacity < n || f->y_capacity < rows * f->rows) {
+            free(f->x);
+            free(f->y);
+            f->x = malloc((size_t)n * sizeof *f->x);
+            f->y = malloc((size_t)(rows * f->rows) * sizeof *f->y);
+            f->x_capacity = f->x && f->y ? n : 0;
+            f->y_capacity = f->x && f->y ? rows * f->rows : 0;
+            if (!f->x || !f->y) {
+                free(f->x);
+                free(f->y);
+                f->x = f->y = NULL;
+                return -1;
+            }
+        }
+        tl_tensor whole = *w;   /* a header over the fused rows, for linear_forward */
+        whole.shape[0] = f->rows;
+        whole.offset = f->offset;
+        f->x_rows = -1;         /* not valid until the product is there */
+        if (linear_forward(x, &whole, f->y, rows, in, f->rows) < 0) return -1;
+        memcpy(f->x, x, (size_t)n * sizeof *x);
+        f->x_rows = rows;
+        f->served = 0;
+    }
+    int64_t first = f->part_row[k];
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(y + r * out, f->y + r * f->rows + first, (size_t)out * sizeof *y);
+    f->served |= 1u << k;
+    if (f->served == (1u << f->n_parts) - 1) f->x_rows = -1;   /* every part served */
+    return 0;
+}
+
 tl_tensor *tl_linear(tl_tensor *x, tl_tensor *w, tl_tensor *bias) {
     if (!tl_inputs_ok("linear", 2, x, w)) return NULL;
     char xs[96], ws[96], bs[96];
@@ -399,7 +460,11 @@ tl_tensor *tl_linear(tl_tensor *x, tl_tensor *w, tl_tensor *bias) {
     tl_tensor *out = tl_new_f32(x->ndim, shape);
     if (!out) return NULL;
     float *y = (float *)tl_data(out);
-    if (linear_forward((const float *)tl_data(xf), w, y, rows, in_f, out_f) < 0) return NULL;
+    tl_fused_rows *fused = w->storage->fused;
+    int part = fused && !tl_grad_enabled() ? fused_part(fused, w) : -1;
+    if (part < 0 || fused_linear(fused, part, w, (const float *)tl_data(xf), y, rows) != 0) {
+        if (linear_forward((const float *)tl_data(xf), w, y, rows, in_f, out_f) < 0) return NULL;
+    }
     if (bf) {
         const float *bv = (const float *)tl_data(bf);
         for (int64_t r = 0; r < rows; r++)

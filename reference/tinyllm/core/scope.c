@@ -272,7 +272,7 @@ static tl_storage *arena_storage_new(scope *s, size_t nbytes) {
     arena_storage *st = arena_alloc(s, HEADER(arena_storage) + nbytes);
     if (!st) return NULL;
     st->s = (tl_storage){ (char *)st + HEADER(arena_storage), nbytes, TL_STORAGE_ARENA, false,
-                          false, 0 };
+                          false, 0, NULL };
     st->home = s;
     return &st->s;
 }
@@ -300,7 +300,7 @@ static tl_storage *heap_storage_new(size_t nbytes) {
             return tl_fail("out of memory: cannot allocate %zu bytes for an owned tensor",
                            nbytes);
         }
-        *st = (tl_storage){ pages, nbytes, TL_STORAGE_PAGES, false, false, 1 };
+        *st = (tl_storage){ pages, nbytes, TL_STORAGE_PAGES, false, false, 1, NULL };
         atomic_fetch_add(&owned_bytes, nbytes);
         return st;
     }
@@ -309,7 +309,7 @@ static tl_storage *heap_storage_new(size_t nbytes) {
         return tl_fail("out of memory: cannot allocate %zu bytes for an owned tensor", nbytes);
     tl_storage *st = mem;
     *st = (tl_storage){ (char *)mem + HEADER(tl_storage), nbytes, TL_STORAGE_HEAP, false, false,
-                        1 };
+                        1, NULL };
     memset(st->data, 0, nbytes);
     atomic_fetch_add(&owned_bytes, nbytes);
     return st;
@@ -317,6 +317,11 @@ static tl_storage *heap_storage_new(size_t nbytes) {
 
 static void storage_release(tl_storage *st) {
     if (!st || --st->refs > 0) return;
+    if (st->fused) {
+        free(st->fused->x);
+        free(st->fused->y);
+        free(st->fused);
+    }
     if (st->kind == TL_STORAGE_HEAP || st->kind == TL_STORAGE_PAGES)
         atomic_fetch_sub(&owned_bytes, st->nbytes);
     if (st->kind == TL_STORAGE_PAGES) munmap(st->data, page_round(st->nbytes));
@@ -415,7 +420,7 @@ static tl_tensor *wrap(const char *fn, const void *data, tl_dtype dt, int ndim,
         free(st);
         return tl_fail("out of memory: cannot wrap external data");
     }
-    *st = (tl_storage){ (void *)data, bytes, TL_STORAGE_EXTERNAL, true, file_backed, 1 };
+    *st = (tl_storage){ (void *)data, bytes, TL_STORAGE_EXTERNAL, true, file_backed, 1, NULL };
     *t = probe;
     t->owned = true;
     t->storage = st;
