@@ -602,7 +602,7 @@ START_TEST(gemm_results_do_not_depend_on_the_thread_count) {
         for (int64_t i = 0; i < M * K; i++) A[i] = uniform(&rng);
         for (int64_t i = 0; i < N * K; i++) B[i] = uniform(&rng), B16[i] = random_bf16(&rng);
         for (int t = 0; t < 3; t++) {
-            char count[4];
+            char count[12];
             snprintf(count, sizeof count, "%d", t + 1);
             env_guard threads = env_set("TINYLLM_THREADS", count);
             C[t][0] = xmalloc((size_t)(M * N) * 4);
