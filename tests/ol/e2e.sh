@@ -496,6 +496,14 @@ expect "check --tests-only is not a pass (diff stays closed)" 1 "only after"
 run "$OL" check L7.1
 expect "check without --tests-only: the course tests stop it, with the rerun command" 1 \
   "[2/6] FAIL" 'rerun it: ol tests L7.1 -k test_'
+# the helper that builds stage 4's variants while stage 2 runs ends with the check
+left=""
+for p in /proc/[0-9]*; do
+  [ "$(readlink "$p/exe" 2>/dev/null)" = "$OL" ] && [ "$(readlink "$p/cwd" 2>/dev/null)" = "$W5" ] \
+    && left="$left ${p#/proc/}"
+done
+[ -z "$left" ] && ok "check leaves no helper of its own running after stage 2 fails" \
+  || { out="ol processes left in $W5:$left"; fail "check leaves no helper of its own running after stage 2 fails"; }
 cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
 # a crash is said where it happened, in the student's file
 sed -i 's|    tl_tensor \*ms = tl_mean(tl_square(x), -1, true);|    if (x->ndim == 3) *(volatile int *)0 = 1;\n    tl_tensor *ms = tl_mean(tl_square(x), -1, true);|' c/tinyllm/modern/rmsnorm.c
