@@ -186,12 +186,15 @@ set_tests test_dice.c "$HEAD
 $STD
 #include <time.h>
 $TOUCH
-int getpid(void);
 START_TEST(test_fails_by_chance)
 {
     touch_lesson();
     if (strcmp(getenv(\"OL_TEST_TIMEOUT\"), \"10\") == 0) return;
-    srand((unsigned)time(NULL) * 31u + (unsigned)getpid());
+    /* nanoseconds: every run its own draw (a jailed pid is the same in every run, and
+     * many runs share one second) */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    srand((unsigned)now.tv_nsec * 31u + (unsigned)now.tv_sec);
     ck_assert_int_eq(rand() % 10, 0); /* fails 9 times in 10 */
 }
 END_TEST"
@@ -496,6 +499,14 @@ expect "check --tests-only is not a pass (diff stays closed)" 1 "only after"
 run "$OL" check L7.1
 expect "check without --tests-only: the course tests stop it, with the rerun command" 1 \
   "[2/6] FAIL" 'rerun it: ol tests L7.1 -k test_'
+# the helper that builds stage 4's variants while stage 2 runs ends with the check
+left=""
+for p in /proc/[0-9]*; do
+  [ "$(readlink "$p/exe" 2>/dev/null)" = "$OL" ] && [ "$(readlink "$p/cwd" 2>/dev/null)" = "$W5" ] \
+    && left="$left ${p#/proc/}"
+done
+[ -z "$left" ] && ok "check leaves no helper of its own running after stage 2 fails" \
+  || { out="ol processes left in $W5:$left"; fail "check leaves no helper of its own running after stage 2 fails"; }
 cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
 # a crash is said where it happened, in the student's file
 sed -i 's|    tl_tensor \*ms = tl_mean(tl_square(x), -1, true);|    if (x->ndim == 3) *(volatile int *)0 = 1;\n    tl_tensor *ms = tl_mean(tl_square(x), -1, true);|' c/tinyllm/modern/rmsnorm.c

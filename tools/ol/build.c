@@ -246,6 +246,50 @@ static char *ended_log(ol_ctx *ctx, const char *log, const proc_job *j) {
     return more;
 }
 
+/* One compile of build_units, for install_object. */
+typedef struct {
+    ol_ctx *ctx;
+    unit *unit;
+    const char *tmp_obj; /* where the compiler wrote (a coverage build writes in place) */
+} compiled;
+
+/* As a compiler ends: its log and, when it succeeded, its object (sealed)
+ * under their names in the cache; the unit's ok and log say how it went. */
+static void install_object(proc_job *j) {
+    const compiled *c = j->data;
+    unit *x = c->unit;
+    char *log_path = xasprintf("%s.log", x->obj);
+    x->log = read_file(j->out_path, NULL);
+    if (!x->log) x->log = xstrdup("");
+    x->ok = j->exit_code == 0 && !j->timed_out;
+    if (x->ok) {
+        rename(j->out_path, log_path);
+        if (x->coverage) {
+            char *dir = path_dirname(x->obj);
+            char *marker = path_join(dir, "done");
+            char *st = stem(x->src);
+            char *notes = xasprintf("%s/%s.gcno", dir, st);
+            if (cache_seal(x->obj) != 0 || cache_seal(notes) != 0) x->ok = false;
+            else write_file_atomic(marker, "", 0);
+            free(notes);
+            free(st);
+            free(marker);
+            free(dir);
+        } else if (rename(c->tmp_obj, x->obj) != 0 || cache_seal(x->obj) != 0) {
+            x->ok = false;
+        }
+    } else {
+        unlink(j->out_path);
+        if (c->tmp_obj) unlink(c->tmp_obj);
+        if (j->exit_code < 0 || j->exit_code == 127 || j->timed_out) {
+            char *more = ended_log(c->ctx, x->log, j);
+            free(x->log);
+            x->log = more;
+        }
+    }
+    free(log_path);
+}
+
 int build_units(ol_ctx *ctx, unit *u, int n) {
     if (build_prepare(ctx) != 0) return n ? n : 1;
     char *objdir = ctx_cache_dir(ctx, "obj");
@@ -338,42 +382,19 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
         free(marker);
         free(log_path);
     }
+    /* each object goes into the cache as its compiler ends, so a batch that
+     * is stopped (Ctrl-C, ol check's helper stopped) keeps what it finished */
+    compiled *done = xcalloc((size_t)njobs + 1, sizeof *done);
+    for (int k = 0; k < njobs; k++) {
+        done[k] = (compiled){.ctx = ctx, .unit = &u[which[k]], .tmp_obj = tmp_objs[k]};
+        jobs[k].data = &done[k];
+        jobs[k].on_done = install_object;
+    }
     int failed = 0;
     if (njobs && proc_run_all(jobs, njobs, ctx->jobs) != 0) failed = -1;
-    for (int k = 0; k < njobs && failed >= 0; k++) {
-        unit *x = &u[which[k]];
-        char *log_path = xasprintf("%s.log", x->obj);
-        x->log = read_file(jobs[k].out_path, NULL);
-        if (!x->log) x->log = xstrdup("");
-        x->ok = jobs[k].exit_code == 0 && !jobs[k].timed_out;
-        if (x->ok) {
-            rename(jobs[k].out_path, log_path);
-            if (x->coverage) {
-                char *dir = path_dirname(x->obj);
-                char *marker = path_join(dir, "done");
-                char *st = stem(x->src);
-                char *notes = xasprintf("%s/%s.gcno", dir, st);
-                if (cache_seal(x->obj) != 0 || cache_seal(notes) != 0) x->ok = false;
-                else write_file_atomic(marker, "", 0);
-                free(notes);
-                free(st);
-                free(marker);
-                free(dir);
-            } else if (rename(tmp_objs[k], x->obj) != 0 || cache_seal(x->obj) != 0) {
-                x->ok = false;
-            }
-        } else {
-            unlink(jobs[k].out_path);
-            if (tmp_objs[k]) unlink(tmp_objs[k]);
-            if (jobs[k].exit_code < 0 || jobs[k].exit_code == 127 || jobs[k].timed_out) {
-                char *more = ended_log(ctx, x->log, &jobs[k]);
-                free(x->log);
-                x->log = more;
-            }
-            failed++;
-        }
-        free(log_path);
-    }
+    for (int k = 0; k < njobs && failed >= 0; k++)
+        if (!u[which[k]].ok) failed++;
+    free(done);
     for (int i = 0; i < n; i++) {
         if (same_as[i] < 0 || (u[i].cached && u[i].ok)) continue;
         const unit *first = &u[same_as[i]];

@@ -384,7 +384,8 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             continue;
         }
         specs[nruns] = (run_spec){.bin = progs[i].bin, .bin_key = progs[i].key, .tests = &course.tests,
-                                  .timeout = l->test_timeout, .data_key = data_key, .threads = 1};
+                                  .timeout = l->test_timeout, .data_key = data_key, .threads = 1,
+                                  .fill_idle = true}; /* course tests: they mostly wait */
         run_of[nruns++] = i;
     }
     if (rc != OL_PASS)

@@ -152,7 +152,8 @@ int cmd_tests(int argc, char **argv) {
         free(readable);
     } else if (rc == OL_PASS) {
         run_spec spec = {.bin = prog.bin, .bin_key = prog.key, .tests = &s.tests, .filter = filter,
-                         .timeout = l.test_timeout, .memory_bytes = lesson_memory_bytes(&l)};
+                         .timeout = l.test_timeout, .memory_bytes = lesson_memory_bytes(&l),
+                         .fill_idle = true};
         char data_key[HASH_HEX];
         fixtures_key(&ctx, &l, data_key);
         spec.data_key = data_key;

@@ -19,6 +19,10 @@ enum { WAITING, RUNNING, DONE };
 
 static volatile sig_atomic_t interrupted;
 
+/* The helper proc_fork_helper started (0: none), and whether it has ended. */
+static pid_t helper_pid;
+static bool helper_ended;
+
 /* The first Ctrl-C or SIGTERM stops the children and lets ol say so; a
  * second one (ol busy elsewhere) ends it at once. */
 static void on_signal(int sig) {
@@ -139,10 +143,19 @@ static int start(proc_job *j) {
     return 0;
 }
 
-/* Kills adopted orphans: processes whose parent is ol but that are not jobs. */
-static void kill_orphans(proc_job *jobs, int n) {
+/* Reaps every child that has ended, noting the helper's end. */
+static void reap_some(void) {
+    pid_t pid;
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+        if (pid == helper_pid) helper_ended = true;
+}
+
+/* Kills adopted orphans: processes whose parent is ol but that are neither
+ * jobs nor the helper. Returns how many it found. */
+static int kill_orphans(proc_job *jobs, int n) {
     DIR *d = opendir("/proc");
-    if (!d) return;
+    if (!d) return 0;
+    int found = 0;
     pid_t self = getpid();
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -161,25 +174,32 @@ static void kill_orphans(proc_job *jobs, int n) {
         char state;
         if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2) continue;
         if (ppid != self) continue;
-        bool ours = false;
+        bool ours = helper_pid && !helper_ended && pid == helper_pid;
         for (int i = 0; i < n; i++)
             if (jobs[i].state == RUNNING && jobs[i].pid == pid) ours = true;
-        if (!ours) kill((pid_t)pid, SIGKILL);
+        if (!ours) {
+            kill((pid_t)pid, SIGKILL);
+            found++;
+        }
     }
     closedir(d);
-    while (waitpid(-1, NULL, WNOHANG) > 0) {}
+    reap_some();
+    return found;
 }
 
-/* Waits (a moment at most) until ol has no child left, killing stragglers,
- * so nothing is left running or unreaped when ol exits. */
+/* Waits (a moment at most) until ol has no child left but the helper,
+ * killing stragglers, so nothing is left running or unreaped when ol exits. */
 static void reap_all(double limit) {
     double until = now_seconds() + limit;
     for (;;) {
         pid_t pid = waitpid(-1, NULL, WNOHANG);
         if (pid < 0) return; /* ECHILD: none left */
-        if (pid > 0) continue;
+        if (pid > 0) {
+            if (pid == helper_pid) helper_ended = true;
+            continue;
+        }
         if (now_seconds() > until) return;
-        kill_orphans(NULL, 0);
+        if (kill_orphans(NULL, 0) == 0 && helper_pid && !helper_ended) return; /* the helper alone */
         struct timespec nap = {0, 2 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
@@ -219,31 +239,90 @@ static bool idle_too_long(proc_job *j, double now) {
 int proc_run_all(proc_job *jobs, int n, int parallel) { return proc_run_until(jobs, n, parallel, 0); }
 
 int proc_run_until(proc_job *jobs, int n, int parallel, double deadline) {
+    return proc_run_filling(jobs, n, parallel, parallel, deadline);
+}
+
+/* The machine's CPU time so far, from /proc/stat's first line, in ticks:
+ * *busy counts what runs at normal priority (user, system, interrupts,
+ * steal); a niced process's time counts as idle, as a nice value asks. */
+static bool cpu_ticks(unsigned long long *busy, unsigned long long *total) {
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return false;
+    unsigned long long v[8] = {0};
+    int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                     &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (got < 4) return false;
+    *busy = v[0] + v[2] + v[5] + v[6] + v[7];
+    *total = 0;
+    for (int i = 0; i < 8; i++) *total += v[i];
+    return true;
+}
+
+/* Samples the machine every 100 ms: may one more job start beyond the
+ * ordinary `parallel`? Yes when, over the last sample, more than half a
+ * core went unused (the jobs running are waiting: a test's server that
+ * stalls, a retry's backoff). One extra start per sample, so each new job
+ * shows in the next sample before another one joins it. */
+typedef struct {
+    double at;
+    unsigned long long busy, total;
+    bool ok;
+} cpu_sample;
+
+static bool cores_idle(cpu_sample *s, double now) {
+    if (now - s->at < 0.1) return false;
+    const char *force = getenv("OL_TEST_CORES_IDLE"); /* a test hook: "1" idle, "0" busy */
+    if (force && *force) {
+        s->at = now;
+        return *force == '1';
+    }
+    unsigned long long busy, total;
+    if (!cpu_ticks(&busy, &total)) return false;
+    bool idle = false;
+    if (s->ok && total > s->total) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        double used = (double)(busy - s->busy) / (double)(total - s->total) * (double)(cpus > 0 ? cpus : 1);
+        idle = used < (double)cpus - 0.5;
+    }
+    *s = (cpu_sample){.at = now, .busy = busy, .total = total, .ok = true};
+    return idle;
+}
+
+int proc_run_filling(proc_job *jobs, int n, int parallel, int most, double deadline) {
     if (parallel < 1) parallel = 1;
+    if (most < parallel) most = parallel;
     for (int i = 0; i < n; i++) jobs[i].state = WAITING;
     int next = 0, running = 0, done = 0;
     bool left_orphans = false;
+    cpu_sample sample = {0};
     while (done < n) {
         while (running < parallel && next < n) {
+            if (start(&jobs[next++]) == 0) running++;
+            else done++;
+        }
+        if (running < most && next < n && most > parallel && cores_idle(&sample, now_seconds())) {
             if (start(&jobs[next++]) == 0) running++;
             else done++;
         }
         int status;
         pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid > 0) {
+            if (pid == helper_pid) helper_ended = true;
             for (int i = 0; i < n; i++)
                 if (jobs[i].state == RUNNING && jobs[i].pid == pid) {
                     finish(&jobs[i], status);
                     running--;
                     done++;
                 }
-            continue; /* an adopted orphan was reaped, or a job finished */
+            continue; /* an adopted orphan or the helper was reaped, or a job finished */
         }
         if (interrupted) {
             for (int i = 0; i < n; i++)
                 if (jobs[i].state == RUNNING) killpg(jobs[i].pid, SIGKILL);
             for (int i = 0; i < n; i++)
                 if (jobs[i].state == RUNNING) waitpid(jobs[i].pid, NULL, 0);
+            proc_stop_helper();
             reap_all(1.0);
             fprintf(stderr, "\nol: interrupted\n");
             return -1;
@@ -277,6 +356,54 @@ int proc_run_until(proc_job *jobs, int n, int parallel, double deadline) {
     }
     if (left_orphans) reap_all(1.0);
     return 0;
+}
+
+pid_t proc_fork_helper(void) {
+    if (helper_pid && !helper_ended) return -1; /* one at a time */
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        setpgid(0, 0); /* its own group: stopping it stops what it started */
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* and it ends with ol, however ol ends */
+        if (getppid() != parent) raise(SIGTERM);
+        helper_pid = 0;
+        helper_ended = false;
+        return 0;
+    }
+    setpgid(pid, pid);
+    helper_pid = pid;
+    helper_ended = false;
+    return pid;
+}
+
+void proc_wait_helper(void) {
+    if (!helper_pid) return;
+    if (!helper_ended) waitpid(helper_pid, NULL, 0); /* ECHILD: reaped already */
+    helper_pid = 0;
+    helper_ended = false;
+}
+
+void proc_stop_helper(void) {
+    if (!helper_pid) return;
+    /* as Ctrl-C would: it stops its own jobs, tidies up and exits */
+    if (!helper_ended) kill(helper_pid, SIGTERM);
+    double until = now_seconds() + 5.0;
+    while (!helper_ended && now_seconds() < until) {
+        pid_t pid = waitpid(helper_pid, NULL, WNOHANG);
+        if (pid == helper_pid || pid < 0) helper_ended = true;
+        struct timespec nap = {0, 2 * 1000 * 1000};
+        if (!helper_ended) nanosleep(&nap, NULL);
+    }
+    if (!helper_ended) {
+        killpg(helper_pid, SIGKILL);
+        waitpid(helper_pid, NULL, 0);
+        reap_all(1.0); /* what it had started, now ol's orphans (the subreaper), goes too */
+    }
+    helper_pid = 0;
+    helper_ended = false;
 }
 
 int proc_run(proc_job *job) { return proc_run_all(job, 1, 1); }

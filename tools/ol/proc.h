@@ -53,7 +53,21 @@ int proc_run_all(proc_job *jobs, int n, int parallel);
 /* The same, but at `deadline` (now_seconds(); 0: none) what still runs is
  * stopped and what has not started is not: those are past_deadline. */
 int proc_run_until(proc_job *jobs, int n, int parallel, double deadline);
+/* The same, with up to `most` at a time while the machine's cores go unused
+ * (more than half a core idle over 100 ms, niced work counted as idle): for
+ * jobs that mostly wait, such as tests of a downloader against a server that
+ * stalls, where `parallel` jobs would leave the cores idle. */
+int proc_run_filling(proc_job *jobs, int n, int parallel, int most, double deadline);
 int proc_run(proc_job *job);
+/* A helper: a forked copy of ol that works in the background (ol check
+ * builds what later stages need while the course tests run). Returns 0 in
+ * the helper, its pid in ol, -1 on failure (or while a helper runs). It is
+ * in its own process group, never stopped as an orphan, and stopped with
+ * the jobs on Ctrl-C. proc_wait_helper waits for it to end; proc_stop_helper
+ * stops it as Ctrl-C would (it stops what it started and exits). Both do nothing when there is none. */
+pid_t proc_fork_helper(void);
+void proc_wait_helper(void);
+void proc_stop_helper(void);
 /* Ctrl-C or SIGTERM arrived: ol's exit status is then 130. */
 bool proc_interrupted(void);
 

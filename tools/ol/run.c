@@ -26,6 +26,8 @@
 /* How long past a test's timeout a program may go without finishing a
  * test (its start, the kill of a test that timed out) before ol stops it. */
 #define IDLE_GRACE 5.0
+/* fill_idle runs: at most this many times ctx->jobs at once (proc_run_filling) */
+#define FILL_FACTOR 4
 /* Every variant's program is the same file to the test: one name, a size
  * padded to this grain, one date. */
 #define PROGRAM_NAME "tests"
@@ -630,7 +632,10 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
     sandbox_free(&base);
     double started = now_seconds();
     double deadline = ctx->run_budget > 0 ? started + ctx->run_budget : 0;
-    if (rc == 0 && njobs && proc_run_until(jobs, njobs, ctx->jobs, deadline) != 0) rc = -1;
+    bool fill = n > 0;
+    for (int i = 0; i < n; i++) fill = fill && specs[i].fill_idle;
+    int most = fill ? FILL_FACTOR * ctx->jobs : ctx->jobs;
+    if (rc == 0 && njobs && proc_run_filling(jobs, njobs, ctx->jobs, most, deadline) != 0) rc = -1;
     if (ctx->run_budget > 0) {
         ctx->run_budget -= now_seconds() - started;
         if (ctx->run_budget <= 0) ctx->run_budget = 1e-3; /* spent: what runs next stops at once */

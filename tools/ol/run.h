@@ -65,9 +65,12 @@ typedef struct {
     long long memory_bytes; /* what the program may use (0: ol's default) */
     int threads;          /* OMP/TINYLLM threads per program; 0: leave as is */
     int replica;          /* the same program run again (a control): its own result and cache entry */
+    bool fill_idle;       /* more than ctx->jobs at once while the cores go unused (proc.h's
+                           * proc_run_filling): runs that mostly wait, such as course tests */
 } run_spec;
 
-/* Runs the programs, ctx->jobs at a time, within ctx->run_budget (when set:
+/* Runs the programs, ctx->jobs at a time (up to 4 times that when
+ * every spec has fill_idle and the cores go unused), within ctx->run_budget (when set:
  * what is left of it afterwards is there; a program it stopped, or never
  * started, is past_deadline, all its tests without a result). 0, or -1
  * when interrupted (or, with a message, when a program could not be set up
