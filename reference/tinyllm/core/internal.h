@@ -43,14 +43,10 @@ enum tl_storage_kind { TL_STORAGE_ARENA, TL_STORAGE_HEAP, TL_STORAGE_PAGES, TL_S
  * sibling its columns when it asks with the same input (ops_linalg.c). */
 enum { TL_FUSED_MAX_PARTS = 8 };
 typedef struct {
+    uint64_t id;                               /* unique in the process, never reused */
     int64_t offset, rows, cols;                /* the fused [rows, cols] */
     int n_parts;
     int64_t part_row[TL_FUSED_MAX_PARTS + 1];  /* part k: rows [part_row[k], part_row[k+1]) */
-    /* The last product, until every part has taken its columns once: the
-     * input's rows (a copy, to recognise it) and y [x_rows, rows]. */
-    float *x, *y;
-    int64_t x_rows, x_capacity, y_capacity;
-    unsigned served;                           /* a bit per part that took its columns */
 } tl_fused_rows;
 
 struct tl_storage {

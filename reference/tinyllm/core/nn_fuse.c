@@ -17,6 +17,7 @@
  * Storage is reference counted, so the fused weight and the parts may be
  * freed in any order.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,21 +68,18 @@ static int fused_shape(tl_tensor *const *parts, int n, int64_t *shape) {
  * fuse of the same rows) is replaced. */
 static void record_parts(tl_tensor *fused, tl_tensor *const *parts, int n) {
     if (fused->ndim != 2 || n < 2 || n > TL_FUSED_MAX_PARTS || fused->shape[1] < 1) return;
+    static atomic_uint_least64_t last_id;
     tl_fused_rows *f = calloc(1, sizeof *f);
     if (!f) return;
+    f->id = atomic_fetch_add(&last_id, 1) + 1;
     f->offset = fused->offset;
     f->rows = fused->shape[0];
     f->cols = fused->shape[1];
     f->n_parts = n;
     for (int k = 0; k < n; k++) f->part_row[k] = (parts[k]->offset - fused->offset) / f->cols;
     f->part_row[n] = f->rows;
-    tl_storage *st = fused->storage;
-    if (st->fused) {
-        free(st->fused->x);
-        free(st->fused->y);
-        free(st->fused);
-    }
-    st->fused = f;
+    free(fused->storage->fused);
+    fused->storage->fused = f;
 }
 
 /* True when part k + 1 starts where part k ends, in memory. */

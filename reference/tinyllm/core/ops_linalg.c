@@ -383,51 +383,69 @@ static int fused_part(const tl_fused_rows *f, const tl_tensor *w) {
     return -1;
 }
 
+/* The last fused product, per thread: whose (the record's id), its input (a
+ * copy, to recognise it), y [x_rows, the fused rows], and which parts have
+ * taken their columns. For few rows only (a decode step, a short turn): at
+ * a GEMM's rows the product is split among the threads anyway, and the
+ * copies would cost. One per thread, so memory stays that of one product. */
+enum { FUSED_MAX_ROWS = 32 };
+static _Thread_local struct {
+    uint64_t owner;
+    float *x, *y;
+    int64_t x_rows, x_capacity, y_capacity;
+    unsigned served;
+} last_fused;
+
 /* y [rows, out] = x @ w^T for w, part k of the fused weight f, through one
  * product of x with all of f's rows: the first part asked computes them all
  * (one pass over the weights, one job for the threads), each sibling asked
- * afterwards with the same input (compared by value) takes its columns. Once
- * every part has taken them, or when a part asks twice, the next call
- * computes again, so a weight changed between two forwards (training) is
- * never served from an old product. Each column is the same dot product as
- * w alone would give at these few rows (the GEMVs compute row by row); a
- * GEMM (more rows) cuts the fused columns in other blocks, which may change
- * the last bit. Returns 0, or -1 (nothing written: the caller multiplies by
- * w alone) when memory for the saved product runs out. */
-static int fused_linear(tl_fused_rows *f, int k, tl_tensor *w, const float *x, float *y,
+ * next with the same input (compared by value) takes its columns. Once every
+ * part has taken them, when a part asks twice, or when another fused weight
+ * was multiplied in between, the next call computes again, so a weight
+ * changed between two forwards (training) is never served from an old
+ * product. Each column is the same dot product, in the same order, as w
+ * alone gives at these few rows (the GEMVs compute row by row). Returns 0,
+ * or -1 (nothing written: the caller multiplies by w alone) for more than
+ * FUSED_MAX_ROWS rows, or when memory for the saved product runs out. */
+static int fused_linear(const tl_fused_rows *f, int k, tl_tensor *w, const float *x, float *y,
                         int64_t rows) {
+    if (rows > FUSED_MAX_ROWS) return -1;
     int64_t in = f->cols, n = rows * in, out = w->shape[0];
-    bool same = f->x && f->x_rows == rows && !(f->served & (1u << k)) &&
-                memcmp(f->x, x, (size_t)n * sizeof *x) == 0;
+    bool same = last_fused.owner == f->id && last_fused.x_rows == rows &&
+                !(last_fused.served & (1u << k)) &&
+                memcmp(last_fused.x, x, (size_t)n * sizeof *x) == 0;
     if (!same) {
-        if (f->x_capacity < n || f->y_capacity < rows * f->rows) {
-            free(f->x);
-            free(f->y);
-            f->x = malloc((size_t)n * sizeof *f->x);
-            f->y = malloc((size_t)(rows * f->rows) * sizeof *f->y);
-            f->x_capacity = f->x && f->y ? n : 0;
-            f->y_capacity = f->x && f->y ? rows * f->rows : 0;
-            if (!f->x || !f->y) {
-                free(f->x);
-                free(f->y);
-                f->x = f->y = NULL;
+        if (last_fused.x_capacity < n || last_fused.y_capacity < rows * f->rows) {
+            free(last_fused.x);
+            free(last_fused.y);
+            last_fused.x = malloc((size_t)n * sizeof *x);
+            last_fused.y = malloc((size_t)(rows * f->rows) * sizeof *y);
+            bool ok = last_fused.x && last_fused.y;
+            last_fused.x_capacity = ok ? n : 0;
+            last_fused.y_capacity = ok ? rows * f->rows : 0;
+            last_fused.owner = 0;
+            if (!ok) {
+                free(last_fused.x);
+                free(last_fused.y);
+                last_fused.x = last_fused.y = NULL;
                 return -1;
             }
         }
         tl_tensor whole = *w;   /* a header over the fused rows, for linear_forward */
         whole.shape[0] = f->rows;
         whole.offset = f->offset;
-        f->x_rows = -1;         /* not valid until the product is there */
-        if (linear_forward(x, &whole, f->y, rows, in, f->rows) < 0) return -1;
-        memcpy(f->x, x, (size_t)n * sizeof *x);
-        f->x_rows = rows;
-        f->served = 0;
+        last_fused.owner = 0;   /* not valid until the product is there */
+        if (linear_forward(x, &whole, last_fused.y, rows, in, f->rows) < 0) return -1;
+        memcpy(last_fused.x, x, (size_t)n * sizeof *x);
+        last_fused.owner = f->id;
+        last_fused.x_rows = rows;
+        last_fused.served = 0;
     }
     int64_t first = f->part_row[k];
     for (int64_t r = 0; r < rows; r++)
-        memcpy(y + r * out, f->y + r * f->rows + first, (size_t)out * sizeof *y);
-    f->served |= 1u << k;
-    if (f->served == (1u << f->n_parts) - 1) f->x_rows = -1;   /* every part served */
+        memcpy(y + r * out, last_fused.y + r * f->rows + first, (size_t)out * sizeof *y);
+    last_fused.served |= 1u << k;
+    if (last_fused.served == (1u << f->n_parts) - 1) last_fused.owner = 0;   /* all served */
     return 0;
 }
 
@@ -460,7 +478,7 @@ tl_tensor *tl_linear(tl_tensor *x, tl_tensor *w, tl_tensor *bias) {
     tl_tensor *out = tl_new_f32(x->ndim, shape);
     if (!out) return NULL;
     float *y = (float *)tl_data(out);
-    tl_fused_rows *fused = w->storage->fused;
+    const tl_fused_rows *fused = w->storage->fused;
     int part = fused && !tl_grad_enabled() ? fused_part(fused, w) : -1;
     if (part < 0 || fused_linear(fused, part, w, (const float *)tl_data(xf), y, rows) != 0) {
         if (linear_forward((const float *)tl_data(xf), w, y, rows, in_f, out_f) < 0) return NULL;

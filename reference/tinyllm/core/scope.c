@@ -9,7 +9,7 @@
  * Popped blocks of the standard size are kept for the next scope (up to
  * SPARE_BLOCKS of them), so a decode loop that pushes and pops a scope per
  * token allocates nothing from the system after its first steps, and its
- * memory stays flat. Popped large blocks are kept too, up to BIG_SPARE_BYTES
+ * memory stays flat. Popped large blocks are kept too, up to BIG_SPARE_BYTES (32 MiB)
  * (the oldest go first): a prefill's layers each make the same large
  * activations, and a fresh block for each was a fresh set of pages for the
  * kernel to fault in and clear (a sixth of a 128-token prefill's time).
@@ -56,9 +56,13 @@ enum { SPARE_BLOCKS = 64 };
 #if defined(__SANITIZE_ADDRESS__)
 #define BIG_SPARE_BYTES ((size_t)0)
 #else
-#define BIG_SPARE_BYTES ((size_t)64 << 20)
+#define BIG_SPARE_BYTES ((size_t)32 << 20)
 #endif
 #define BIG_SPARE_SLACK 2
+/* Blocks above this go back to the system when popped: one-off tensors (a
+ * prefill's logits, [128, 49152] floats for SmolLM2) would push out the
+ * layers' blocks, which every layer reuses. */
+#define BIG_SPARE_BLOCK_MAX ((size_t)4 << 20)
 
 /* Owned tensors of at least this many bytes get pages of their own (not
  * under AddressSanitizer, which guards heap allocations only). */
@@ -184,7 +188,7 @@ static void free_block(block *b) {
 
 /* Keeps a popped large block for reuse; the oldest kept go beyond the cap. */
 static void keep_big_block(block *b) {
-    if (b->size > BIG_SPARE_BYTES) {
+    if (b->size > BIG_SPARE_BYTES || b->size > BIG_SPARE_BLOCK_MAX) {
         free_block(b);
         return;
     }
@@ -317,11 +321,7 @@ static tl_storage *heap_storage_new(size_t nbytes) {
 
 static void storage_release(tl_storage *st) {
     if (!st || --st->refs > 0) return;
-    if (st->fused) {
-        free(st->fused->x);
-        free(st->fused->y);
-        free(st->fused);
-    }
+    free(st->fused);
     if (st->kind == TL_STORAGE_HEAP || st->kind == TL_STORAGE_PAGES)
         atomic_fetch_sub(&owned_bytes, st->nbytes);
     if (st->kind == TL_STORAGE_PAGES) munmap(st->data, page_round(st->nbytes));
