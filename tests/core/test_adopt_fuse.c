@@ -380,12 +380,12 @@ START_TEST(fuse_of_owned_parameters_keeps_one_copy)
 END_TEST
 
 /* Under no_grad, tl_linear on a part of a fused weight computes every part
- * in one product and serves the siblings from it (ops_linalg.c, up to 32
- * rows): the values equal each part's own product bit for bit (GEMV and
- * multi-row GEMV, F32 and BF16, with a bias), and at a GEMM's 40 rows the
- * parts multiply alone, as before. A weight written between two forwards
- * with the same input is seen by the second (each part is served once per
- * product), as is a part asked twice. */
+ * in one product and serves the siblings from it (ops_linalg.c): the
+ * values equal each part's own product bit for bit at few rows (GEMV and
+ * multi-row GEMV, F32 and BF16, with a bias), and within float rounding at
+ * a GEMM's 40 rows (other column blocks). A weight written between two
+ * forwards with the same input is seen by the second (each part is served
+ * once per product), as is a part asked twice. */
 static void assert_bits(const tl_tensor *got, const tl_tensor *want, const char *what) {
     tl_assert_ok(got);
     tl_assert_ok(want);
@@ -424,7 +424,17 @@ START_TEST(fused_parts_compute_once_and_match_their_own_products)
             tl_tensor *want[3] = {tl_linear(x, copy[0], NULL), tl_linear(x, copy[1], bias),
                                   tl_linear(x, copy[2], NULL)};
             tl_tensor *got[3] = {q, k, v};
-            for (int p = 0; p < 3; p++) assert_bits(got[p], want[p], names[p]);
+            for (int p = 0; p < 3; p++) {
+                if (rows[r] <= 3) {
+                    assert_bits(got[p], want[p], names[p]);
+                    continue;
+                }
+                tl_assert_ok(got[p]);
+                for (int64_t i = 0; i < tl_numel(got[p]); i++)   /* 48 products of |x| < 5 */
+                    ck_assert_msg(fabsf(tl_f32(got[p])[i] - tl_f32(want[p])[i]) <= 1e-4f,
+                                  "%s at 40 rows, element %lld: %g vs %g", names[p],
+                                  (long long)i, tl_f32(got[p])[i], tl_f32(want[p])[i]);
+            }
         }
         if (!bf16) {   /* a write between two forwards on the same input is seen */
             tl_tensor *x = tl_randn(&rng, TL_SHAPE(2, 48));

@@ -385,10 +385,11 @@ static int fused_part(const tl_fused_rows *f, const tl_tensor *w) {
 
 /* The last fused product, per thread: whose (the record's id), its input (a
  * copy, to recognise it), y [x_rows, the fused rows], and which parts have
- * taken their columns. For few rows only (a decode step, a short turn): at
- * a GEMM's rows the product is split among the threads anyway, and the
- * copies would cost. One per thread, so memory stays that of one product. */
-enum { FUSED_MAX_ROWS = 32 };
+ * taken their columns. One per thread, so memory stays that of one product
+ * (at most FUSED_MAX_OUTPUTS floats: 16 MiB); a larger one multiplies the
+ * parts apart. At a prefill's rows the fused GEMM pays too: [128, 192] k and
+ * v products made blocks of 64 columns, each repacking the activations. */
+#define FUSED_MAX_OUTPUTS ((double)(4 << 20))
 static _Thread_local struct {
     uint64_t owner;
     float *x, *y;
@@ -403,13 +404,14 @@ static _Thread_local struct {
  * part has taken them, when a part asks twice, or when another fused weight
  * was multiplied in between, the next call computes again, so a weight
  * changed between two forwards (training) is never served from an old
- * product. Each column is the same dot product, in the same order, as w
- * alone gives at these few rows (the GEMVs compute row by row). Returns 0,
- * or -1 (nothing written: the caller multiplies by w alone) for more than
- * FUSED_MAX_ROWS rows, or when memory for the saved product runs out. */
+ * product. At few rows each column is the same dot product, in the same
+ * order, as w alone gives (the GEMVs compute row by row); a GEMM cuts the
+ * fused columns in other blocks, which may change the last bit. Returns 0,
+ * or -1 (nothing written: the caller multiplies by w alone) for a product
+ * above FUSED_MAX_OUTPUTS, or when memory for the saved product runs out. */
 static int fused_linear(const tl_fused_rows *f, int k, tl_tensor *w, const float *x, float *y,
                         int64_t rows) {
-    if (rows > FUSED_MAX_ROWS) return -1;
+    if ((double)rows * (double)f->rows > FUSED_MAX_OUTPUTS) return -1;
     int64_t in = f->cols, n = rows * in, out = w->shape[0];
     bool same = last_fused.owner == f->id && last_fused.x_rows == rows &&
                 !(last_fused.served & (1u << k)) &&
