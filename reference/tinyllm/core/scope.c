@@ -225,20 +225,20 @@ static void free_contents(scope *s) {
     s->blocks = NULL;
 }
 
+/* Frees a list of kept blocks and empties it. */
+static void free_block_list(block **list) {
+    for (block *b = *list, *next; b; b = next) {
+        next = b->next;
+        block_bytes -= b->size;
+        free(b);
+    }
+    *list = NULL;
+}
+
 static void free_spare_blocks(void) {
-    for (block *b = spare, *next; b; b = next) {
-        next = b->next;
-        block_bytes -= b->size;
-        free(b);
-    }
-    spare = NULL;
+    free_block_list(&spare);
     spare_count = 0;
-    for (block *b = big_spare, *next; b; b = next) {
-        next = b->next;
-        block_bytes -= b->size;
-        free(b);
-    }
-    big_spare = NULL;
+    free_block_list(&big_spare);
     big_spare_bytes = 0;
 }
 
