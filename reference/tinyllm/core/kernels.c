@@ -332,20 +332,22 @@ typedef struct {
     const void *W;
     const float *x;
     float *y;
-    int64_t rows, cols, per_chunk;
+    int64_t cols;
+    chunk_plan plan;   /* of the rows */
 } rows_job;
 
 static void rows_chunk(void *ctx, int64_t c) {
     const rows_job *j = ctx;
-    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
-    j->fn(j->W, j->x, j->y, j->cols, begin, end < j->rows ? end : j->rows);
+    int64_t begin, end;
+    plan_range(&j->plan, c, &begin, &end);
+    j->fn(j->W, j->x, j->y, j->cols, begin, end);
 }
 
 static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
                        int64_t cols) {
     int threads = gemv_threads(rows, cols);
-    rows_job j = {fn, W, x, y, rows, cols, chunk_size(rows, (double)cols, threads)};
-    tl_parallel_chunks(threads, (rows + j.per_chunk - 1) / j.per_chunk, rows_chunk, &j);
+    rows_job j = {fn, W, x, y, cols, plan_chunks(rows, (double)cols, threads)};
+    tl_parallel_chunks(threads, plan_count(&j.plan), rows_chunk, &j);
 }
 
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols) {
@@ -373,13 +375,15 @@ typedef struct {
     const void *W;
     const float *p;
     float *y;
-    int64_t rows, cols, per_chunk;   /* per_chunk: a multiple of 32 columns */
+    int64_t rows, cols;
+    chunk_plan plan;   /* of the 32-column groups */
 } cols_job;
 
 static void cols_chunk(void *ctx, int64_t c) {
     const cols_job *j = ctx;
-    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
-    j->fn(j->W, j->p, j->y, j->rows, j->cols, begin, end < j->cols ? end : j->cols);
+    int64_t begin, end;
+    plan_range(&j->plan, c, &begin, &end);
+    j->fn(j->W, j->p, j->y, j->rows, j->cols, 32 * begin, 32 * end < j->cols ? 32 * end : j->cols);
 }
 
 /* Chunks of whole 32-column groups, so each runs the widest loop. */
@@ -387,8 +391,8 @@ static void split_cols(cols_fn *fn, const void *W, const float *p, float *y, int
                        int64_t cols) {
     int64_t groups = (cols + 31) / 32;
     int threads = gemv_threads(groups, rows * 32);
-    cols_job j = {fn, W, p, y, rows, cols, 32 * chunk_size(groups, (double)rows * 32, threads)};
-    tl_parallel_chunks(threads, (cols + j.per_chunk - 1) / j.per_chunk, cols_chunk, &j);
+    cols_job j = {fn, W, p, y, rows, cols, plan_chunks(groups, (double)rows * 32, threads)};
+    tl_parallel_chunks(threads, plan_count(&j.plan), cols_chunk, &j);
 }
 
 void tl_gemv_t_f32(const float *W, const float *p, float *y, int64_t rows, int64_t cols) {

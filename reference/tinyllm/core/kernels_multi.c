@@ -33,6 +33,10 @@
 /* Inputs per register tile. */
 #define TILE_X 4
 
+/* How many rows ahead p @ W's tiles ask for a row's line (software prefetch,
+ * as PREFETCH_BYTES in kernels.c; past the end of W is harmless). */
+#define PREFETCH_ROWS 16
+
 /* One thread's share: rows [begin, end) of W (or columns, for the _t form). */
 typedef struct {
     const void *W;
@@ -199,6 +203,10 @@ static inline void tile_cols(const void *W, int64_t ldw, const float *p, int64_t
     for (int m = 0; m < nx; m++) a0[m] = a1[m] = _mm256_setzero_ps();
     for (int64_t r = 0; r < rows; r++) {
         const char *w = (const char *)W + (size_t)(r * ldw) * esize;
+        /* The line this tile reads, PREFETCH_ROWS rows down: the rows are
+         * apart (V's rows of head_dim), so no stream is long enough for the
+         * hardware prefetchers, and the loop would wait on every line. */
+        _mm_prefetch(w + (size_t)(PREFETCH_ROWS * ldw) * esize + c * esize, _MM_HINT_T0);
         __m256 v0 = load8_w(w, c, bf16), v1 = nv == 2 ? load8_w(w, c + 8, bf16) : v0;
         #pragma GCC unroll 4
         for (int m = 0; m < nx; m++) {
@@ -258,13 +266,16 @@ static void cols_bf16_avx2(const multi_args *a, int64_t begin, int64_t end) {
 typedef struct {
     multi_fn *fn;
     const multi_args *a;
-    int64_t per_chunk, total;   /* units (rows or columns) per chunk; all units */
+    int64_t group, total;   /* units (rows or columns) per group; all units */
+    chunk_plan plan;        /* of the groups */
 } multi_job;
 
 static void multi_chunk(void *ctx, int64_t c) {
     const multi_job *j = ctx;
-    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
-    j->fn(j->a, begin, end < j->total ? end : j->total);
+    int64_t begin, end;
+    plan_range(&j->plan, c, &begin, &end);
+    end *= j->group;
+    j->fn(j->a, begin * j->group, end < j->total ? end : j->total);
 }
 
 /* Cuts `total` units of `unit_weights` weights each into chunks of whole
@@ -275,9 +286,9 @@ static void split(multi_fn *fn, const multi_args *a, int64_t total, int64_t unit
                   int64_t group) {
     int64_t groups = (total + group - 1) / group;
     int threads = gemv_threads(groups, unit_weights * group * a->M);
-    int64_t per = group * chunk_size(groups, (double)(unit_weights * group), threads);
-    multi_job j = {fn, a, per, total};
-    tl_parallel_chunks(threads, (total + per - 1) / per, multi_chunk, &j);
+    multi_job j = {fn, a, group, total,
+                   plan_chunks(groups, (double)(unit_weights * group), threads)};
+    tl_parallel_chunks(threads, plan_count(&j.plan), multi_chunk, &j);
 }
 
 /* Bad arguments set an error and write nothing; false also when there is
