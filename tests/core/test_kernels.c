@@ -201,47 +201,37 @@ START_TEST(gemv_one_hot_rows_pick_exactly_their_column) {
 }
 END_TEST
 
-/* Column c of W has a single 1 at row c mod rows and p[r] = r + 1, so
- * tl_gemv_t_* must give exactly (c mod rows) + 1 at every column. */
-static void check_one_hot_t(int64_t rows, int64_t cols) {
-    float *W = xmalloc((size_t)(rows * cols) * sizeof *W);
-    uint16_t *Wb = xmalloc((size_t)(rows * cols) * sizeof *Wb);
-    float *p = xmalloc((size_t)rows * sizeof *p), *y = xmalloc((size_t)cols * sizeof *y);
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) {
-            W[r * cols + c] = r == c % rows ? 1.0f : 0.0f;
-            Wb[r * cols + c] = r == c % rows ? 0x3F80 : 0x0000;
+/* The AVX2 loops take rows two at a time, each summed as a row alone is (a
+ * product of one row): every row of a product must equal, bit for bit, that
+ * row multiplied alone, at lengths around the loops' 32- and 8-wide steps. */
+START_TEST(gemv_rows_in_pairs_equal_each_row_alone_bit_for_bit) {
+    const int64_t rows = 7, lengths[] = {1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 577, 1031};
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 11, 3);
+    for (int i = 0; i < 13; i++) {
+        int64_t cols = lengths[i];
+        float *W = xmalloc((size_t)(rows * cols) * sizeof *W), *x = xmalloc((size_t)cols * 4);
+        uint16_t *Wb = xmalloc((size_t)(rows * cols) * sizeof *Wb);
+        float y[7], yb[7], one, oneb;
+        for (int64_t k = 0; k < rows * cols; k++) {
+            W[k] = uniform(&rng);
+            Wb[k] = random_bf16(&rng);
         }
-    for (int64_t r = 0; r < rows; r++) p[r] = (float)(r + 1);
-    for (int dtype = 0; dtype < 2; dtype++) {
-        if (dtype == 0) tl_gemv_t_f32(W, p, y, rows, cols);
-        else tl_gemv_t_bf16(Wb, p, y, rows, cols);
-        for (int64_t c = 0; c < cols; c++)
-            ck_assert_msg(y[c] == (float)(c % rows + 1),
-                          "%s [%lld x %lld]: y[%lld] = %g, expected %g",
-                          dtype ? "tl_gemv_t_bf16" : "tl_gemv_t_f32", (long long)rows,
-                          (long long)cols, (long long)c, (double)y[c], (double)(c % rows + 1));
-    }
-    free(W);
-    free(Wb);
-    free(p);
-    free(y);
-}
-
-/* The threads take big chunks, then small ones for the last quarter of the
- * rows (kernels_internal.h: plan_chunks): every row and column must still be
- * computed exactly once, at sizes around the chunks' edges, on 2 and 3
- * threads. */
-START_TEST(gemv_chunks_of_two_sizes_cover_every_row_once) {
-    const int64_t sizes[] = {505, 512, 513, 1000, 2047, 4099};
-    const char *counts[] = {"2", "3"};
-    for (int t = 0; t < 2; t++) {
-        env_guard threads = env_set("TINYLLM_THREADS", counts[t]);
-        for (int i = 0; i < 6; i++) {
-            check_one_hot(sizes[i], 130);        /* >= 64K weights: shared */
-            check_one_hot_t(130, sizes[i] + 1);  /* columns in groups of 32 */
+        for (int64_t c = 0; c < cols; c++) x[c] = uniform(&rng);
+        tl_gemv_f32(W, x, y, rows, cols);
+        tl_gemv_bf16(Wb, x, yb, rows, cols);
+        for (int64_t r = 0; r < rows; r++) {
+            tl_gemv_f32(W + r * cols, x, &one, 1, cols);
+            tl_gemv_bf16(Wb + r * cols, x, &oneb, 1, cols);
+            ck_assert_msg(memcmp(&one, &y[r], sizeof one) == 0 &&
+                              memcmp(&oneb, &yb[r], sizeof oneb) == 0,
+                          "row %lld of a [7, %lld] product: f32 %.9g alone vs %.9g in the "
+                          "product, bf16 %.9g vs %.9g", (long long)r, (long long)cols,
+                          (double)one, (double)y[r], (double)oneb, (double)yb[r]);
         }
-        env_restore(threads);
+        free(W);
+        free(Wb);
+        free(x);
     }
 }
 END_TEST

@@ -168,19 +168,102 @@ static inline float dot_bf16_avx2(const uint16_t *w, const float *x, int64_t n) 
     return sum;
 }
 
+/* Two rows at once, each summed exactly as dot_*_avx2 sums it alone (the
+ * same four accumulators over the same columns, the same tails), so the
+ * bits do not change: the two streams share each load of x and halve the
+ * per-row work around the loop (the horizontal sums, the loop's start and
+ * end), which two threads sharing the memory bus could not hide. */
+__attribute__((target("avx2,fma")))
+static inline void dot2_f32_avx2(const float *w0, const float *w1, const float *x, int64_t n,
+                                 float *y0, float *y1) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        prefetch_ahead(w0 + c);
+        prefetch_ahead(w0 + c + 16);
+        prefetch_ahead(w1 + c);
+        prefetch_ahead(w1 + c + 16);
+        __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+        __m256 x2 = _mm256_loadu_ps(x + c + 16), x3 = _mm256_loadu_ps(x + c + 24);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), x0, a0);
+        b0 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c), x0, b0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c + 8), x1, a1);
+        b1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c + 8), x1, b1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c + 16), x2, a2);
+        b2 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c + 16), x2, b2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c + 24), x3, a3);
+        b3 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c + 24), x3, b3);
+    }
+    for (; c + 8 <= n; c += 8) {
+        __m256 xv = _mm256_loadu_ps(x + c);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), xv, a0);
+        b0 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c), xv, b0);
+    }
+    float s0 = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    float s1 = hsum256(_mm256_add_ps(_mm256_add_ps(b0, b1), _mm256_add_ps(b2, b3)));
+    for (; c < n; c++) {
+        s0 += w0[c] * x[c];
+        s1 += w1[c] * x[c];
+    }
+    *y0 = s0;
+    *y1 = s1;
+}
+
+__attribute__((target("avx2,fma")))
+static inline void dot2_bf16_avx2(const uint16_t *w0, const uint16_t *w1, const float *x,
+                                  int64_t n, float *y0, float *y1) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        prefetch_ahead(w0 + c);
+        prefetch_ahead(w1 + c);
+        __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+        __m256 x2 = _mm256_loadu_ps(x + c + 16), x3 = _mm256_loadu_ps(x + c + 24);
+        a0 = _mm256_fmadd_ps(load8_bf16(w0 + c), x0, a0);
+        b0 = _mm256_fmadd_ps(load8_bf16(w1 + c), x0, b0);
+        a1 = _mm256_fmadd_ps(load8_bf16(w0 + c + 8), x1, a1);
+        b1 = _mm256_fmadd_ps(load8_bf16(w1 + c + 8), x1, b1);
+        a2 = _mm256_fmadd_ps(load8_bf16(w0 + c + 16), x2, a2);
+        b2 = _mm256_fmadd_ps(load8_bf16(w1 + c + 16), x2, b2);
+        a3 = _mm256_fmadd_ps(load8_bf16(w0 + c + 24), x3, a3);
+        b3 = _mm256_fmadd_ps(load8_bf16(w1 + c + 24), x3, b3);
+    }
+    for (; c + 8 <= n; c += 8) {
+        __m256 xv = _mm256_loadu_ps(x + c);
+        a0 = _mm256_fmadd_ps(load8_bf16(w0 + c), xv, a0);
+        b0 = _mm256_fmadd_ps(load8_bf16(w1 + c), xv, b0);
+    }
+    float s0 = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    float s1 = hsum256(_mm256_add_ps(_mm256_add_ps(b0, b1), _mm256_add_ps(b2, b3)));
+    for (; c < n; c++) {
+        s0 += tl_bf16_to_f32(w0[c]) * x[c];
+        s1 += tl_bf16_to_f32(w1[c]) * x[c];
+    }
+    *y0 = s0;
+    *y1 = s1;
+}
+
 /* The same target as the dot products, so they inline into the row loop. */
 __attribute__((target("avx2,fma")))
 static void rows_f32_avx2(const void *W, const float *x, float *y, int64_t cols, int64_t begin,
                           int64_t end) {
-    for (int64_t r = begin; r < end; r++)
-        y[r] = dot_f32_avx2((const float *)W + r * cols, x, cols);
+    const float *w = W;
+    int64_t r = begin;
+    for (; r + 2 <= end; r += 2)
+        dot2_f32_avx2(w + r * cols, w + (r + 1) * cols, x, cols, y + r, y + r + 1);
+    if (r < end) y[r] = dot_f32_avx2(w + r * cols, x, cols);
 }
 
 __attribute__((target("avx2,fma")))
 static void rows_bf16_avx2(const void *W, const float *x, float *y, int64_t cols, int64_t begin,
                            int64_t end) {
-    for (int64_t r = begin; r < end; r++)
-        y[r] = dot_bf16_avx2((const uint16_t *)W + r * cols, x, cols);
+    const uint16_t *w = W;
+    int64_t r = begin;
+    for (; r + 2 <= end; r += 2)
+        dot2_bf16_avx2(w + r * cols, w + (r + 1) * cols, x, cols, y + r, y + r + 1);
+    if (r < end) y[r] = dot_bf16_avx2(w + r * cols, x, cols);
 }
 
 /* 32 columns at a time in four registers, over every row; then 8 at a time,
@@ -332,22 +415,20 @@ typedef struct {
     const void *W;
     const float *x;
     float *y;
-    int64_t cols;
-    chunk_plan plan;   /* of the rows */
+    int64_t rows, cols, per_chunk;
 } rows_job;
 
 static void rows_chunk(void *ctx, int64_t c) {
     const rows_job *j = ctx;
-    int64_t begin, end;
-    plan_range(&j->plan, c, &begin, &end);
-    j->fn(j->W, j->x, j->y, j->cols, begin, end);
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->W, j->x, j->y, j->cols, begin, end < j->rows ? end : j->rows);
 }
 
 static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
                        int64_t cols) {
     int threads = gemv_threads(rows, cols);
-    rows_job j = {fn, W, x, y, cols, plan_chunks(rows, (double)cols, threads)};
-    tl_parallel_chunks(threads, plan_count(&j.plan), rows_chunk, &j);
+    rows_job j = {fn, W, x, y, rows, cols, chunk_size(rows, (double)cols, threads)};
+    tl_parallel_chunks(threads, (rows + j.per_chunk - 1) / j.per_chunk, rows_chunk, &j);
 }
 
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols) {
@@ -375,15 +456,13 @@ typedef struct {
     const void *W;
     const float *p;
     float *y;
-    int64_t rows, cols;
-    chunk_plan plan;   /* of the 32-column groups */
+    int64_t rows, cols, per_chunk;   /* per_chunk: a multiple of 32 columns */
 } cols_job;
 
 static void cols_chunk(void *ctx, int64_t c) {
     const cols_job *j = ctx;
-    int64_t begin, end;
-    plan_range(&j->plan, c, &begin, &end);
-    j->fn(j->W, j->p, j->y, j->rows, j->cols, 32 * begin, 32 * end < j->cols ? 32 * end : j->cols);
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->W, j->p, j->y, j->rows, j->cols, begin, end < j->cols ? end : j->cols);
 }
 
 /* Chunks of whole 32-column groups, so each runs the widest loop. */
@@ -391,8 +470,8 @@ static void split_cols(cols_fn *fn, const void *W, const float *p, float *y, int
                        int64_t cols) {
     int64_t groups = (cols + 31) / 32;
     int threads = gemv_threads(groups, rows * 32);
-    cols_job j = {fn, W, p, y, rows, cols, plan_chunks(groups, (double)rows * 32, threads)};
-    tl_parallel_chunks(threads, plan_count(&j.plan), cols_chunk, &j);
+    cols_job j = {fn, W, p, y, rows, cols, 32 * chunk_size(groups, (double)rows * 32, threads)};
+    tl_parallel_chunks(threads, (cols + j.per_chunk - 1) / j.per_chunk, cols_chunk, &j);
 }
 
 void tl_gemv_t_f32(const float *W, const float *p, float *y, int64_t rows, int64_t cols) {

@@ -53,50 +53,6 @@ static inline int64_t chunk_size(int64_t n, double unit, int threads) {
     return per > least ? per : least;
 }
 
-/* The chunks of a product of n units (rows, or groups of columns): big ones
- * of chunk_size first, then, for the last quarter or so of the units, chunks
- * a quarter that size. The threads finish a product together only as well
- * as its last chunks are short: with even chunks, one thread idled for half
- * a chunk on average at the end of every product (a decode step runs some
- * 120 of them, one a 3.5 MB chunk of the LM head), while small chunks
- * everywhere cost more hand-outs and shorter streams of W. One thread gets
- * the big chunks alone (they run inline). The cut never changes a result:
- * each unit is one thread's own sum. */
-#define TAIL_FRACTION 4   /* at least units / TAIL_FRACTION go in small chunks */
-#define TAIL_DIVISOR 4    /* a small chunk is big / TAIL_DIVISOR units */
-
-typedef struct {
-    int64_t n;            /* units in all */
-    int64_t big, n_big;   /* the first n_big chunks hold big units each */
-    int64_t small;        /* the others small each (the last maybe fewer) */
-} chunk_plan;
-
-static inline chunk_plan plan_chunks(int64_t n, double unit, int threads) {
-    chunk_plan p = {n, chunk_size(n, unit, threads), 0, 0};
-    if (threads <= 1) {
-        p.n_big = (n + p.big - 1) / p.big;
-        p.small = p.big;
-        return p;
-    }
-    p.n_big = (n - n / TAIL_FRACTION) / p.big;
-    p.small = (p.big + TAIL_DIVISOR - 1) / TAIL_DIVISOR;
-    return p;
-}
-
-static inline int64_t plan_count(const chunk_plan *p) {
-    int64_t rest = p->n - p->n_big * p->big;
-    return p->n_big + (rest + p->small - 1) / p->small;
-}
-
-/* Units [*begin, *end) of chunk c. */
-static inline void plan_range(const chunk_plan *p, int64_t c, int64_t *begin, int64_t *end) {
-    bool big = c < p->n_big;
-    int64_t b = big ? c * p->big : p->n_big * p->big + (c - p->n_big) * p->small;
-    int64_t e = b + (big ? p->big : p->small);
-    *begin = b;
-    *end = e < p->n ? e : p->n;
-}
-
 /* ---- portable dot products ---------------------------------------------- */
 
 static inline float dot_f32_portable(const float *w, const float *x, int64_t n) {

@@ -33,9 +33,10 @@
 /* Inputs per register tile. */
 #define TILE_X 4
 
-/* How many rows ahead p @ W's tiles ask for a row's line (software prefetch,
- * as PREFETCH_BYTES in kernels.c; past the end of W is harmless). */
+/* How many rows ahead p @ W's tiles ask for a row (software prefetch, as
+ * PREFETCH_BYTES in kernels.c; past the end of W is harmless). */
 #define PREFETCH_ROWS 16
+#define PREFETCH_SPAN_MAX 1024
 
 /* One thread's share: rows [begin, end) of W (or columns, for the _t form). */
 typedef struct {
@@ -196,17 +197,20 @@ static void rows_bf16_avx2(const multi_args *a, int64_t begin, int64_t end) {
  * y + m * ldy + c. */
 __attribute__((target("avx2,fma"), always_inline))
 static inline void tile_cols(const void *W, int64_t ldw, const float *p, int64_t ldp, int nx,
-                             int nv, int64_t rows, int64_t c, bool bf16, float *y, int64_t ldy) {
+                             int nv, int64_t rows, int64_t c, bool bf16, float *y, int64_t ldy,
+                             int64_t span) {
     size_t esize = bf16 ? 2 : 4;
     __m256 a0[TILE_X], a1[TILE_X];
     #pragma GCC unroll 4
     for (int m = 0; m < nx; m++) a0[m] = a1[m] = _mm256_setzero_ps();
     for (int64_t r = 0; r < rows; r++) {
         const char *w = (const char *)W + (size_t)(r * ldw) * esize;
-        /* The line this tile reads, PREFETCH_ROWS rows down: the rows are
-         * apart (V's rows of head_dim), so no stream is long enough for the
-         * hardware prefetchers, and the loop would wait on every line. */
-        _mm_prefetch(w + (size_t)(PREFETCH_ROWS * ldw) * esize + c * esize, _MM_HINT_T0);
+        /* The first tile asks for the whole span of columns PREFETCH_ROWS
+         * rows down, for itself and the tiles after it: the rows are apart
+         * (V's rows of head_dim), too short a stream for the hardware
+         * prefetchers, and the loop would wait on every line. */
+        const char *ahead = w + (size_t)(PREFETCH_ROWS * ldw + c) * esize;
+        for (int64_t at = 0; at < span; at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
         __m256 v0 = load8_w(w, c, bf16), v1 = nv == 2 ? load8_w(w, c + 8, bf16) : v0;
         #pragma GCC unroll 4
         for (int m = 0; m < nx; m++) {
@@ -224,6 +228,15 @@ static inline void tile_cols(const void *W, int64_t ldw, const float *p, int64_t
 
 __attribute__((target("avx2,fma"), always_inline))
 static inline void cols_avx2(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
+    size_t esize = bf16 ? 2 : 4;
+    /* A short span (attention's head_dim) is asked for whole by the first
+     * tile; a long one line by line, each tile its own. */
+    int64_t span = (end - begin) * (int64_t)esize, first = span, each = 0;
+    if (span > PREFETCH_SPAN_MAX) first = 0, each = 64;
+    for (int64_t r = 0; r < PREFETCH_ROWS && r < a->rows; r++)   /* the first tiles' start */
+        for (int64_t at = 0; at < (first ? span : 64); at += 64)
+            _mm_prefetch((const char *)a->W + (size_t)(r * a->ldw + begin) * esize + at,
+                         _MM_HINT_T0);
     int64_t c = begin;
     while (c + 8 <= end) {
         int nv = c + 16 <= end ? 2 : 1;
@@ -231,7 +244,9 @@ static inline void cols_avx2(const multi_args *a, int64_t begin, int64_t end, bo
             const float *p = a->X + m * a->ldx;
             float *y = a->Y + m * a->cols;
             int nx = a->M - m < TILE_X ? (int)(a->M - m) : TILE_X;
-#define TILE(NX, NV) tile_cols(a->W, a->ldw, p, a->ldx, NX, NV, a->rows, c, bf16, y, a->cols)
+#define TILE(NX, NV) \
+    tile_cols(a->W, a->ldw, p, a->ldx, NX, NV, a->rows, c, bf16, y, a->cols, \
+              c == begin && m == 0 ? first : each)
             switch (nx * 2 + nv - 1) {   /* every (nx, nv) pair, as constants */
             case 2: TILE(1, 1); break;
             case 3: TILE(1, 2); break;
@@ -266,16 +281,13 @@ static void cols_bf16_avx2(const multi_args *a, int64_t begin, int64_t end) {
 typedef struct {
     multi_fn *fn;
     const multi_args *a;
-    int64_t group, total;   /* units (rows or columns) per group; all units */
-    chunk_plan plan;        /* of the groups */
+    int64_t per_chunk, total;   /* units (rows or columns) per chunk; all units */
 } multi_job;
 
 static void multi_chunk(void *ctx, int64_t c) {
     const multi_job *j = ctx;
-    int64_t begin, end;
-    plan_range(&j->plan, c, &begin, &end);
-    end *= j->group;
-    j->fn(j->a, begin * j->group, end < j->total ? end : j->total);
+    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
+    j->fn(j->a, begin, end < j->total ? end : j->total);
 }
 
 /* Cuts `total` units of `unit_weights` weights each into chunks of whole
@@ -286,9 +298,9 @@ static void split(multi_fn *fn, const multi_args *a, int64_t total, int64_t unit
                   int64_t group) {
     int64_t groups = (total + group - 1) / group;
     int threads = gemv_threads(groups, unit_weights * group * a->M);
-    multi_job j = {fn, a, group, total,
-                   plan_chunks(groups, (double)(unit_weights * group), threads)};
-    tl_parallel_chunks(threads, plan_count(&j.plan), multi_chunk, &j);
+    int64_t per = group * chunk_size(groups, (double)(unit_weights * group), threads);
+    multi_job j = {fn, a, per, total};
+    tl_parallel_chunks(threads, (total + per - 1) / per, multi_chunk, &j);
 }
 
 /* Bad arguments set an error and write nothing; false also when there is
