@@ -21,8 +21,8 @@
  *       is not a weight read count against it;
  *   prefill_<dt>_vs_gemm_<t>t  the time of the model's own products as bare
  *       GEMMs (tl_gemm_*_nt on the model's weight arrays: q, k, v, o, gate,
- *       up, down per layer and the head, at the prefill's 128 rows, as
- *       llama_forward multiplies them) over the prefill's time: the ratio of
+ *       up, down per layer at the prefill's 128 rows, and the head at the
+ *       last row alone, as generate multiplies them) over the prefill's time: the ratio of
  *       FLOP/s at the same FLOPs (both printed; the prefill's attention
  *       products, a few percent at 128 tokens, count against it);
  *   prefill_<dt>_tok_s_<t>t, decode_<dt>_tok_s_<t>t and their ratio;
@@ -102,7 +102,13 @@ static int weight_regions(generator *g, read_region *r, int max) {
     return n;
 }
 
-/* The model's products at the prefill's T rows as bare GEMMs, on the
+/* The rows of weight w's product in a prefill of t tokens: the head's logits
+ * are wanted at the last position only (generator.c), every layer's at all. */
+static int64_t product_rows(const generator *g, const tl_tensor *w, int64_t t) {
+    return tl_data(w) == tl_data(g->model.head_weight) ? 1 : t;
+}
+
+/* The model's products in a prefill of T tokens as bare GEMMs, on the
  * model's own weight arrays (linear weights are the rank-2 parameters but
  * the embedding; the head is the embedding when tied, else lm_head). */
 static double gemm_seconds(generator *g, int64_t t) {
@@ -122,9 +128,9 @@ static double gemm_seconds(generator *g, int64_t t) {
         const tl_tensor *w = sd.items[i].tensor;
         bool embed = strcmp(sd.items[i].name, "model.embed_tokens.weight") == 0;
         if (w->ndim != 2 || (embed && !g->model.config.tie_word_embeddings)) continue;
-        int64_t n = w->shape[0], k = w->shape[1];
-        if (w->dtype == TL_F32) tl_gemm_f32_nt(a, tl_data(w), c, t, n, k);
-        else tl_gemm_bf16_nt(a, tl_data(w), c, t, n, k);
+        int64_t n = w->shape[0], k = w->shape[1], rows = product_rows(g, w, t);
+        if (w->dtype == TL_F32) tl_gemm_f32_nt(a, tl_data(w), c, rows, n, k);
+        else tl_gemm_bf16_nt(a, tl_data(w), c, rows, n, k);
     }
     double seconds = generator_now() - t0;
     tl_state_dict_free(&sd);
@@ -148,7 +154,7 @@ static double linear_flops(generator *g, int64_t t) {
         const tl_tensor *w = sd.items[i].tensor;
         bool embed = strcmp(sd.items[i].name, "model.embed_tokens.weight") == 0;
         if (w->ndim != 2 || (embed && !g->model.config.tie_word_embeddings)) continue;
-        flops += 2.0 * (double)t * (double)w->shape[0] * (double)w->shape[1];
+        flops += 2.0 * (double)product_rows(g, w, t) * (double)w->shape[0] * (double)w->shape[1];
     }
     tl_state_dict_free(&sd);
     return flops;

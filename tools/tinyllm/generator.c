@@ -203,14 +203,10 @@ bool generator_is_stop(const generator *g, int64_t id) {
     return false;
 }
 
-/* The greedy token of the last position of logits [1, T, V] (ties to the
- * lower id, as torch.argmax). */
-static int64_t last_argmax(tl_tensor *logits) {
-    int64_t t = logits->shape[1], v = logits->shape[2];
-    tl_tensor *row = tl_contiguous(tl_narrow(logits, 1, t - 1, 1));
-    if (!row) return -1;
-    const float *x = tl_f32(row);
-    int64_t best = 0;
+/* The greedy token of logits [1, 1, V] (ties to the lower id, as torch.argmax). */
+static int64_t greedy_token(tl_tensor *logits) {
+    const float *x = tl_f32(logits);
+    int64_t v = logits->shape[2], best = 0;
     for (int64_t i = 1; i < v; i++)
         if (x[i] > x[best]) best = i;
     return best;
@@ -226,13 +222,20 @@ static int64_t last_argmax(tl_tensor *logits) {
 static int64_t forward_next(generator *g, const int64_t *ids, int64_t n) {
     tl_scope_push();   /* everything this forward makes goes with it */
     tl_no_grad_push();
-    tl_tensor *logits;
+    tl_tensor *hidden;
     if (g->cached)
-        logits = llama_forward(&g->model, tl_from_i64(ids, TL_SHAPE(1, n)), NULL, &g->cache);
+        hidden = llama_model_forward(&g->model, tl_from_i64(ids, TL_SHAPE(1, n)), NULL,
+                                     &g->cache);
     else   /* no cache: the whole sequence again, as a model without one must */
-        logits = llama_forward(&g->model, tl_from_i64(g->sequence, TL_SHAPE(1, g->sequence_len)),
-                               NULL, NULL);
-    int64_t next = logits ? last_argmax(logits) : -1;
+        hidden = llama_model_forward(&g->model,
+                                     tl_from_i64(g->sequence, TL_SHAPE(1, g->sequence_len)),
+                                     NULL, NULL);
+    /* Only the last position's logits choose the token (HF's logits_to_keep=1):
+     * the head, the largest product, runs on one row of a prompt, not all. */
+    tl_tensor *last = hidden ? tl_narrow(hidden, 1, hidden->shape[1] - 1, 1) : NULL;
+    tl_tensor *logits = last ? tl_linear(last, g->model.head_weight, NULL) : NULL;
+    tl_tensor *row = logits ? tl_contiguous(logits) : NULL;
+    int64_t next = row ? greedy_token(row) : -1;
     tl_no_grad_pop();
     tl_scope_pop();
     return next;

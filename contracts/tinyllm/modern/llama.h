@@ -7,7 +7,8 @@
  *     h_0 = E[ids]                                              model.embed_tokens
  *     h'  = h_{l-1} + Attn_l(RMSNorm_1(h_{l-1}), positions)     L7.1 + L7.5 (or L7.6)
  *     h_l = h' + MLP_l(RMSNorm_2(h'))                           L7.1 + L7.2 (or L7.8)
- *     logits = RMSNorm_f(h_L) W_head^T,  W_head = E when tied   model.norm, lm_head
+ *     hidden = RMSNorm_f(h_L)                                   model.norm
+ *     logits = hidden W_head^T,  W_head = E when tied           lm_head
  *
  * RoPE is L7.3's, its frequencies L7.4's; windows and sink tokens are L7.7's
  * masks. Layer l's MLP is an MoE (L7.8) when the config has experts and
@@ -327,6 +328,20 @@ void llama_free(LlamaForCausalLM *m);
  * widths, gradients enabled with a cache). */
 tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
                          KVCache *cache);
+
+/* hidden = the model of the header without its head: HF's LlamaModel.forward
+ * (last_hidden_state, after model.norm), so that
+ *     llama_forward(m, ids, positions, cache)
+ *         == tl_linear(llama_model_forward(m, ids, positions, cache), m->head_weight, NULL)
+ * bit for bit. Same arguments, cache updates and router logits as llama_forward.
+ *   returns: F32 [B, T, hidden_size], in the current scope.
+ * Why it exists: generation needs the logits of the last position only (HF's
+ * logits_to_keep=1). The head is the largest product of a small model
+ * (SmolLM2-135M: 49152 x 576, a fifth of a prefill's work), so a prompt's
+ * prefill applies it to the last row of hidden alone.
+ * Errors: llama_forward's, naming llama_model_forward. */
+tl_tensor *llama_model_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
+                               KVCache *cache);
 
 /* The load-balancing loss (L7.8's moe_aux_loss) over the router logits of every
  * MoE layer of the last forward, concatenated as HF concatenates them, with

@@ -221,16 +221,16 @@ static tl_tensor *mlp_sublayer(tl_tensor *x, void *ctx) {
     return gated_mlp_forward(&s->layer->dense, x);
 }
 
-static int check_ids(const tl_tensor *ids, const tl_tensor *positions) {
+static int check_ids(const char *fn, const tl_tensor *ids, const tl_tensor *positions) {
     char s[64];
     if ((ids->dtype != TL_I64 && ids->dtype != TL_I32) || ids->ndim != 2 || ids->shape[1] < 1)
-        return tl_fail_status("llama_forward: ids %s (%s) must be I64 or I32 [B, T] with T >= 1",
+        return tl_fail_status("%s: ids %s (%s) must be I64 or I32 [B, T] with T >= 1", fn,
                               tl_shape_str(ids, s, sizeof s), tl_dtype_name(ids->dtype));
     if (positions && ((positions->dtype != TL_I64 && positions->dtype != TL_I32) ||
                       positions->ndim < 1 || positions->ndim > 2 ||
                       positions->shape[positions->ndim - 1] != ids->shape[1]))
-        return tl_fail_status("llama_forward: positions %s must be I64 or I32 [T] or [B, T] for "
-                              "ids %s", tl_shape_str(positions, s, sizeof s),
+        return tl_fail_status("%s: positions %s must be I64 or I32 [T] or [B, T] for ids %s",
+                              fn, tl_shape_str(positions, s, sizeof s),
                               tl_shape_str(ids, s + 32, 32));
     return 0;
 }
@@ -256,27 +256,28 @@ static int update_rope(LlamaForCausalLM *m, tl_tensor *positions) {
     return 0;
 }
 
-tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
-                         KVCache *cache) {
+/* HF's LlamaModel.forward, its errors naming fn (the function the caller called). */
+static tl_tensor *decoder_forward(const char *fn, LlamaForCausalLM *m, tl_tensor *ids,
+                                  tl_tensor *positions, KVCache *cache) {
     if (!m || !m->module)
-        return tl_fail("llama_forward: the model is NULL or has no module (llama_init first)");
-    if (!ids) return tl_propagate("llama_forward: ids is NULL");
-    if (check_ids(ids, positions) != 0) return NULL;
+        return tl_fail("%s: the model is NULL or has no module (llama_init first)", fn);
+    if (!ids) return tl_propagate("%s: ids is NULL", fn);
+    if (check_ids(fn, ids, positions) != 0) return NULL;
     if (cache && cache->rotates_keys && positions)
-        return tl_fail("llama_forward: this %s rotates keys at its own positions: pass "
-                       "positions NULL", cache->ops ? cache->ops->kind : "cache");
+        return tl_fail("%s: this %s rotates keys at its own positions: pass positions NULL", fn,
+                       cache->ops ? cache->ops->kind : "cache");
     if (cache && tl_grad_enabled())
-        return tl_fail("llama_forward: a cache keeps keys and values without their autograd "
-                       "history: run cached forwards under tl_no_grad_push(), or pass cache "
-                       "NULL to train");
+        return tl_fail("%s: a cache keeps keys and values without their autograd history: run "
+                       "cached forwards under tl_no_grad_push(), or pass cache NULL to train",
+                       fn);
     int64_t t = ids->shape[1];
     /* Positions continue from what the cache already holds. */
     int64_t past = cache ? kv_cache_seq_len(cache, 0) : 0;
-    if (past < 0) return tl_fail("llama_forward: %s", tl_error());
+    if (past < 0) return tl_fail("%s: %s", fn, tl_error());
     for (int64_t l = 0; cache && l < m->config.num_hidden_layers; l++) {
         tl_tensor *q, *k;   /* every layer must take the tokens: none changes otherwise */
         if (kv_cache_positions(cache, (int)l, t, &q, &k) != 0)
-            return tl_fail("llama_forward: %s", tl_error());
+            return tl_fail("%s: %s", fn, tl_error());
     }
     tl_tensor *pos = positions ? positions : tl_arange(past, past + t);
     if (!pos || update_rope(m, pos) != 0) return NULL;
@@ -299,8 +300,18 @@ tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positio
             tl_scope_pop();
         }
     }
-    h = rmsnorm_forward(&m->norm, h);
-    return tl_linear(h, m->head_weight, NULL);
+    return rmsnorm_forward(&m->norm, h);
+}
+
+tl_tensor *llama_model_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
+                               KVCache *cache) {
+    return decoder_forward("llama_model_forward", m, ids, positions, cache);
+}
+
+tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
+                         KVCache *cache) {
+    tl_tensor *hidden = decoder_forward("llama_forward", m, ids, positions, cache);
+    return hidden ? tl_linear(hidden, m->head_weight, NULL) : NULL;
 }
 
 tl_tensor *llama_aux_loss(const LlamaForCausalLM *m) {

@@ -30,11 +30,19 @@ void llama_free(LlamaForCausalLM *m) {
     tl_fail("not implemented: llama_free (L7.9)");
 }
 
-tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
-                         KVCache *cache) {
+tl_tensor *llama_model_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
+                               KVCache *cache) {
     /* Positions default to kv_cache_seq_len(cache, 0) + 0 .. T-1. Embed, then per
      * layer two pre_norm_residual steps (attention, with the layer's window mask
-     * when it has one; MLP or MoE), the final norm, and the head (tl_linear). */
+     * when it has one; MLP or MoE), then the final norm. */
+    (void)m; (void)ids; (void)positions; (void)cache;
+    return tl_fail("not implemented: llama_model_forward (L7.9)");
+}
+
+tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
+                         KVCache *cache) {
+    /* llama_model_forward's hidden states through the head (tl_linear); its
+     * errors must name llama_forward. */
     (void)m; (void)ids; (void)positions; (void)cache;
     return tl_fail("not implemented: llama_forward (L7.9)");
 }
