@@ -13,26 +13,9 @@ unset OL_WORKSPACE OL_TEST_BREAK_CANARY OL_VERBOSE CK_RUN_SUITE CK_RUN_CASE
 mkdir -p "$ROOT/build"
 T=$(mktemp -d "$ROOT/build/ol-e2e.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-failures=0 checks=0
-
-ok()   { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"; printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -40; }
-# run CMD...: sets $out (stdout and stderr) and $rc
-run() { out=$("$@" 2>&1); rc=$?; }
-# expect NAME RC [TEXT...]: the last run exited RC and printed every TEXT
-expect() {
-  local name=$1 want=$2; shift 2
-  if [ "$rc" != "$want" ]; then fail "$name (exit $rc, expected $want)"; return; fi
-  local t
-  for t in "$@"; do
-    if ! grep -qF -- "$t" <<<"$out"; then fail "$name (no \"$t\" in the output)"; return; fi
-  done
-  ok "$name"
-}
+. "$ROOT/tests/ol/lib.sh"
 # unsealed: ol said the sandbox cannot seal the course or the workspace (they lie in /tmp)
 unsealed() { grep -qF "so the sandbox cannot keep" <<<"$out"; }
-# absent NAME TEXT: the last run did not print TEXT
-absent() { if grep -qF -- "$2" <<<"$out"; then fail "$1 (\"$2\" was printed)"; else ok "$1"; fi; }
 
 TESTS=c/tests/l7-1-rmsnorm
 # set_tests FILE CONTENT: the student's test folder holds only FILE
@@ -859,5 +842,4 @@ run "$OL" fixtures L7.1 --check --workspace "$IW"
 expect "fixtures --check reports a changed tensor" 1 "differs"
 export OL_ROOT=$ROOT
 
-echo "ol e2e: $((checks - failures)) of $checks checks passed"
-[ "$failures" -eq 0 ]
+summary "ol e2e"

@@ -26,13 +26,7 @@ unset OL_WORKSPACE OL_TEST_BREAK_CANARY
 mkdir -p "$ROOT/build"
 T=$(mktemp -d "$ROOT/build/test-grade.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-failures=0 checks=0
-ok()   { checks=$((checks + 1)); echo "ok   $*"; }
-fail() {
-  checks=$((checks + 1)) failures=$((failures + 1))
-  echo "FAIL $*"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30
-}
-run()  { out=$("$@" 2>&1); rc=$?; }
+. "$ROOT/tests/ol/lib.sh"
 
 REF=$ROOT/reference/tinyllm/modern/rmsnorm.c MODEL=$ROOT/reference/tests/l7-1-rmsnorm
 S=$T/submissions OUT=$T/grades
@@ -214,5 +208,4 @@ EOF
   ok "the invalid suite's results say why (INVALID, the test); a pass shows the reference;" \
      "the hidden tests ran (17 course tests)" \
   || fail "the invalid suite's results say why; a pass shows the reference; hidden tests ran"
-echo "test-grade: $((checks - failures)) of $checks checks passed"
-[ "$failures" -eq 0 ]
+summary "test-grade"

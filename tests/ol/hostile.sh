@@ -25,25 +25,8 @@ cleanup() {
 }
 SYSV_KEY=$((0x4f4c0000 + $$ % 65536))
 trap cleanup EXIT
-failures=0 checks=0
-
-ok()   { checks=$((checks + 1)); echo "ok   $1"; }
-fail() {
-  checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $1"
-  printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -40
-}
-# run CMD...: sets $out (stdout and stderr) and $rc; a run longer than 10 minutes is stopped
-run() { out=$(timeout -k 10 600 "$@" 2>&1); rc=$?; }
-expect() { # NAME RC TEXT...: the last run exited RC and printed every TEXT
-  local name=$1 want=$2; shift 2
-  if [ "$rc" != "$want" ]; then fail "$name (exit $rc, expected $want)"; return; fi
-  local t
-  for t in "$@"; do
-    if ! grep -qF -- "$t" <<<"$out"; then fail "$name (no \"$t\" in the output)"; return; fi
-  done
-  ok "$name"
-}
-absent() { if grep -qF -- "$2" <<<"$out"; then fail "$1 (\"$2\" was printed)"; else ok "$1"; fi; }
+RUN_TIMEOUT=600   # a run longer than 10 minutes is stopped
+. "$ROOT/tests/ol/lib.sh"
 # graded_fail NAME: the last check failed as a grade (exit 1), never passed
 graded_fail() {
   if [ "$rc" = 1 ] && ! grep -qF "PASS: L7.1" <<<"$out"; then ok "$1"; else fail "$1 (exit $rc)"; fi
@@ -890,5 +873,4 @@ for hook in NAMESPACES SECCOMP CGROUP LANDLOCK; do
     0 "PASS: L7.1 reaches R3" "$said"
 done
 
-echo "ol hostile: $((checks - failures)) of $checks checks passed"
-[ "$failures" -eq 0 ]
+summary "ol hostile"

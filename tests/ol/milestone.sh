@@ -20,23 +20,7 @@ unset OL_WORKSPACE OL_VERBOSE TINYLLM_CACHE
 mkdir -p "$ROOT/build"
 T=$(mktemp -d "$ROOT/build/ol-milestone.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-failures=0 checks=0
-ok()   { checks=$((checks + 1)); echo "ok   $1"; }
-fail() {
-  checks=$((checks + 1)) failures=$((failures + 1))
-  echo "FAIL $1"
-  printf '%s\n' "${out:-}" | sed 's/^/     | /' | tail -30
-}
-run() { out=$("$@" 2>&1); rc=$?; }
-expect() {
-  local name=$1 want=$2; shift 2
-  if [ "$rc" != "$want" ]; then fail "$name (exit $rc, expected $want)"; return; fi
-  local t
-  for t in "$@"; do
-    grep -qF -- "$t" <<<"$out" || { fail "$name (no \"$t\" in the output)"; return; }
-  done
-  ok "$name"
-}
+. "$ROOT/tests/ol/lib.sh"
 
 mkdir -p "$T/ws" && cd "$T/ws"
 run "$OL" milestone MS-L7 --smoke --gradescope "$T/gs.json"
@@ -87,5 +71,4 @@ expect "no milestone id" 2 "one milestone id"
 run "$OL" milestone --help
 expect "--help" 0 "usage: ol milestone MS-L7"
 
-echo "ol milestone: $((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+summary "ol milestone"

@@ -30,14 +30,7 @@ export NO_COLOR=1
 unset OL_ROOT OL_WORKSPACE OL_TEST_BREAK_CANARY
 T=$(mktemp -d "${TMPDIR:-/tmp}/ol-release.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-failures=0 checks=0
-ok()   { checks=$((checks + 1)); echo "ok   $*"; }
-fail() {
-  checks=$((checks + 1)) failures=$((failures + 1))
-  echo "FAIL $*"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30
-}
-run()  { out=$("$@" 2>&1); rc=$?; }
-summary() { echo "test-release: $((checks - failures)) of $checks checks passed"; }
+. "$ROOT/tests/ol/lib.sh"
 field() {
   python3 -c 'import json,sys
 v = json.load(open(sys.argv[1])).get(sys.argv[2], "")
@@ -59,7 +52,7 @@ if [ "$rc" = 0 ] && [ -f "$T/made/release.json" ]; then
   files=$(find "$T/made" -type f | wc -l) size=$(du -sh "$T/made" | cut -f1)
   ok "ol dist writes a release of $lessons ($files files, $size, $((SECONDS - started)) s)"
 else
-  fail "ol dist writes the release"; summary; exit 1
+  fail "ol dist writes the release"; summary test-release; exit 1
 fi
 run python3 "$ROOT/tests/ol/release_leaks.py" "$ROOT" "$T/made" $lessons
 [ "$rc" = 0 ] && ok "nothing secret inside: ${out##*$'\n'}" \
@@ -232,5 +225,4 @@ for ms in "$REL"/course/*/milestone.json; do
 done
 grades=$(( $(wc -w <<<"$lessons") * 2 + 4 ))
 echo "     (the student flow and $grades grades: $((SECONDS - started)) s)"
-summary
-[ "$failures" -eq 0 ]
+summary test-release

@@ -17,13 +17,7 @@ unset OL_WORKSPACE OL_TEST_BREAK_CANARY
 JS=$ROOT/build/npm/ol-tests
 T=$(mktemp -d "${TMPDIR:-/tmp}/ol-reports.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-failures=0 checks=0
-ok()   { checks=$((checks + 1)); echo "ok   $*"; }
-fail() {
-  checks=$((checks + 1)) failures=$((failures + 1))
-  echo "FAIL $*"; printf '%s\n' "$out" | sed 's/^/     | /' | tail -30
-}
-run()  { out=$("$@" 2>&1); rc=$?; }
+. "$ROOT/tests/ol/lib.sh"
 
 bash "$ROOT/tests/ol/npm_ci.sh" "$ROOT/tools/ol/report-viewer" "$ROOT/build/npm/report-viewer" \
   node_modules/mutation-testing-elements/dist/mutation-test-elements.js || exit 1
@@ -155,5 +149,4 @@ sed 's/\.report = {.*};$/.report = {"schemaVersion": "2"};/' "$T/failing.html" >
 run timeout 180 node "$JS/render_report.mjs" "$T/broken.html"
 [ "$rc" != 0 ] && ok "a page that cannot render fails the same check" ||
   fail "a page that cannot render fails the same check"
-echo "test-reports: $((checks - failures)) of $checks checks passed"
-[ "$failures" -eq 0 ]
+summary "test-reports"

@@ -22,29 +22,7 @@ TINYLLM=${TINYLLM:-build/bin/tinyllm}
 FIXTURES=${FIXTURES:-fixtures}
 work=$(mktemp -d /tmp/tl-generate-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20; }
-
-# check NAME EXPECTED_STATUS NEEDLE... -- COMMAND...
-check() {
-    local name=$1 want=$2
-    shift 2
-    local needles=()
-    while [ "$1" != "--" ]; do needles+=("$1"); shift; done
-    shift
-    local out status
-    out=$("$@" 2>&1)
-    status=$?
-    [ "$status" -eq "$want" ] || {
-        bad "$name: exit status $status, expected $want" "$out"
-        return
-    }
-    for n in "${needles[@]}"; do
-        grep -qF -- "$n" <<<"$out" || { bad "$name: output lacks '$n'" "$out"; return; }
-    done
-    ok
-}
+. "$(dirname "$0")/../lib/check.sh"
 
 # field FILE.json EXPR: a value of a JSON report (python's json, printed as JSON)
 field() {
@@ -235,5 +213,4 @@ for verb in $("$TINYLLM" --help | awk '/^verbs:/{on=1; next} on && !NF {exit} on
     check "$verb --help" 0 "usage: tinyllm $verb" -- "$TINYLLM" "$verb" --help
 done
 
-echo "tinyllm generate/chat: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary "tinyllm generate/chat"

@@ -11,26 +11,7 @@ TINYLLM=${TINYLLM:-build/bin/tinyllm}
 FIXTURES=${FIXTURES:-fixtures}
 work=$(mktemp -d /tmp/tl-info-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20; }
-
-# check NAME EXPECTED_STATUS NEEDLE... -- COMMAND...
-check() {
-    local name=$1 want=$2
-    shift 2
-    local needles=()
-    while [ "$1" != "--" ]; do needles+=("$1"); shift; done
-    shift
-    local out status
-    out=$("$@" 2>&1)
-    status=$?
-    [ "$status" -eq "$want" ] || { bad "$name: exit status $status, expected $want" "$out"; return; }
-    for n in "${needles[@]}"; do
-        grep -qF -- "$n" <<<"$out" || { bad "$name: output lacks '$n'" "$out"; return; }
-    done
-    ok
-}
+. "$(dirname "$0")/../lib/check.sh"
 
 # The fixture's facts, read with Python's standard library only.
 facts() {   # CHECKPOINT -> "count ids(comma) argmax(comma) vocab count(grouped: 51,360)"
@@ -136,5 +117,4 @@ check logits_unknown_option_is_usage 2 "unexpected argument '--bogus'" \
 check help_lists_info_and_logits 0 "info" "logits" -- "$TINYLLM" --help
 check info_help 0 "--json" -- "$TINYLLM" info --help
 
-echo "tinyllm info, logits: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary "tinyllm info, logits"

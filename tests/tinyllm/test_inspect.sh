@@ -8,26 +8,7 @@ TINYLLM=${TINYLLM:-build/bin/tinyllm}
 FIXTURES=${FIXTURES:-fixtures}
 work=$(mktemp -d /tmp/tl-inspect-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-
-# check NAME EXPECTED_STATUS NEEDLE... -- COMMAND...: runs COMMAND, wants the
-# exit status and every needle in its stdout+stderr.
-check() {
-    local name=$1 want=$2
-    shift 2
-    local needles=()
-    while [ "$1" != "--" ]; do needles+=("$1"); shift; done
-    shift
-    local out status
-    out=$("$@" 2>&1)
-    status=$?
-    local ok=1
-    [ "$status" -eq "$want" ] || { ok=0; echo "FAIL $name: exit status $status, expected $want"; }
-    for n in "${needles[@]}"; do
-        grep -qF -- "$n" <<<"$out" || { ok=0; echo "FAIL $name: output lacks '$n'"; }
-    done
-    if [ $ok = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "$out" | head -20; fi
-}
+. "$(dirname "$0")/../lib/check.sh"
 
 # A safetensors file from a header string and a number of zero data bytes.
 make_st() {   # PATH HEADER DATA_BYTES
@@ -124,5 +105,4 @@ for seed in $(seq 1 60); do
 done
 if [ $crashes = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
-echo "tinyllm inspect: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary "tinyllm inspect"

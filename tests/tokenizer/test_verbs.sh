@@ -11,26 +11,7 @@ smol=$FIXTURES/tokenizer/tiny-bytelevel
 sp=$FIXTURES/tokenizer/tiny-sentencepiece
 work=$(mktemp -d /tmp/tl-tokenizer-verbs-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-
-# check NAME EXPECTED_STATUS NEEDLE... -- COMMAND...: the exit status, and every
-# needle in stdout+stderr.
-check() {
-    local name=$1 want=$2
-    shift 2
-    local needles=()
-    while [ "$1" != "--" ]; do needles+=("$1"); shift; done
-    shift
-    local out status
-    out=$("$@" 2>&1)
-    status=$?
-    local ok=1
-    [ "$status" -eq "$want" ] || { ok=0; echo "FAIL $name: exit status $status, expected $want"; }
-    for n in "${needles[@]}"; do
-        grep -qF -- "$n" <<<"$out" || { ok=0; echo "FAIL $name: output lacks '$n'"; }
-    done
-    if [ $ok = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "$out" | head -20; fi
-}
+. "$(dirname "$0")/../lib/check.sh"
 
 check tokenize_prints_a_json_array_with_bos 0 "[1, " "]" -- "$TINYLLM" tokenize "$sp" --text "The cat"
 check tokenize_no_special_leaves_bos_out 0 "[" -- "$TINYLLM" tokenize "$sp" --text "The cat" --no-special
@@ -105,5 +86,4 @@ for k in 1 2 3 4 5 6 7 8; do
     else passed=$((passed + 1)); fi
 done
 
-echo "tokenizer verbs: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+summary "tokenizer verbs"
