@@ -3,10 +3,11 @@
  * [B, T, hidden_size] through tl_linear with head_weight are llama_forward's
  * logits bit for bit, and each row is model.norm's output (divided by the
  * norm's weight, its mean square is 1 up to eps, exact by construction).
- * Through a cache it advances the cache as llama_forward does: a prompt
- * prefilled by it, its last row alone through the head, then decoded by
- * llama_forward, gives the full forward's logits (the milestone's generate
- * runs exactly this). Its errors name it and leave a cache as it was. */
+ * Explicit positions ([B, T], shifted) are honoured as llama_forward honours
+ * them. Through a cache, positions continue from what it holds: a prompt in
+ * two chunks and then one token at a time, each call llama_model_forward and
+ * the head, give the full forward's logits (the milestone's generate runs
+ * this path). Its own checks name it and leave a cache as it was. */
 #include "llama_fixture.h"
 
 static tl_tensor *hidden_of(LlamaForCausalLM *m, tl_tensor *ids, KVCache *cache) {
@@ -69,6 +70,25 @@ START_TEST(test_model_forward_is_forward_without_head)
                       "%s: tl_linear(llama_model_forward, head_weight) must be llama_forward's "
                       "logits bit for bit: %s", name, msg);
         assert_rows_are_normed(name, hidden, &m.norm);
+
+        /* Explicit positions [B, T], 3 .. T + 2: the same bits as llama_forward's. */
+        int64_t b = ids->shape[0], t = ids->shape[1];
+        int64_t *pos = malloc((size_t)(b * t) * sizeof *pos);
+        ck_assert_ptr_nonnull(pos);
+        for (int64_t r = 0; r < b * t; r++) pos[r] = 3 + r % t;
+        tl_tensor *positions = tl_from_i64(pos, TL_SHAPE(b, t));
+        free(pos);
+        tl_tensor *shifted = ll_forward(&m, ids, positions, NULL);
+        tl_no_grad_push();
+        tl_tensor *shifted_hidden = llama_model_forward(&m, ids, positions, NULL);
+        tl_tensor *shifted_head = shifted_hidden ? tl_linear(shifted_hidden, m.head_weight, NULL)
+                                                 : NULL;
+        tl_no_grad_pop();
+        ck_assert_msg(shifted_head != NULL, "%s: llama_model_forward with positions [B, T]: %s",
+                      name, tl_error());
+        ck_assert_msg(tl_close_report(shifted_head, shifted, 0, 0, msg, sizeof msg),
+                      "%s: with positions 3 .. T + 2 as [B, T], llama_model_forward through the "
+                      "head must be llama_forward's logits bit for bit: %s", name, msg);
         llama_free(&m);
         tl_scope_pop();
     }
@@ -76,9 +96,24 @@ START_TEST(test_model_forward_is_forward_without_head)
 }
 END_TEST
 
-/* generate's prefill: hidden states of the prompt through the cache, the head
- * on the last row only, then one token at a time through llama_forward. */
-START_TEST(test_model_forward_prefills_for_generation)
+/* The logits of ids' columns [start, start + len) through the cache, as
+ * generate computes them: llama_model_forward, then the head. */
+static tl_tensor *head_of_chunk(LlamaForCausalLM *m, tl_tensor *ids, int64_t start, int64_t len,
+                                KVCache *cache) {
+    ck_assert_int_eq(kv_cache_seq_len(cache, 0), start);
+    tl_tensor *hidden = hidden_of(m, ll_cols(ids, 1, start, len), cache);
+    ck_assert_int_eq(kv_cache_seq_len(cache, 0), start + len);
+    tl_no_grad_push();
+    tl_tensor *logits = tl_linear(hidden, m->head_weight, NULL);
+    tl_no_grad_pop();
+    ck_assert_msg(logits != NULL, "tl_linear(hidden, head_weight): %s", tl_error());
+    return logits;
+}
+
+/* generate's path: a prompt in two chunks, then one token at a time, every
+ * call llama_model_forward through the cache (positions continue from it)
+ * and the head: the full forward's logits at every position. */
+START_TEST(test_model_forward_generates_through_the_cache)
 {
     tl_checkpoint *fx = tl_fixture_load(LL_ST);
     double rtol = ll_tol("test_cached_decode_equals_full_forward", "rtol");
@@ -91,27 +126,21 @@ START_TEST(test_model_forward_prefills_for_generation)
         LlamaForCausalLM m;
         ll_load(&m, name);
         tl_tensor *ids = ll_golden(fx, name, "ids");
-        int64_t b = ids->shape[0], t = ids->shape[1], prompt = t / 2;
-        m.rope_seq_len = 0;
+        int64_t b = ids->shape[0], t = ids->shape[1], first = t / 4, prompt = t / 2;
+        ck_assert(t - prompt + 2 <= 64 && first >= 1);
         tl_tensor *full = ll_forward(&m, ids, NULL, NULL);
-        m.rope_seq_len = 0;   /* dynamic rope starts again from the prompt */
         KVCache cache;
         ck_assert_msg(llama_cache_init(&m, &cache, b, t) == 0, "%s", tl_error());
-        tl_tensor *hidden = hidden_of(&m, ll_cols(ids, 1, 0, prompt), &cache);
-        ck_assert_int_eq(kv_cache_seq_len(&cache, 0), prompt);
-        tl_no_grad_push();
         tl_tensor *parts[64];
-        parts[0] = tl_linear(ll_cols(hidden, 1, prompt - 1, 1), m.head_weight, NULL);
-        tl_no_grad_pop();
-        for (int64_t j = prompt; j < t; j++)
-            parts[j - prompt + 1] = ll_forward(&m, ll_cols(ids, 1, j, 1), NULL, &cache);
-        tl_tensor *decoded = tl_concat(parts, (int)(t - prompt + 1), 1);
+        int n = 0;
+        parts[n++] = head_of_chunk(&m, ids, 0, first, &cache);
+        parts[n++] = head_of_chunk(&m, ids, first, prompt - first, &cache);
+        for (int64_t j = prompt; j < t; j++) parts[n++] = head_of_chunk(&m, ids, j, 1, &cache);
         char msg[768];
-        ck_assert_msg(tl_close_report(decoded, ll_cols(full, 1, prompt - 1, t - prompt + 1), rtol,
-                                      atol, msg, sizeof msg),
-                      "%s: the prompt's last row through the head, then cached decode, must be "
-                      "the full forward's logits from position %lld on: %s", name,
-                      (long long)(prompt - 1), msg);
+        ck_assert_msg(tl_close_report(tl_concat(parts, n, 1), full, rtol, atol, msg, sizeof msg),
+                      "%s: llama_model_forward through the cache (chunks of %lld and %lld, then "
+                      "one token at a time) and the head must give the full forward's logits: "
+                      "%s", name, (long long)first, (long long)(prompt - first), msg);
         kv_cache_free(&cache);
         llama_free(&m);
         tl_scope_pop();
@@ -133,11 +162,14 @@ START_TEST(test_model_forward_errors_name_it)
     tl_assert_error(llama_model_forward(&m, tl_zeros(TL_F32, TL_SHAPE(1, 2)), NULL, NULL),
                     "I64");
     tl_assert_error(llama_model_forward(&m, ids, tl_arange(0, 4), NULL), "positions");
-    tl_assert_error(llama_model_forward(&m, tl_from_i64((int64_t[]){1, 512}, TL_SHAPE(1, 2)),
-                                        NULL, NULL), "512");
+    tl_assert_error(llama_model_forward(&m, ids, tl_arange(0, 4), NULL), "llama_model_forward");
+    tl_tensor *out_of_range = tl_from_i64((int64_t[]){1, 512}, TL_SHAPE(1, 2));
+    tl_assert_error(llama_model_forward(&m, out_of_range, NULL, NULL), "512");
+    tl_assert_error(llama_model_forward(&m, out_of_range, NULL, NULL), "llama_model_forward");
     KVCache cache;
     ck_assert_int_eq(llama_cache_init(&m, &cache, 1, 4), 0);
     tl_assert_error(llama_model_forward(&m, ids, NULL, &cache), "no_grad");
+    tl_assert_error(llama_model_forward(&m, ids, NULL, &cache), "llama_model_forward");
     tl_no_grad_push();
     tl_assert_error(llama_model_forward(&m, ids, NULL, &cache), "llama_model_forward");
     tl_no_grad_pop();

@@ -135,6 +135,12 @@ int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, b
     memset(g, 0, sizeof *g);
     double t0 = generator_now();
     if (llama_from_pretrained(&g->model, dir, dtype) != 0) return -1;
+    if (!g->model.head_weight) {   /* generate applies the head itself */
+        generator_close(g);
+        return tl_fail_status("%s loaded, but LlamaForCausalLM.head_weight is NULL: llama_init "
+                              "must set it (lm_head's weight, or embed_tokens' when tied; L7.9)",
+                              dir);
+    }
     /* The zero-filled parameters the model was built with were released when
      * it adopted the checkpoint; glibc keeps such heap pages (they were
      * resident: calloc clears reused heap memory) until asked to return them. */

@@ -339,7 +339,7 @@ tl_tensor *llama_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positio
  * logits_to_keep=1). The head is the largest product of a small model
  * (SmolLM2-135M: 49152 x 576, a fifth of a prefill's work), so a prompt's
  * prefill applies it to the last row of hidden alone.
- * Errors: llama_forward's, naming llama_model_forward. */
+ * Errors: llama_forward's, each naming llama_model_forward. */
 tl_tensor *llama_model_forward(LlamaForCausalLM *m, tl_tensor *ids, tl_tensor *positions,
                                KVCache *cache);
 

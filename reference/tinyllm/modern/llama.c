@@ -287,6 +287,7 @@ static tl_tensor *decoder_forward(const char *fn, LlamaForCausalLM *m, tl_tensor
      * output (and router logits): memory holds one layer's temporaries, not all. */
     bool own_scopes = !tl_grad_enabled();
     tl_tensor *h = tl_embedding_forward(m->embed_tokens, ids);
+    if (!h) return tl_fail("%s: %s", fn, tl_error());   /* an id out of range, named */
     for (int64_t l = 0; l < m->config.num_hidden_layers; l++) {
         LlamaDecoderLayer *layer = &m->decoder[l];
         m->router_logits[l] = NULL;
