@@ -108,9 +108,10 @@ static int64_t product_rows(const generator *g, const tl_tensor *w, int64_t t) {
     return tl_data(w) == tl_data(g->model.head_weight) ? 1 : t;
 }
 
-/* The model's products in a prefill of T tokens as bare GEMMs, on the
- * model's own weight arrays (linear weights are the rank-2 parameters but
- * the embedding; the head is the embedding when tied, else lm_head). */
+/* The model's products in a prefill of T tokens as bare GEMMs (the head's
+ * one row as the GEMV tl_linear gives it), on the model's own weight arrays
+ * (linear weights are the rank-2 parameters but the embedding; the head is
+ * the embedding when tied, else lm_head). */
 static double gemm_seconds(generator *g, int64_t t) {
     tl_state_dict sd = tl_module_state_dict(g->model.module);
     int64_t widest = 0;
@@ -129,8 +130,14 @@ static double gemm_seconds(generator *g, int64_t t) {
         bool embed = strcmp(sd.items[i].name, "model.embed_tokens.weight") == 0;
         if (w->ndim != 2 || (embed && !g->model.config.tie_word_embeddings)) continue;
         int64_t n = w->shape[0], k = w->shape[1], rows = product_rows(g, w, t);
-        if (w->dtype == TL_F32) tl_gemm_f32_nt(a, tl_data(w), c, rows, n, k);
-        else tl_gemm_bf16_nt(a, tl_data(w), c, rows, n, k);
+        if (rows == 1 && w->dtype == TL_F32)   /* one row: the GEMV tl_linear runs */
+            tl_gemv_f32(tl_data(w), a, c, n, k);
+        else if (rows == 1)
+            tl_gemv_bf16(tl_data(w), a, c, n, k);
+        else if (w->dtype == TL_F32)
+            tl_gemm_f32_nt(a, tl_data(w), c, rows, n, k);
+        else
+            tl_gemm_bf16_nt(a, tl_data(w), c, rows, n, k);
     }
     double seconds = generator_now() - t0;
     tl_state_dict_free(&sd);

@@ -22,7 +22,10 @@ check() {
     local out status
     out=$("$@" 2>&1)
     status=$?
-    [ "$status" -eq "$want" ] || { bad "$name: exit status $status, expected $want" "$out"; return; }
+    if [ "$status" -ne "$want" ]; then
+        bad "$name: exit status $status, expected $want" "$out"
+        return
+    fi
     local n
     for n in "${needles[@]}"; do
         grep -qF -- "$n" <<<"$out" || { bad "$name: output lacks '$n'" "$out"; return; }
