@@ -395,6 +395,30 @@ void tl_exp_f32_n(const float *x, float *y, int64_t n) {
     exp_portable(x, y, n);
 }
 
+/* ---- reading ahead (prefetch.c plans, pool.c reads) ----------------------- */
+
+static _Thread_local bool prefetch_held;
+
+void tl_prefetch_hold(bool on) { prefetch_held = on; }
+
+static bool prefetch_on(void) {
+    static atomic_int on = -1;   /* read once: the switch is for a whole run */
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *s = getenv("TINYLLM_PREFETCH");
+        v = !(s && strcmp(s, "0") == 0);
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+void tl_prefetch_after_product(const tl_region *operand) {
+    if (prefetch_held || tl_pool_inside_chunk() || !prefetch_on() || tl_num_threads() < 2)
+        return;
+    tl_region run[TL_PREFETCH_REGIONS];
+    tl_pool_prefetch(run, tl_prefetch_plan(operand, run));
+}
+
 /* ---- matrix-vector products --------------------------------------------- */
 
 /* Null data with a non-empty shape is a caller's bug: say so, touch nothing. */
@@ -439,6 +463,7 @@ void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t
     if (use_avx2()) fn = rows_f32_avx2;
 #endif
     split_rows(fn, W, x, y, rows, cols);
+    tl_prefetch_after_product(&(tl_region){W, (size_t)(rows * cols) * sizeof *W, 1, 0});
 }
 
 void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int64_t cols) {
@@ -449,6 +474,7 @@ void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int
     if (use_avx2()) fn = rows_bf16_avx2;
 #endif
     split_rows(fn, W, x, y, rows, cols);
+    tl_prefetch_after_product(&(tl_region){W, (size_t)(rows * cols) * sizeof *W, 1, 0});
 }
 
 typedef struct {

@@ -31,6 +31,40 @@
  * W is harmless: a prefetch never faults. */
 #define PREFETCH_BYTES 8192
 
+/* Memory a product reads: `blocks` blocks of block_bytes, stride bytes apart
+ * (attention's K of each kv head, a weight as one block). */
+typedef struct {
+    const void *base;
+    size_t block_bytes;
+    int64_t blocks, stride;
+} tl_region;
+
+/* Hands n regions (n <= TL_PREFETCH_REGIONS) to the pool's helpers to pull
+ * into cache, in order, while they have no job (pool.c); replaces the run
+ * handed before. */
+#define TL_PREFETCH_REGIONS 8
+void tl_pool_prefetch(const tl_region *regions, int n);
+
+/* Bytes of the run no helper has taken yet (for tests). */
+size_t tl_pool_prefetch_left(void);
+
+/* True on a thread running a chunk of tl_parallel_chunks (pool.c). */
+bool tl_pool_inside_chunk(void);
+
+/* Learns that `operand` was read after the calling thread's last product,
+ * and fills run (TL_PREFETCH_REGIONS at most) with what the products learned
+ * to follow it read; returns how many regions (prefetch.c). */
+int tl_prefetch_plan(const tl_region *operand, tl_region *run);
+
+/* After a product that read `operand`, on a thread not inside a chunk and
+ * with threads to spare: plans and hands the plan to the idle helpers
+ * (kernels.c). TINYLLM_PREFETCH=0 turns it off, to measure what it buys. */
+void tl_prefetch_after_product(const tl_region *operand);
+
+/* While held (per thread), products are not reported one by one: a caller
+ * that runs many, as a batched matmul, reports them as one region. */
+void tl_prefetch_hold(bool on);
+
 /* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
  * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
  * weights, so each thread still streams long runs of W. */

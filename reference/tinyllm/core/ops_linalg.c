@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kernels_internal.h"
 #include "tinyllm/bf16.h"
 #include "tinyllm/kernels.h"
 
@@ -186,6 +187,22 @@ static void batch_gemm(void *ctx, int64_t i) {
     product_gemm(j->p, ai, bi, j->c + i * j->p->M * j->p->N);
 }
 
+/* Tells the prefetcher (prefetch.c) what b's batches read: blocks evenly
+ * apart, as attention's K or V of each kv head in a cache. */
+static void learn_operand(const batch_job *j, int64_t batches) {
+    const product *p = j->p;
+    int64_t outer = p->b.by_rows ? p->K : p->N, inner = p->b.by_rows ? p->N : p->K;
+    size_t block = (size_t)((outer - 1) * p->b.ld + inner) * elem(p->b.dtype);
+    const char *a, *b0, *b1 = NULL, *last;
+    batch_at(j, 0, &a, &b0);
+    if (batches > 1) {
+        batch_at(j, 1, &a, &b1);
+        batch_at(j, batches - 1, &a, &last);
+        if (last - b0 != (b1 - b0) * (batches - 1)) return;   /* not evenly apart */
+    }
+    tl_prefetch_after_product(&(tl_region){b0, block, batches, batches > 1 ? b1 - b0 : 0});
+}
+
 /* a [..., M, K] @ b [..., K, N] for rank >= 2, K already checked. */
 static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
     int an = a->ndim, bn = b->ndim, nb = (an > bn ? an : bn) - 2;
@@ -247,7 +264,10 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
                          batches * p.M * K * N >= BATCH_PARALLEL_MIN;
     batch_job job = {&p, nb, shape, as, bs, c};
     if (gemv) {
+        tl_prefetch_hold(true);   /* the products of one matmul are learned as one */
         tl_parallel_chunks(share_batches ? tl_num_threads() : 1, batches, batch_gemv, &job);
+        tl_prefetch_hold(false);
+        learn_operand(&job, batches);
         return out;
     }
     if (p.b.dtype == TL_F32 && batches > 1) {   /* cannot fail: the batches share threads */

@@ -27,7 +27,9 @@
  * caller returns when `done` counts every chunk; until then the job cannot
  * change, which is what makes the helpers' copy of it safe to use. Helpers
  * spin a little between jobs (the next call comes within microseconds), then
- * sleep on a condition variable. A call made from inside a chunk, from
+ * sleep on a condition variable. While they spin they pull into cache the
+ * memory the caller's next products will read (tl_pool_prefetch; the plan
+ * is prefetch.c's). A call made from inside a chunk, from
  * another thread while a job runs, or with one thread runs on the caller
  * alone.
  */
@@ -37,7 +39,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tinyllm/kernels.h"
+#include "kernels_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -82,6 +84,72 @@ static struct {
 
 static _Thread_local bool inside_chunk;   /* a kernel called from a chunk runs inline */
 
+/* Lines for idle helpers to pull into cache (tl_pool_prefetch): up to
+ * TL_PREFETCH_REGIONS regions, read in order as one run of bytes, of which
+ * helpers take PREFETCH_PIECE bytes at a time from `taken`, checking for a job
+ * between pieces. A helper may read the fields mid-update: a mix prefetches
+ * wrong lines, which is harmless (a prefetch never faults). */
+enum { PREFETCH_PIECE = 4096 };
+static struct {
+    struct {
+        _Atomic(const char *) base;
+        atomic_size_t block_bytes, bytes;   /* bytes: block_bytes x blocks */
+        atomic_int_least64_t stride;
+    } region[TL_PREFETCH_REGIONS];
+    atomic_size_t total, taken;
+} ahead;
+
+bool tl_pool_inside_chunk(void) { return inside_chunk; }
+
+void tl_pool_prefetch(const tl_region *regions, int n) {
+    atomic_store_explicit(&ahead.total, 0, memory_order_relaxed);   /* stop the old run first */
+    size_t total = 0;
+    for (int i = 0; i < TL_PREFETCH_REGIONS; i++) {
+        tl_region r = i < n ? regions[i] : (tl_region){0};
+        size_t bytes = r.block_bytes * (size_t)r.blocks;
+        atomic_store_explicit(&ahead.region[i].base, (const char *)r.base, memory_order_relaxed);
+        atomic_store_explicit(&ahead.region[i].block_bytes, r.block_bytes, memory_order_relaxed);
+        atomic_store_explicit(&ahead.region[i].bytes, bytes, memory_order_relaxed);
+        atomic_store_explicit(&ahead.region[i].stride, r.stride, memory_order_relaxed);
+        total += bytes;
+    }
+    atomic_store_explicit(&ahead.taken, 0, memory_order_relaxed);
+    atomic_store_explicit(&ahead.total, total, memory_order_release);
+}
+
+size_t tl_pool_prefetch_left(void) {
+    size_t total = atomic_load_explicit(&ahead.total, memory_order_acquire);
+    size_t taken = atomic_load_explicit(&ahead.taken, memory_order_relaxed);
+    return taken >= total ? 0 : total - taken;
+}
+
+/* One piece of the run on offer into this core's L2; false when none is left. */
+static bool prefetch_piece(void) {
+    size_t total = atomic_load_explicit(&ahead.total, memory_order_acquire);
+    if (atomic_load_explicit(&ahead.taken, memory_order_relaxed) >= total) return false;
+    size_t at = atomic_fetch_add_explicit(&ahead.taken, PREFETCH_PIECE, memory_order_relaxed);
+    if (at >= total) return false;
+    int r = 0;
+    size_t bytes;
+    while (r < TL_PREFETCH_REGIONS - 1 &&
+           at >= (bytes = atomic_load_explicit(&ahead.region[r].bytes, memory_order_relaxed))) {
+        at -= bytes;
+        r++;
+    }
+    size_t block = atomic_load_explicit(&ahead.region[r].block_bytes, memory_order_relaxed);
+    if (block == 0) return true;
+    const char *p = atomic_load_explicit(&ahead.region[r].base, memory_order_relaxed) +
+                    (int64_t)(at / block) * atomic_load_explicit(&ahead.region[r].stride,
+                                                                 memory_order_relaxed) +
+                    at % block;
+#if defined(__x86_64__) || defined(__i386__)
+    for (int line = 0; line < PREFETCH_PIECE; line += 64) _mm_prefetch(p + line, _MM_HINT_T1);
+#else
+    (void)p;
+#endif
+    return true;
+}
+
 /* Takes and runs chunks of generation gen while there are any. A ticket is
  * taken by compare-and-swap, only while it still belongs to gen: a helper
  * that is late (its job finished, the next one published) must not use up a
@@ -106,7 +174,7 @@ static void *helper_main(void *arg) {
         int spins = 0;
         while ((gen = atomic_load_explicit(&pool.published, memory_order_acquire)) == seen) {
             if (++spins < SPIN_BEFORE_SLEEP) {
-                cpu_relax();
+                if (!prefetch_piece()) cpu_relax();
                 continue;
             }
             pthread_mutex_lock(&pool.lock);
