@@ -33,6 +33,10 @@
  * GEMM (prefill, training) goes to OpenBLAS on one thread per block of
  * columns, the blocks shared by our pool's threads as the GEMVs' rows are
  * (one set of threads in the process: see sync_blas_threads).
+ *
+ * Reading ahead. After each one-row product the pool's idle helpers are
+ * handed the memory the next products will read (prefetch.c plans it,
+ * pool.c reads it): see tl_prefetch_after_product.
  */
 #include "tinyllm/kernels.h"
 

@@ -41,12 +41,22 @@ typedef struct {
 
 /* Hands n regions (n <= TL_PREFETCH_REGIONS) to the pool's helpers to pull
  * into cache, in order, while they have no job (pool.c); replaces the run
- * handed before. */
+ * handed before. Each block is cut into pieces of TL_PREFETCH_PIECE bytes
+ * (the last one shorter), a helper's unit of work between two looks for a job. */
 #define TL_PREFETCH_REGIONS 8
+#define TL_PREFETCH_PIECE 4096
 void tl_pool_prefetch(const tl_region *regions, int n);
 
-/* Bytes of the run no helper has taken yet (for tests). */
-size_t tl_pool_prefetch_left(void);
+/* The pieces of a run, and piece i's first byte and length (false past the
+ * end): how helpers walk it. */
+int64_t tl_pool_run_pieces(const tl_region *regions, int n);
+bool tl_pool_piece_span(const tl_region *regions, int n, int64_t piece, uintptr_t *start,
+                        size_t *bytes);
+
+/* Pieces of the current run no helper has taken yet, and pieces helpers have
+ * prefetched since the process began (for tests). */
+int64_t tl_pool_prefetch_left(void);
+uint64_t tl_pool_prefetched_pieces(void);
 
 /* True on a thread running a chunk of tl_parallel_chunks (pool.c). */
 bool tl_pool_inside_chunk(void);

@@ -188,7 +188,9 @@ static void batch_gemm(void *ctx, int64_t i) {
 }
 
 /* Tells the prefetcher (prefetch.c) what b's batches read: blocks evenly
- * apart, as attention's K or V of each kv head in a cache. */
+ * apart, as attention's K or V of each kv head in a cache (one block when b
+ * is shared). Only the first, second and last batches are compared: an
+ * uneven layout that passes costs wrong prefetches, never a result. */
 static void learn_operand(const batch_job *j, int64_t batches) {
     const product *p = j->p;
     int64_t outer = p->b.by_rows ? p->K : p->N, inner = p->b.by_rows ? p->N : p->K;
@@ -200,7 +202,8 @@ static void learn_operand(const batch_job *j, int64_t batches) {
         batch_at(j, batches - 1, &a, &last);
         if (last - b0 != (b1 - b0) * (batches - 1)) return;   /* not evenly apart */
     }
-    tl_prefetch_after_product(&(tl_region){b0, block, batches, batches > 1 ? b1 - b0 : 0});
+    bool one = batches == 1 || b1 == b0;
+    tl_prefetch_after_product(&(tl_region){b0, block, one ? 1 : batches, one ? 0 : b1 - b0});
 }
 
 /* a [..., M, K] @ b [..., K, N] for rank >= 2, K already checked. */

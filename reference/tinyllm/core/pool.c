@@ -23,15 +23,14 @@
  * (the new generation, no chunk left), so a helper late for the last job,
  * whose copy may mix that job's generation with the new job's fields (its
  * chunk count: chunk 3 of a 3-chunk job was once run), finds no ticket of its
- * generation left. The
- * caller returns when `done` counts every chunk; until then the job cannot
- * change, which is what makes the helpers' copy of it safe to use. Helpers
+ * generation left. The caller returns when `done` counts every chunk; until
+ * then the job cannot change, which is what makes the helpers' copy of it
+ * safe to use. Helpers
  * spin a little between jobs (the next call comes within microseconds), then
  * sleep on a condition variable. While they spin they pull into cache the
  * memory the caller's next products will read (tl_pool_prefetch; the plan
- * is prefetch.c's). A call made from inside a chunk, from
- * another thread while a job runs, or with one thread runs on the caller
- * alone.
+ * is prefetch.c's). A call made from inside a chunk, from another thread
+ * while a job runs, or with one thread runs on the caller alone.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -84,69 +83,104 @@ static struct {
 
 static _Thread_local bool inside_chunk;   /* a kernel called from a chunk runs inline */
 
-/* Lines for idle helpers to pull into cache (tl_pool_prefetch): up to
- * TL_PREFETCH_REGIONS regions, read in order as one run of bytes, of which
- * helpers take PREFETCH_PIECE bytes at a time from `taken`, checking for a job
- * between pieces. A helper may read the fields mid-update: a mix prefetches
- * wrong lines, which is harmless (a prefetch never faults). */
-enum { PREFETCH_PIECE = 4096 };
+/* The run idle helpers pull into cache (tl_pool_prefetch): up to
+ * TL_PREFETCH_REGIONS regions in order, each block cut into pieces of at most
+ * TL_PREFETCH_PIECE bytes; helpers take pieces by number from `taken`, checking
+ * for a job between pieces. A helper may read the fields mid-update: a mix
+ * prefetches wrong lines, which is harmless (a prefetch never faults). */
 static struct {
     struct {
-        _Atomic(const char *) base;
-        atomic_size_t block_bytes, bytes;   /* bytes: block_bytes x blocks */
-        atomic_int_least64_t stride;
+        _Atomic uintptr_t base;
+        atomic_size_t block_bytes;
+        atomic_int_least64_t blocks, stride;
     } region[TL_PREFETCH_REGIONS];
-    atomic_size_t total, taken;
+    atomic_int n;
+    atomic_int_least64_t pieces, taken;
 } ahead;
+
+static atomic_uint_least64_t pieces_done;
 
 bool tl_pool_inside_chunk(void) { return inside_chunk; }
 
-void tl_pool_prefetch(const tl_region *regions, int n) {
-    atomic_store_explicit(&ahead.total, 0, memory_order_relaxed);   /* stop the old run first */
-    size_t total = 0;
-    for (int i = 0; i < TL_PREFETCH_REGIONS; i++) {
-        tl_region r = i < n ? regions[i] : (tl_region){0};
-        size_t bytes = r.block_bytes * (size_t)r.blocks;
-        atomic_store_explicit(&ahead.region[i].base, (const char *)r.base, memory_order_relaxed);
-        atomic_store_explicit(&ahead.region[i].block_bytes, r.block_bytes, memory_order_relaxed);
-        atomic_store_explicit(&ahead.region[i].bytes, bytes, memory_order_relaxed);
-        atomic_store_explicit(&ahead.region[i].stride, r.stride, memory_order_relaxed);
-        total += bytes;
-    }
-    atomic_store_explicit(&ahead.taken, 0, memory_order_relaxed);
-    atomic_store_explicit(&ahead.total, total, memory_order_release);
+static int64_t pieces_of(const tl_region *r) {
+    return r->blocks * (int64_t)((r->block_bytes + TL_PREFETCH_PIECE - 1) / TL_PREFETCH_PIECE);
 }
 
-size_t tl_pool_prefetch_left(void) {
-    size_t total = atomic_load_explicit(&ahead.total, memory_order_acquire);
-    size_t taken = atomic_load_explicit(&ahead.taken, memory_order_relaxed);
-    return taken >= total ? 0 : total - taken;
+int64_t tl_pool_run_pieces(const tl_region *regions, int n) {
+    int64_t pieces = 0;
+    for (int i = 0; i < n; i++) pieces += pieces_of(&regions[i]);
+    return pieces;
 }
+
+bool tl_pool_piece_span(const tl_region *regions, int n, int64_t piece, uintptr_t *start,
+                        size_t *bytes) {
+    for (int i = 0; i < n; i++) {
+        int64_t here = pieces_of(&regions[i]);
+        if (piece >= here) {
+            piece -= here;
+            continue;
+        }
+        int64_t per_block = here / regions[i].blocks;
+        size_t off = (size_t)(piece % per_block) * TL_PREFETCH_PIECE;
+        *start = (uintptr_t)regions[i].base +
+                 (uintptr_t)(piece / per_block * regions[i].stride) + off;
+        size_t left = regions[i].block_bytes - off;
+        *bytes = left < TL_PREFETCH_PIECE ? left : TL_PREFETCH_PIECE;
+        return true;
+    }
+    return false;
+}
+
+void tl_pool_prefetch(const tl_region *regions, int n) {
+    atomic_store_explicit(&ahead.pieces, 0, memory_order_relaxed);   /* stop the old run first */
+    if (n > TL_PREFETCH_REGIONS) n = TL_PREFETCH_REGIONS;
+    for (int i = 0; i < n; i++) {
+        atomic_store_explicit(&ahead.region[i].base, (uintptr_t)regions[i].base,
+                              memory_order_relaxed);
+        atomic_store_explicit(&ahead.region[i].block_bytes, regions[i].block_bytes,
+                              memory_order_relaxed);
+        atomic_store_explicit(&ahead.region[i].blocks, regions[i].blocks, memory_order_relaxed);
+        atomic_store_explicit(&ahead.region[i].stride, regions[i].stride, memory_order_relaxed);
+    }
+    atomic_store_explicit(&ahead.n, n, memory_order_relaxed);
+    atomic_store_explicit(&ahead.taken, 0, memory_order_relaxed);
+    atomic_store_explicit(&ahead.pieces, tl_pool_run_pieces(regions, n), memory_order_release);
+}
+
+int64_t tl_pool_prefetch_left(void) {
+    int64_t pieces = atomic_load_explicit(&ahead.pieces, memory_order_acquire);
+    int64_t taken = atomic_load_explicit(&ahead.taken, memory_order_relaxed);
+    return taken >= pieces ? 0 : pieces - taken;
+}
+
+uint64_t tl_pool_prefetched_pieces(void) { return atomic_load(&pieces_done); }
 
 /* One piece of the run on offer into this core's L2; false when none is left. */
 static bool prefetch_piece(void) {
-    size_t total = atomic_load_explicit(&ahead.total, memory_order_acquire);
-    if (atomic_load_explicit(&ahead.taken, memory_order_relaxed) >= total) return false;
-    size_t at = atomic_fetch_add_explicit(&ahead.taken, PREFETCH_PIECE, memory_order_relaxed);
-    if (at >= total) return false;
-    int r = 0;
-    size_t bytes;
-    while (r < TL_PREFETCH_REGIONS - 1 &&
-           at >= (bytes = atomic_load_explicit(&ahead.region[r].bytes, memory_order_relaxed))) {
-        at -= bytes;
-        r++;
+    int64_t pieces = atomic_load_explicit(&ahead.pieces, memory_order_acquire);
+    if (atomic_load_explicit(&ahead.taken, memory_order_relaxed) >= pieces) return false;
+    int64_t piece = atomic_fetch_add_explicit(&ahead.taken, 1, memory_order_relaxed);
+    if (piece >= pieces) return false;
+    tl_region run[TL_PREFETCH_REGIONS];
+    int n = atomic_load_explicit(&ahead.n, memory_order_relaxed);
+    if (n < 0 || n > TL_PREFETCH_REGIONS) return true;   /* torn: skip the piece */
+    for (int i = 0; i < n; i++) {
+        run[i].base = (const void *)atomic_load_explicit(&ahead.region[i].base,
+                                                         memory_order_relaxed);
+        run[i].block_bytes = atomic_load_explicit(&ahead.region[i].block_bytes,
+                                                  memory_order_relaxed);
+        run[i].blocks = atomic_load_explicit(&ahead.region[i].blocks, memory_order_relaxed);
+        run[i].stride = atomic_load_explicit(&ahead.region[i].stride, memory_order_relaxed);
+        if (run[i].blocks <= 0 || run[i].block_bytes == 0) return true;   /* torn */
     }
-    size_t block = atomic_load_explicit(&ahead.region[r].block_bytes, memory_order_relaxed);
-    if (block == 0) return true;
-    const char *p = atomic_load_explicit(&ahead.region[r].base, memory_order_relaxed) +
-                    (int64_t)(at / block) * atomic_load_explicit(&ahead.region[r].stride,
-                                                                 memory_order_relaxed) +
-                    at % block;
+    uintptr_t start;
+    size_t bytes;
+    if (!tl_pool_piece_span(run, n, piece, &start, &bytes)) return true;
 #if defined(__x86_64__) || defined(__i386__)
-    for (int line = 0; line < PREFETCH_PIECE; line += 64) _mm_prefetch(p + line, _MM_HINT_T1);
-#else
-    (void)p;
+    for (size_t line = 0; line < bytes; line += 64)
+        _mm_prefetch((const char *)(start + line), _MM_HINT_T1);
 #endif
+    atomic_fetch_add_explicit(&pieces_done, 1, memory_order_relaxed);
     return true;
 }
 

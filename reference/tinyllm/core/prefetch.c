@@ -1,16 +1,16 @@
-/* prefetch.c: reads what the next products need while the threads would wait.
+/* prefetch.c: plans what the next products will read, for the threads that
+ * would otherwise wait.
  *
  * A decode step runs the same products in the same order every step: each
  * weight, and attention's K and V of each layer. Between two products the
  * calling thread works alone (norms, rope, the cache's bookkeeping) while the
- * pool's helpers spin: on SmolLM2-135M in BF16 on 2 threads, 2.5 ms of a
- * 16 ms step. And the step streams 270 MB of weights through the caches, so
- * each layer's K and V come back from memory: attention's products took
- * 15.7 us each in the model against 5 us warm. Here each product learns which
- * product came next the last time, and plans the memory of the next few (up
- * to AHEAD_BYTES), which kernels.c hands to the idle helpers (pool.c:
- * tl_pool_prefetch) to pull into the caches; the products then read part of
- * it from cache. Measured: see course/MS-L7/README.md, section 4.
+ * pool's helpers spin, and each step streams every weight through the
+ * caches, so each layer's K and V come back from memory. Here each product
+ * learns which product came next the last time, and plans the memory of the
+ * next few (up to AHEAD_BYTES), which kernels.c hands to the idle helpers
+ * (pool.c: tl_pool_prefetch) to pull into the caches; the products then read
+ * part of it from cache (measured in course/MS-L7/README.md, section 4.5).
+ * The hand-off lives in kernels.c because this file calls nothing (layer 0).
  *
  * A hint only: nothing here changes a result. A region freed or moved leaves
  * a stale entry, which at worst prefetches the wrong lines (a prefetch never
@@ -82,6 +82,7 @@ int tl_prefetch_plan(const tl_region *operand, tl_region *run) {
     size_t total = 0;
     while (n < TL_PREFETCH_REGIONS && total < AHEAD_BYTES && next_of(key, &run[n])) {
         key = (uintptr_t)run[n].base;
+        if (key == (uintptr_t)operand->base) break;   /* round the cycle: all planned */
         size_t room = AHEAD_BYTES - total;
         if (run[n].block_bytes > room) run[n].block_bytes = room;   /* the first part only */
         if (run[n].block_bytes * (size_t)run[n].blocks > room)
