@@ -71,6 +71,43 @@ START_TEST(keep_of_a_strided_view_keeps_its_values)
 }
 END_TEST
 
+/* Each way of copying a kept tensor out of its scope keeps every value: a
+ * contiguous view with an offset (one copy), rows apart with a dense last axis
+ * (row by row), and a transposed view (element by element); x[i][j][k] is
+ * 100 i + 10 j + k. */
+START_TEST(keep_copies_contiguous_row_strided_and_transposed_views_exactly)
+{
+    tl_scope_push();
+    tl_scope_push();
+    float v[4 * 3 * 5];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 5; k++) v[(i * 3 + j) * 5 + k] = (float)(100 * i + 10 * j + k);
+    tl_tensor *x = tl_from_f32(v, TL_SHAPE(4, 3, 5));
+    tl_tensor *blocks = tl_narrow(x, 0, 1, 2);                     /* [2, 3, 5] from i = 1 */
+    tl_tensor *rows = tl_narrow(x, 1, 1, 2);                       /* [4, 2, 5] from j = 1 */
+    tl_tensor *cols = tl_transpose(tl_narrow(x, 2, 2, 3), 1, 2);   /* [4, 3, 3] from k = 2 */
+    tl_tensor *kept[3] = {tl_scope_keep(blocks), tl_scope_keep(rows), tl_scope_keep(cols)};
+    tl_scope_pop();
+    for (int c = 0; c < 3; c++) {
+        tl_tensor *t = kept[c];
+        ck_assert_ptr_nonnull(t);
+        ck_assert(tl_is_contiguous(t));
+        for (int64_t a = 0; a < t->shape[0]; a++)
+            for (int64_t b = 0; b < t->shape[1]; b++)
+                for (int64_t d = 0; d < t->shape[2]; d++) {
+                    int64_t i = c == 0 ? a + 1 : a, j = c == 1 ? b + 1 : c == 2 ? d : b;
+                    int64_t k = c == 2 ? b + 2 : d;
+                    double want = 100.0 * (double)i + 10.0 * (double)j + (double)k;
+                    double got = tl_item_at(t, (a * t->shape[1] + b) * t->shape[2] + d);
+                    ck_assert_msg(got == want, "case %d at [%lld, %lld, %lld]: %g, want %g", c,
+                                  (long long)a, (long long)b, (long long)d, got, want);
+                }
+    }
+    tl_scope_pop();
+}
+END_TEST
+
 START_TEST(keep_without_an_enclosing_scope_is_an_error)
 {
     tl_tensor *t = tl_zeros(TL_F32, TL_SHAPE(1));

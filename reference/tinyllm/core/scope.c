@@ -507,17 +507,32 @@ void tl_shutdown(void) {
     top = NULL;
 }
 
-/* Copies t's elements into fresh contiguous storage in scope s. */
+/* Copies t's elements into fresh contiguous storage in scope s: one memcpy
+ * for a contiguous t (a layer's kept output: element by element, keeping a
+ * prefill's [128, 576] hidden state took 0.45 ms), else row by row when the
+ * last axis is dense, else element by element. */
 static bool move_storage(tl_tensor *t, scope *s) {
     size_t es = tl_dtype_size(t->dtype);
-    tl_storage *st = arena_storage_new(s, (size_t)tl_numel(t) * es);
+    int64_t n = tl_numel(t);
+    tl_storage *st = arena_storage_new(s, (size_t)n * es);
     if (!st) return false;
     const char *src = t->storage->data;
     char *dst = st->data;
-    tl_iter it;
-    tl_iter_init(&it, t->ndim, t->shape, t->strides, t->offset);
-    for (int64_t i = 0, n = tl_numel(t); i < n; i++, tl_iter_next(&it))
-        memcpy(dst + (size_t)i * es, src + (size_t)it.offset * es, es);
+    if (n > 0 && tl_is_contiguous(t)) {
+        memcpy(dst, src + (size_t)t->offset * es, (size_t)n * es);
+    } else if (n > 0 && t->ndim > 0 && t->strides[t->ndim - 1] == 1) {
+        int64_t row = t->shape[t->ndim - 1];
+        tl_iter it;   /* over the rows' first elements */
+        tl_iter_init(&it, t->ndim - 1, t->shape, t->strides, t->offset);
+        for (int64_t r = 0; r < n / row; r++, tl_iter_next(&it))
+            memcpy(dst + (size_t)(r * row) * es, src + (size_t)it.offset * es,
+                   (size_t)row * es);
+    } else {
+        tl_iter it;
+        tl_iter_init(&it, t->ndim, t->shape, t->strides, t->offset);
+        for (int64_t i = 0; i < n; i++, tl_iter_next(&it))
+            memcpy(dst + (size_t)i * es, src + (size_t)it.offset * es, es);
+    }
     int64_t stride = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
         t->strides[d] = stride;
