@@ -82,41 +82,47 @@ START_TEST(a_small_product_is_not_learned_and_a_changed_order_is_relearned) {
 }
 END_TEST
 
-/* A weight's GEMV, then q @ K^T over a cache's first 160 positions of 3 kv
- * heads, then the weight again: the weight's plan starts with K's 3 blocks. */
 static bool prefetch_switched_off(void) {
     const char *s = getenv("TINYLLM_PREFETCH");
     return s && strcmp(s, "0") == 0;
 }
 
-START_TEST(a_batched_matmul_is_one_region_of_evenly_spaced_blocks) {
-    if (prefetch_switched_off()) return;   /* TINYLLM_PREFETCH=0: nothing is learned */
-    setenv("TINYLLM_THREADS", "2", 1);
-    tl_scope_push();
-    tl_no_grad_push();
-    int64_t rows = 256, cols = 256, capacity = 192, used = 160, d = 64;
+/* A weight's GEMV, then a @ b, then the weight's GEMV again, on 2 threads:
+ * the weight's plan, which starts with what a @ b read. */
+static int plan_around(tl_tensor *a, tl_tensor *b, tl_region *run) {
+    int64_t rows = 256, cols = 256;
     float *w = calloc((size_t)(rows * cols), sizeof *w), *x = calloc((size_t)cols, sizeof *x);
     float *y = calloc((size_t)rows, sizeof *y);
     ck_assert(w && x && y);
+    setenv("TINYLLM_THREADS", "2", 1);
+    tl_gemv_f32(w, x, y, rows, cols);
+    ck_assert_ptr_nonnull(tl_matmul(a, b));
+    tl_gemv_f32(w, x, y, rows, cols);
+    int n = tl_prefetch_plan(&(tl_region){w, (size_t)(rows * cols) * sizeof *w, 1, 0}, run);
+    unsetenv("TINYLLM_THREADS");
+    free(w);
+    free(x);
+    free(y);
+    return n;
+}
+
+/* q @ K^T over a cache's first 160 positions of 3 kv heads: K's 3 blocks. */
+START_TEST(a_batched_matmul_is_one_region_of_evenly_spaced_blocks) {
+    if (prefetch_switched_off()) return;   /* TINYLLM_PREFETCH=0: nothing is learned */
+    tl_scope_push();
+    tl_no_grad_push();
+    int64_t capacity = 192, used = 160, d = 64;
     tl_tensor *cache = tl_zeros(TL_F32, 4, (int64_t[]){1, 3, capacity, d});
     tl_tensor *keys = tl_narrow(cache, 2, 0, used);
     tl_tensor *q = tl_zeros(TL_F32, 4, (int64_t[]){1, 3, 3, d});
-    tl_gemv_f32(w, x, y, rows, cols);
-    ck_assert_ptr_nonnull(tl_matmul(q, tl_transpose(keys, 2, 3)));
-    tl_gemv_f32(w, x, y, rows, cols);
     tl_region run[TL_PREFETCH_REGIONS];
-    int n = tl_prefetch_plan(&(tl_region){w, (size_t)(rows * cols) * sizeof *w, 1, 0}, run);
-    ck_assert_int_ge(n, 1);
+    ck_assert_int_ge(plan_around(q, tl_transpose(keys, 2, 3), run), 1);
     ck_assert_ptr_eq(run[0].base, tl_data(cache));
     ck_assert_int_eq(run[0].blocks, 3);
     ck_assert_int_eq(run[0].stride, capacity * d * (int64_t)sizeof(float));
     ck_assert_uint_eq(run[0].block_bytes, (size_t)(used * d) * sizeof(float));
-    free(w);
-    free(x);
-    free(y);
     tl_no_grad_pop();
     tl_scope_pop();
-    unsetenv("TINYLLM_THREADS");
 }
 END_TEST
 
@@ -124,30 +130,18 @@ END_TEST
  * the plan names b once, not once per batch. */
 START_TEST(a_shared_operand_is_one_block) {
     if (prefetch_switched_off()) return;
-    setenv("TINYLLM_THREADS", "2", 1);
     tl_scope_push();
     tl_no_grad_push();
-    int64_t rows = 256, cols = 256, k = 256, n = 512;
-    float *w = calloc((size_t)(rows * cols), sizeof *w), *x = calloc((size_t)cols, sizeof *x);
-    float *y = calloc((size_t)rows, sizeof *y);
-    ck_assert(w && x && y);
+    int64_t k = 256, n = 512;
     tl_tensor *a = tl_transpose(tl_zeros(TL_F32, 4, (int64_t[]){3, 2, 1, k}), 0, 1);
     tl_tensor *b = tl_zeros(TL_F32, 2, (int64_t[]){k, n});
-    tl_gemv_f32(w, x, y, rows, cols);
-    ck_assert_ptr_nonnull(tl_matmul(a, b));
-    tl_gemv_f32(w, x, y, rows, cols);
     tl_region run[TL_PREFETCH_REGIONS];
-    int planned = tl_prefetch_plan(&(tl_region){w, (size_t)(rows * cols) * sizeof *w, 1, 0}, run);
-    ck_assert_int_ge(planned, 1);
+    ck_assert_int_ge(plan_around(a, b, run), 1);
     ck_assert_ptr_eq(run[0].base, tl_data(b));
     ck_assert_int_eq(run[0].blocks, 1);
     ck_assert_uint_eq(run[0].block_bytes, (size_t)(k * n) * sizeof(float));
-    free(w);
-    free(x);
-    free(y);
     tl_no_grad_pop();
     tl_scope_pop();
-    unsetenv("TINYLLM_THREADS");
 }
 END_TEST
 
