@@ -68,6 +68,10 @@ void tl_gemv_t_multi_bf16(const uint16_t *W, int64_t ldw, const float *P, int64_
  * thread's scratch (up to 512 x K floats, kept for its next block) just
  * before multiplying it: B is never widened whole.
  * Without that scratch a block falls back to dot products (slow, correct).
+ * On a CPU with AMX-BF16 (and TINYLLM_AMX not "0"), a product of at least
+ * 16 rows with K a multiple of 32 multiplies BF16 tiles instead: A is split
+ * into three BF16 parts whose sum is exact, so C keeps an f32 GEMM's
+ * accuracy (gemm_amx.c); W is read in place.
  * tl_gemm_bf16_nt returns 0, or -1 on bad arguments (as above). */
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);
 int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,

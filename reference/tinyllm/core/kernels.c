@@ -32,7 +32,8 @@
  *
  * GEMM (prefill, training) goes to OpenBLAS on one thread per block of
  * columns, the blocks shared by our pool's threads as the GEMVs' rows are
- * (one set of threads in the process: see sync_blas_threads).
+ * (one set of threads in the process: see sync_blas_threads); a BF16
+ * weight's GEMM goes to AMX tiles where the CPU has them (gemm_amx.c).
  *
  * Reading ahead. After each one-row product the pool's idle helpers are
  * handed the memory the next products will read (prefetch.c plans it,
@@ -646,7 +647,8 @@ typedef struct {
     bool trans_a, trans_b;
     int64_t M, N, K, lda, ldb, ldc, block;
     const float *A, *B;
-    const uint16_t *B16;   /* instead of B: BF16 [N, K], dense */
+    const uint16_t *B16;      /* instead of B: BF16 [N, K], dense */
+    const uint16_t *packed;   /* A split for AMX tiles (gemm_amx.c), or NULL */
     float *C;
 } gemm_job;
 
@@ -671,9 +673,8 @@ static void gemm_bf16_by_dots(const gemm_job *j, int64_t c0, int64_t n) {
             j->C[m * j->ldc + c] = dot_bf16_portable(j->B16 + c * j->K, j->A + m * j->lda, j->K);
 }
 
-static void gemm_chunk(void *ctx, int64_t chunk) {
-    const gemm_job *j = ctx;
-    int64_t c0 = chunk * j->block, n = j->N - c0 < j->block ? j->N - c0 : j->block;
+/* C's columns [c0, c0 + n) through OpenBLAS (a BF16 B widened first). */
+static void gemm_columns(const gemm_job *j, int64_t c0, int64_t n) {
     const float *b = j->trans_b ? j->B + c0 * j->ldb : j->B + c0;
     int64_t ldb = j->ldb;
     if (j->B16) {
@@ -689,6 +690,17 @@ static void gemm_chunk(void *ctx, int64_t chunk) {
     cblas_sgemm(CblasRowMajor, j->trans_a ? CblasTrans : CblasNoTrans,
                 j->trans_b ? CblasTrans : CblasNoTrans, (int)j->M, (int)n, (int)j->K, 1.0f,
                 j->A, (int)j->lda, b, (int)ldb, 0.0f, j->C + c0, (int)j->ldc);
+}
+
+/* A block of C's columns: on AMX tiles its multiple of 16 (every block but
+ * N's last is one), the rest through OpenBLAS. */
+static void gemm_chunk(void *ctx, int64_t chunk) {
+    const gemm_job *j = ctx;
+    int64_t c0 = chunk * j->block, n = j->N - c0 < j->block ? j->N - c0 : j->block;
+    int64_t tiled = j->packed ? n / 16 * 16 : 0;
+    if (tiled > 0)
+        tl_amx_gemm_rows(j->packed, j->M, j->K, j->B16 + c0 * j->K, tiled, j->C + c0, j->ldc);
+    if (tiled < n) gemm_columns(j, c0 + tiled, n - tiled);
 }
 
 static void gemm_run(gemm_job *j) {
@@ -712,27 +724,65 @@ void tl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const
         for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, (size_t)N * sizeof *C);
         return;
     }
-    gemm_job j = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, A, B, NULL, C};
+    gemm_job j = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, A, B, NULL, NULL, C};
     gemm_run(&j);
 }
 
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K) {
     if (!gemm_args_ok("tl_gemm_f32_nt", A, B, C, M, N, K)) return;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return; }
-    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, B, NULL, C};
+    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, B, NULL, NULL, C};
     gemm_run(&j);
+}
+
+/* A's parts for the AMX tiles, packed by the calling thread for every
+ * block's product (at most AMX_SLAB_BYTES, kept for its next product). */
+static _Thread_local uint16_t *amx_packed;
+static _Thread_local size_t amx_packed_elements;
+
+static uint16_t *amx_scratch(size_t elements) {
+    if (amx_packed_elements < elements) {
+        free(amx_packed);
+        amx_packed = aligned_alloc(64, (elements * sizeof *amx_packed + 63) / 64 * 64);
+        amx_packed_elements = amx_packed ? elements : 0;
+    }
+    return amx_packed;
+}
+
+/* With AMX (gemm_amx.c), a product of at least AMX_MIN_ROWS rows and K a
+ * multiple of 32 goes to the tiles, A packed in slabs of rows whose parts
+ * fit AMX_SLAB_BYTES (in L2, read by every block): W is read once per slab. */
+enum { AMX_MIN_ROWS = 16, AMX_SLAB_BYTES = 2 << 20 };
+
+static bool gemm_bf16_amx(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
+                          int64_t K) {
+    if (M < AMX_MIN_ROWS || K % 32 != 0 || N < 16 || !tl_amx_ready()) return false;
+    int64_t slab = (int64_t)(AMX_SLAB_BYTES / ((size_t)K * 3 * sizeof(uint16_t))) / 32 * 32;
+    if (slab < 32) slab = 32;
+    if (slab > M) slab = M;
+    uint16_t *packed = amx_scratch(tl_amx_packed_elements(slab, K));
+    if (!packed) return false;
+    for (int64_t m0 = 0; m0 < M; m0 += slab) {
+        int64_t rows = M - m0 < slab ? M - m0 : slab;
+        tl_amx_pack(A + m0 * K, K, rows, K, packed);
+        gemm_job j = {false, true, rows, N, K, K, K, N, 0, A + m0 * K, NULL, B, packed,
+                      C + m0 * N};
+        gemm_run(&j);
+    }
+    return true;
 }
 
 /* BLAS has no bf16 GEMM that reads f32 activations, so each thread widens
  * the block of B it is about to multiply (gemm_chunk): B is read once and
  * never widened whole, and the widened block is still in L2 when OpenBLAS
- * packs it. */
+ * packs it. A CPU with AMX multiplies BF16 tiles instead (gemm_amx.c). */
 int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                     int64_t K) {
     if (M <= 0 || N <= 0) return 0;
     if (!gemm_args_ok("tl_gemm_bf16_nt", A, B, C, M, N, K)) return -1;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return 0; }
-    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, NULL, B, C};
+    if (gemm_bf16_amx(A, B, C, M, N, K)) return 0;
+    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, NULL, B, NULL, C};
     gemm_run(&j);
     return 0;
 }
