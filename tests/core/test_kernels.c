@@ -100,13 +100,23 @@ static const int64_t EDGE_SHAPES[][2] = {
 #define N_EDGE_SHAPES (int)(sizeof EDGE_SHAPES / sizeof EDGE_SHAPES[0])
 #define N_RANDOM_SHAPES 12
 
+/* The function's name and the code path TINYLLM_SIMD chose, for messages. */
+static const char *simd_label(const char *fn) {
+    static char label[64];
+    const char *s = getenv("TINYLLM_SIMD");
+    snprintf(label, sizeof label, "%s (%s)", fn,
+             !s ? "best" : strcmp(s, "avx2") == 0 ? "avx2" : "portable");
+    return label;
+}
+
 /* Runs check(rows, cols, rng) over the edge shapes and random ones, under
- * both code paths (TINYLLM_SIMD unset: AVX2 where the CPU has it; "0": the
- * portable loops) and 3 threads (more than the rows of some shapes). */
+ * every code path (TINYLLM_SIMD unset: AVX-512 or AVX2, the best the CPU
+ * has; "avx2": AVX2 at most; "0": the portable loops) and 3 threads (more
+ * than the rows of some shapes). */
 static void over_shapes_and_paths(void (*check)(int64_t, int64_t, tl_pcg32 *)) {
     env_guard threads = env_set("TINYLLM_THREADS", "3");
-    const char *paths[] = {NULL, "0"};
-    for (int p = 0; p < 2; p++) {
+    const char *paths[] = {NULL, "avx2", "0"};
+    for (int p = 0; p < 3; p++) {
         env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
         tl_pcg32 rng;
         tl_pcg32_seed(&rng, 20240907, (uint64_t)p);
@@ -127,8 +137,7 @@ static void check_f32(int64_t rows, int64_t cols, tl_pcg32 *rng) {
     for (int64_t i = 0; i < rows * cols; i++) W[i] = uniform(rng);
     for (int64_t c = 0; c < cols; c++) x[c] = uniform(rng);
     tl_gemv_f32(W, x, y, rows, cols);
-    assert_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_f32 (portable)" : "tl_gemv_f32",
-                             W, f32_at, x, y, rows, cols);
+    assert_matches_reference(simd_label("tl_gemv_f32"), W, f32_at, x, y, rows, cols);
     free(W);
     free(x);
     free(y);
@@ -140,8 +149,7 @@ static void check_bf16(int64_t rows, int64_t cols, tl_pcg32 *rng) {
     for (int64_t i = 0; i < rows * cols; i++) W[i] = random_bf16(rng);
     for (int64_t c = 0; c < cols; c++) x[c] = uniform(rng);
     tl_gemv_bf16(W, x, y, rows, cols);
-    assert_matches_reference(getenv("TINYLLM_SIMD") ? "tl_gemv_bf16 (portable)" : "tl_gemv_bf16",
-                             W, bf16_at, x, y, rows, cols);
+    assert_matches_reference(simd_label("tl_gemv_bf16"), W, bf16_at, x, y, rows, cols);
     free(W);
     free(x);
     free(y);
@@ -190,8 +198,8 @@ static void check_one_hot(int64_t rows, int64_t cols) {
 
 START_TEST(gemv_one_hot_rows_pick_exactly_their_column) {
     env_guard threads = env_set("TINYLLM_THREADS", "2");
-    const char *paths[] = {NULL, "0"};
-    for (int p = 0; p < 2; p++) {
+    const char *paths[] = {NULL, "avx2", "0"};
+    for (int p = 0; p < 3; p++) {
         env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
         for (int64_t cols = 1; cols <= 70; cols++) check_one_hot(75, cols);
         check_one_hot(1000, 577);   /* split across threads */

@@ -331,6 +331,153 @@ static void cols_bf16_avx2(const void *W, const float *p, float *y, int64_t rows
     if (c < end) cols_bf16_portable(W, p, y, rows, cols, c, end);
 }
 
+/* ---- AVX-512 dot products (GEMV rows) ------------------------------------ */
+
+/* As the AVX2 ones, at 16 lanes: two accumulators per row over 32 columns a
+ * step, then 16, then a masked tail; dot2 sums each row exactly as dot does
+ * alone (rows are paired by where a thread's block begins). On CPUs with
+ * AVX-512 the AVX2 loops' widening and FMAs held a core below its read rate
+ * (BF16 at 1 thread: 10.3 GB/s in decode of 13 measured). */
+#define AVX512 "avx512f,avx512bw,avx512vl"
+
+__attribute__((target(AVX512))) static inline __m512 load16_bf16(const uint16_t *p) {
+    __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+__attribute__((target(AVX512))) static inline __m512 load_tail_bf16(const uint16_t *p,
+                                                                     __mmask16 m) {
+    __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+static inline __mmask16 tail_mask(int64_t left) { return (__mmask16)((1u << left) - 1); }
+
+__attribute__((target(AVX512))) static inline float dot_f32_avx512(const float *w,
+                                                                    const float *x, int64_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        prefetch_ahead(w + c);
+        prefetch_ahead(w + c + 16);
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + c), _mm512_loadu_ps(x + c), a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + c + 16), _mm512_loadu_ps(x + c + 16), a1);
+    }
+    if (c + 16 <= n) {
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + c), _mm512_loadu_ps(x + c), a0);
+        c += 16;
+    }
+    if (c < n) {
+        __mmask16 m = tail_mask(n - c);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w + c), _mm512_maskz_loadu_ps(m, x + c), a1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+__attribute__((target(AVX512))) static inline void dot2_f32_avx512(const float *w0,
+                                                                    const float *w1,
+                                                                    const float *x, int64_t n,
+                                                                    float *y0, float *y1) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        prefetch_ahead(w0 + c);
+        prefetch_ahead(w0 + c + 16);
+        prefetch_ahead(w1 + c);
+        prefetch_ahead(w1 + c + 16);
+        __m512 x0 = _mm512_loadu_ps(x + c), x1 = _mm512_loadu_ps(x + c + 16);
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + c), x0, a0);
+        b0 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + c), x0, b0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + c + 16), x1, a1);
+        b1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + c + 16), x1, b1);
+    }
+    if (c + 16 <= n) {
+        __m512 xv = _mm512_loadu_ps(x + c);
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + c), xv, a0);
+        b0 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + c), xv, b0);
+        c += 16;
+    }
+    if (c < n) {
+        __mmask16 m = tail_mask(n - c);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w0 + c), xv, a1);
+        b1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w1 + c), xv, b1);
+    }
+    *y0 = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    *y1 = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
+}
+
+__attribute__((target(AVX512))) static inline float dot_bf16_avx512(const uint16_t *w,
+                                                                     const float *x, int64_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        prefetch_ahead(w + c);
+        a0 = _mm512_fmadd_ps(load16_bf16(w + c), _mm512_loadu_ps(x + c), a0);
+        a1 = _mm512_fmadd_ps(load16_bf16(w + c + 16), _mm512_loadu_ps(x + c + 16), a1);
+    }
+    if (c + 16 <= n) {
+        a0 = _mm512_fmadd_ps(load16_bf16(w + c), _mm512_loadu_ps(x + c), a0);
+        c += 16;
+    }
+    if (c < n) {
+        __mmask16 m = tail_mask(n - c);
+        a1 = _mm512_fmadd_ps(load_tail_bf16(w + c, m), _mm512_maskz_loadu_ps(m, x + c), a1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+__attribute__((target(AVX512))) static inline void dot2_bf16_avx512(const uint16_t *w0,
+                                                                     const uint16_t *w1,
+                                                                     const float *x, int64_t n,
+                                                                     float *y0, float *y1) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        prefetch_ahead(w0 + c);
+        prefetch_ahead(w1 + c);
+        __m512 x0 = _mm512_loadu_ps(x + c), x1 = _mm512_loadu_ps(x + c + 16);
+        a0 = _mm512_fmadd_ps(load16_bf16(w0 + c), x0, a0);
+        b0 = _mm512_fmadd_ps(load16_bf16(w1 + c), x0, b0);
+        a1 = _mm512_fmadd_ps(load16_bf16(w0 + c + 16), x1, a1);
+        b1 = _mm512_fmadd_ps(load16_bf16(w1 + c + 16), x1, b1);
+    }
+    if (c + 16 <= n) {
+        __m512 xv = _mm512_loadu_ps(x + c);
+        a0 = _mm512_fmadd_ps(load16_bf16(w0 + c), xv, a0);
+        b0 = _mm512_fmadd_ps(load16_bf16(w1 + c), xv, b0);
+        c += 16;
+    }
+    if (c < n) {
+        __mmask16 m = tail_mask(n - c);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
+        a1 = _mm512_fmadd_ps(load_tail_bf16(w0 + c, m), xv, a1);
+        b1 = _mm512_fmadd_ps(load_tail_bf16(w1 + c, m), xv, b1);
+    }
+    *y0 = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    *y1 = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
+}
+
+__attribute__((target(AVX512))) static void rows_f32_avx512(const void *W, const float *x,
+                                                            float *y, int64_t cols,
+                                                            int64_t begin, int64_t end) {
+    const float *w = W;
+    int64_t r = begin;
+    for (; r + 2 <= end; r += 2)
+        dot2_f32_avx512(w + r * cols, w + (r + 1) * cols, x, cols, y + r, y + r + 1);
+    if (r < end) y[r] = dot_f32_avx512(w + r * cols, x, cols);
+}
+
+__attribute__((target(AVX512))) static void rows_bf16_avx512(const void *W, const float *x,
+                                                             float *y, int64_t cols,
+                                                             int64_t begin, int64_t end) {
+    const uint16_t *w = W;
+    int64_t r = begin;
+    for (; r + 2 <= end; r += 2)
+        dot2_bf16_avx512(w + r * cols, w + (r + 1) * cols, x, cols, y + r, y + r + 1);
+    if (r < end) y[r] = dot_bf16_avx512(w + r * cols, x, cols);
+}
+
 #endif /* TL_HAVE_X86 */
 
 /* ---- exp over an array ---------------------------------------------------- */
@@ -465,7 +612,8 @@ void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
     rows_fn *fn = rows_f32_portable;
 #ifdef TL_HAVE_X86
-    if (use_avx2()) fn = rows_f32_avx2;
+    if (use_avx512()) fn = rows_f32_avx512;
+    else if (use_avx2()) fn = rows_f32_avx2;
 #endif
     split_rows(fn, W, x, y, rows, cols);
     tl_prefetch_after_product(&(tl_region){W, (size_t)(rows * cols) * sizeof *W, 1, 0});
@@ -476,7 +624,8 @@ void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
     rows_fn *fn = rows_bf16_portable;
 #ifdef TL_HAVE_X86
-    if (use_avx2()) fn = rows_bf16_avx2;
+    if (use_avx512()) fn = rows_bf16_avx512;
+    else if (use_avx2()) fn = rows_bf16_avx2;
 #endif
     split_rows(fn, W, x, y, rows, cols);
     tl_prefetch_after_product(&(tl_region){W, (size_t)(rows * cols) * sizeof *W, 1, 0});

@@ -163,4 +163,18 @@ static inline bool use_avx2(void) {
 #endif
 }
 
+/* True when the AVX-512 GEMV rows may run (F, BW and VL), and TINYLLM_SIMD
+ * is neither "0" nor "avx2" (which stops at the AVX2 loops). */
+static inline bool use_avx512(void) {
+#ifdef TL_HAVE_X86
+    const char *s = getenv("TINYLLM_SIMD");
+    if (s && (strcmp(s, "0") == 0 || strcmp(s, "avx2") == 0)) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
 #endif
