@@ -763,6 +763,21 @@ static void sync_blas_threads(void) {
     if (!atomic_exchange(&single, true)) openblas_set_num_threads(1);
 }
 
+/* Told to run on one thread, OpenBLAS's pthread build still starts its
+ * server threads as it loads, and they spin (sched_yield) for a few hundred
+ * milliseconds before they sleep: on the core our second thread needs, just
+ * when a program loads a model and runs its first prefill (a 2-thread BF16
+ * prefill in a fresh process: 130 to 200 ms, against 130 without them). So
+ * as the program starts they are stopped, through the function OpenBLAS
+ * runs before a fork for the same reason (weak: absent in other builds);
+ * at one thread OpenBLAS never starts them again. */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
+__attribute__((constructor)) static void stop_blas_threads(void) {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
 const char *tl_blas_prepare(void) {
     sync_blas_threads();
     return openblas_get_corename();
