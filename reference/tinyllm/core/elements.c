@@ -6,6 +6,7 @@
  * by bf16.c.
  */
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 #include "tinyllm/bf16.h"
@@ -29,6 +30,25 @@ void tl_iter_next(tl_iter *it) {
         if (++it->index[d] < it->shape[d]) return;
         it->offset -= it->strides[d] * it->shape[d];
         it->index[d] = 0;
+    }
+}
+
+void tl_copy_row_by_row(int ndim, const int64_t *shape, const char *src, size_t src_elem,
+                        const int64_t *src_strides, int64_t src_offset, char *dst,
+                        size_t dst_elem, const int64_t *dst_strides, int64_t dst_offset,
+                        tl_row_copy *copy) {
+    if (ndim <= 0) return;
+    int64_t row = shape[ndim - 1], rows = 1;
+    for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
+    if (row <= 0) return;
+    tl_iter in, out;   /* over the rows' first elements */
+    tl_iter_init(&in, ndim - 1, shape, src_strides, src_offset);
+    tl_iter_init(&out, ndim - 1, shape, dst_strides, dst_offset);
+    for (int64_t r = 0; r < rows; r++, tl_iter_next(&in), tl_iter_next(&out)) {
+        const char *from = src + in.offset * (int64_t)src_elem;
+        char *to = dst + out.offset * (int64_t)dst_elem;
+        if (copy) copy(from, to, (size_t)row);
+        else memmove(to, from, (size_t)row * src_elem);
     }
 }
 

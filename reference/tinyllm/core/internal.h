@@ -139,6 +139,16 @@ void tl_iter_init(tl_iter *it, int ndim, const int64_t *shape, const int64_t *st
                   int64_t offset);
 void tl_iter_next(tl_iter *it);   /* advance offset to the next element */
 
+/* Copies each row (the last axis, of `row` elements, dense in both) of a
+ * strided array into another of the same shape, one call of copy per row
+ * (memmove when copy is NULL; else a conversion between dtypes): the walk
+ * tl_copy_into and tl_scope_keep share. Offsets and strides in elements. */
+typedef void tl_row_copy(const void *from, void *to, size_t n);
+void tl_copy_row_by_row(int ndim, const int64_t *shape, const char *src, size_t src_elem,
+                        const int64_t *src_strides, int64_t src_offset, char *dst,
+                        size_t dst_elem, const int64_t *dst_strides, int64_t dst_offset,
+                        tl_row_copy *copy);
+
 /* Reading any dtype as double, writing F32. */
 double tl_load_as_double(const void *base, tl_dtype dt, int64_t offset);
 /* Writing a double into any dtype (BF16 rounded to nearest even, BOOL as

@@ -518,26 +518,23 @@ static bool move_storage(tl_tensor *t, scope *s) {
     if (!st) return false;
     const char *src = t->storage->data;
     char *dst = st->data;
+    int64_t dense[TL_MAX_DIMS], stride = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        dense[d] = stride;
+        stride *= t->shape[d];
+    }
     if (n > 0 && tl_is_contiguous(t)) {
         memcpy(dst, src + (size_t)t->offset * es, (size_t)n * es);
     } else if (n > 0 && t->ndim > 0 && t->strides[t->ndim - 1] == 1) {
-        int64_t row = t->shape[t->ndim - 1];
-        tl_iter it;   /* over the rows' first elements */
-        tl_iter_init(&it, t->ndim - 1, t->shape, t->strides, t->offset);
-        for (int64_t r = 0; r < n / row; r++, tl_iter_next(&it))
-            memcpy(dst + (size_t)(r * row) * es, src + (size_t)it.offset * es,
-                   (size_t)row * es);
+        tl_copy_row_by_row(t->ndim, t->shape, src, es, t->strides, t->offset, dst, es, dense, 0,
+                           NULL);
     } else {
         tl_iter it;
         tl_iter_init(&it, t->ndim, t->shape, t->strides, t->offset);
         for (int64_t i = 0; i < n; i++, tl_iter_next(&it))
             memcpy(dst + (size_t)i * es, src + (size_t)it.offset * es, es);
     }
-    int64_t stride = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        t->strides[d] = stride;
-        stride *= t->shape[d];
-    }
+    for (int d = 0; d < t->ndim; d++) t->strides[d] = dense[d];
     t->offset = 0;
     t->storage = st;
     return true;

@@ -193,6 +193,9 @@ int tl_to_f32_buffer(const tl_tensor *t, float *out, int64_t n) {
  * permuted view whose rows are intact: attention's heads, a cache slot), row
  * by row: a memmove, or a widening/narrowing loop between F32 and BF16.
  * Returns -1 (nothing done) for any other layout or dtype pair. */
+static void widen_row(const void *from, void *to, size_t n) { tl_bf16_to_f32_n(from, to, n); }
+static void narrow_row(const void *from, void *to, size_t n) { tl_f32_to_bf16_n(from, to, n); }
+
 static int copy_rows(tl_tensor *dst, const tl_tensor *src) {
     int last = src->ndim - 1;
     if (last < 0) return -1;
@@ -202,18 +205,10 @@ static int copy_rows(tl_tensor *dst, const tl_tensor *src) {
     bool widen = src->dtype == TL_BF16 && dst->dtype == TL_F32;
     bool narrow = src->dtype == TL_F32 && dst->dtype == TL_BF16;
     if (!rows || !(same || widen || narrow)) return -1;
-    size_t es = tl_dtype_size(src->dtype), ed = tl_dtype_size(dst->dtype);
-    tl_iter in, out;
-    tl_iter_init(&in, last, src->shape, src->strides, src->offset);
-    tl_iter_init(&out, last, dst->shape, dst->strides, dst->offset);
-    int64_t n = tl_numel(src) / len;
-    for (int64_t r = 0; r < n; r++, tl_iter_next(&in), tl_iter_next(&out)) {
-        const char *from = (const char *)src->storage->data + in.offset * (int64_t)es;
-        char *to = (char *)dst->storage->data + out.offset * (int64_t)ed;
-        if (same) memmove(to, from, (size_t)len * es);
-        else if (widen) tl_bf16_to_f32_n((const uint16_t *)from, (float *)to, (size_t)len);
-        else tl_f32_to_bf16_n((const float *)from, (uint16_t *)to, (size_t)len);
-    }
+    tl_copy_row_by_row(src->ndim, src->shape, src->storage->data, tl_dtype_size(src->dtype),
+                       src->strides, src->offset, dst->storage->data,
+                       tl_dtype_size(dst->dtype), dst->strides, dst->offset,
+                       same ? NULL : widen ? widen_row : narrow_row);
     return 0;
 }
 
