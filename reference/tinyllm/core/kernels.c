@@ -755,27 +755,26 @@ static void choose_blas_core(void) {
  * there is one set of threads in the process. With OpenBLAS's own threads
  * as well, each pool's threads spun for the core the other pool's were
  * working on, every time a prefill went from a GEMM to a widening or an
- * element-wise op: a BF16 GEMM on two threads ran no faster than on one. */
+ * element-wise op: a BF16 GEMM on two threads ran no faster than on one.
+ * Told to use one thread, OpenBLAS's pthread build still keeps the server
+ * threads it started as it loaded, which spin (sched_yield) for a few
+ * hundred milliseconds before they sleep, on the core our second thread
+ * needs, just as a program loads a model and runs its first prefill (a
+ * 2-thread BF16 prefill in a fresh process: 130 to 200 ms, against 130
+ * without them). So as the program starts they are stopped, through the
+ * function OpenBLAS itself runs before a fork (weak: absent in other
+ * builds). The count is set here only: 0.3.21's openblas_set_num_threads
+ * starts a stopped server again. */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
+__attribute__((constructor)) static void one_blas_thread(void) {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
 static void sync_blas_threads(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, choose_blas_core);
-    static atomic_bool single;
-    if (!atomic_exchange(&single, true)) openblas_set_num_threads(1);
-}
-
-/* Told to run on one thread, OpenBLAS's pthread build still starts its
- * server threads as it loads, and they spin (sched_yield) for a few hundred
- * milliseconds before they sleep: on the core our second thread needs, just
- * when a program loads a model and runs its first prefill (a 2-thread BF16
- * prefill in a fresh process: 130 to 200 ms, against 130 without them). So
- * as the program starts they are stopped, through the function OpenBLAS
- * runs before a fork for the same reason (weak: absent in other builds);
- * at one thread OpenBLAS never starts them again. */
-extern void blas_thread_shutdown_(void) __attribute__((weak));
-
-__attribute__((constructor)) static void stop_blas_threads(void) {
-    openblas_set_num_threads(1);
-    if (blas_thread_shutdown_) blas_thread_shutdown_();
 }
 
 const char *tl_blas_prepare(void) {
