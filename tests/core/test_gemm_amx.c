@@ -98,7 +98,7 @@ START_TEST(amx_kernel_writes_only_its_corner) {
     for (int i = 0; i < M * LDC; i++) C[i] = 12345.0f;
     uint16_t *packed = aligned_alloc(64, tl_amx_packed_elements(M, K) * 2);
     ck_assert_ptr_nonnull(packed);
-    tl_amx_pack(A, K, M, K, packed);
+    for (int64_t b = 0; b < tl_amx_blocks(M); b++) tl_amx_pack_block(A, K, M, K, packed, b);
     tl_amx_gemm_rows(packed, M, K, W, ROWS, C, LDC);
     for (int m = 0; m < M; m++)
         for (int c = 0; c < LDC; c++) {

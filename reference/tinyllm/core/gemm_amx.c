@@ -79,6 +79,8 @@ bool tl_amx_ready(void) {
     return amx_granted;
 }
 
+int64_t tl_amx_blocks(int64_t M) { return tl_amx_padded_rows(M) / TILE_ROWS; }
+
 int64_t tl_amx_padded_rows(int64_t M) {
     return (M + 2 * TILE_ROWS - 1) / (2 * TILE_ROWS) * (2 * TILE_ROWS);
 }
@@ -117,33 +119,33 @@ split16(__m512 a, __m256i part[PARTS]) {
  * A block's step is split token by token into a small buffer (a token's 16
  * pairs are one row there), then each tile row gathers one pair per token. */
 __attribute__((target("avx512f,avx512bw,avx512bf16,avx512vl,avx512dq"))) void
-tl_amx_pack(const float *A, int64_t lda, int64_t M, int64_t K, uint16_t *packed) {
-    int64_t steps = K / TILE_K, blocks = tl_amx_padded_rows(M) / TILE_ROWS;
+tl_amx_pack_block(const float *A, int64_t lda, int64_t M, int64_t K, uint16_t *packed,
+                  int64_t b) {
+    int64_t steps = K / TILE_K;
     const __m512i token_rows = _mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144,
                                                  160, 176, 192, 208, 224, 240);
-    for (int64_t b = 0; b < blocks; b++)
-        for (int64_t s = 0; s < steps; s++) {
-            _Alignas(64) uint32_t by_token[PARTS][TILE_ROWS][16];
-            for (int64_t t = 0; t < TILE_ROWS; t++) {
-                int64_t m = b * TILE_ROWS + t;
-                for (int half = 0; half < 2; half++) {
-                    __m256i part[PARTS];
-                    if (m < M) {
-                        split16(_mm512_loadu_ps(A + m * lda + s * TILE_K + half * 16), part);
-                    } else {
-                        part[0] = part[1] = part[2] = _mm256_setzero_si256();   /* padding */
-                    }
-                    for (int p = 0; p < PARTS; p++)
-                        _mm256_store_si256((__m256i *)&by_token[p][t][half * 8], part[p]);
+    for (int64_t s = 0; s < steps; s++) {
+        _Alignas(64) uint32_t by_token[PARTS][TILE_ROWS][16];
+        for (int64_t t = 0; t < TILE_ROWS; t++) {
+            int64_t m = b * TILE_ROWS + t;
+            for (int half = 0; half < 2; half++) {
+                __m256i part[PARTS];
+                if (m < M) {
+                    split16(_mm512_loadu_ps(A + m * lda + s * TILE_K + half * 16), part);
+                } else {
+                    part[0] = part[1] = part[2] = _mm256_setzero_si256();   /* padding */
                 }
-            }
-            for (int p = 0; p < PARTS; p++) {
-                uint32_t *tile = (uint32_t *)packed + ((b * steps + s) * PARTS + p) * 256;
-                for (int r = 0; r < TILE_ROWS; r++)
-                    _mm512_storeu_si512(tile + r * 16,
-                                        _mm512_i32gather_epi32(token_rows, &by_token[p][0][r], 4));
+                for (int p = 0; p < PARTS; p++)
+                    _mm256_store_si256((__m256i *)&by_token[p][t][half * 8], part[p]);
             }
         }
+        for (int p = 0; p < PARTS; p++) {
+            uint32_t *tile = (uint32_t *)packed + ((b * steps + s) * PARTS + p) * 256;
+            for (int r = 0; r < TILE_ROWS; r++)
+                _mm512_storeu_si512(tile + r * 16,
+                                    _mm512_i32gather_epi32(token_rows, &by_token[p][0][r], 4));
+        }
+    }
 }
 
 /* The sums of row_tiles x 2 tiles (C's transpose: weight rows down, tokens
@@ -213,10 +215,14 @@ tl_amx_gemm_rows(const uint16_t *packed, int64_t M, int64_t K, const uint16_t *W
 #else
 
 bool tl_amx_ready(void) { return false; }
+int64_t tl_amx_blocks(int64_t M) { return tl_amx_padded_rows(M) / TILE_ROWS; }
+
 int64_t tl_amx_padded_rows(int64_t M) { return M; }
 size_t tl_amx_packed_elements(int64_t M, int64_t K) { return (size_t)(M * K); }
-void tl_amx_pack(const float *A, int64_t lda, int64_t M, int64_t K, uint16_t *packed) {
-    (void)A, (void)lda, (void)M, (void)K, (void)packed;
+int64_t tl_amx_blocks(int64_t M) { return M; }
+void tl_amx_pack_block(const float *A, int64_t lda, int64_t M, int64_t K, uint16_t *packed,
+                       int64_t b) {
+    (void)A, (void)lda, (void)M, (void)K, (void)packed, (void)b;
 }
 void tl_amx_gemm_rows(const uint16_t *packed, int64_t M, int64_t K, const uint16_t *W,
                       int64_t rows, float *C, int64_t ldc) {

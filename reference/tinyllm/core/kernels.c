@@ -917,6 +917,17 @@ static uint16_t *amx_scratch(size_t elements) {
  * fit AMX_SLAB_BYTES (in L2, read by every block): W is read once per slab. */
 enum { AMX_MIN_ROWS = 16, AMX_SLAB_BYTES = 2 << 20 };
 
+typedef struct {
+    const float *A;
+    int64_t M, K;
+    uint16_t *packed;
+} amx_pack_job;
+
+static void amx_pack_chunk(void *ctx, int64_t block) {
+    const amx_pack_job *j = ctx;
+    tl_amx_pack_block(j->A, j->K, j->M, j->K, j->packed, block);
+}
+
 static bool gemm_bf16_amx(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                           int64_t K) {
     if (M < AMX_MIN_ROWS || K % 32 != 0 || N < 16 || !tl_amx_ready()) return false;
@@ -927,7 +938,8 @@ static bool gemm_bf16_amx(const float *A, const uint16_t *B, float *C, int64_t M
     if (!packed) return false;
     for (int64_t m0 = 0; m0 < M; m0 += slab) {
         int64_t rows = M - m0 < slab ? M - m0 : slab;
-        tl_amx_pack(A + m0 * K, K, rows, K, packed);
+        amx_pack_job pack = {A + m0 * K, rows, K, packed};
+        tl_parallel_chunks(tl_num_threads(), tl_amx_blocks(rows), amx_pack_chunk, &pack);
         gemm_job j = {false, true, rows, N, K, K, K, N, 0, A + m0 * K, NULL, B, packed,
                       C + m0 * N};
         gemm_run(&j);

@@ -77,14 +77,18 @@ void tl_prefetch_hold(bool on);
 
 /* The BF16-weight GEMM on AMX tiles (gemm_amx.c). tl_amx_ready: the CPU has
  * AMX-BF16 and AVX512-BF16, Linux granted the tile state, and TINYLLM_AMX is
- * not "0". tl_amx_pack splits A [M, K] (row stride lda; K a multiple of 32)
- * into tl_amx_packed_elements(M, K) BF16 values; tl_amx_gemm_rows then
+ * not "0". tl_amx_pack_block splits block b (of tl_amx_blocks(M), 16 rows
+ * each, the last padded with zeros) of A [M, K] (row stride lda; K a
+ * multiple of 32) into its place among tl_amx_packed_elements(M, K) BF16
+ * values; the blocks are independent. With all packed, tl_amx_gemm_rows
  * writes C[m, r] = A[m, :] . W[r, :] for m < M and r < rows (a multiple of
  * 16), W [rows, K] dense, C at row stride ldc. */
 bool tl_amx_ready(void);
 int64_t tl_amx_padded_rows(int64_t M);
+int64_t tl_amx_blocks(int64_t M);
 size_t tl_amx_packed_elements(int64_t M, int64_t K);
-void tl_amx_pack(const float *A, int64_t lda, int64_t M, int64_t K, uint16_t *packed);
+void tl_amx_pack_block(const float *A, int64_t lda, int64_t M, int64_t K, uint16_t *packed,
+                       int64_t b);
 void tl_amx_gemm_rows(const uint16_t *packed, int64_t M, int64_t K, const uint16_t *W,
                       int64_t rows, float *C, int64_t ldc);
 
