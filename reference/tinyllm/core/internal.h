@@ -26,6 +26,17 @@
 #include "tinyllm/ops.h"
 #include "tinyllm/tensor.h"
 
+/* The element-wise loops (ops_unary.c, ops_binary.c) are compiled for
+ * AVX-512 and AVX2 besides the baseline (SSE2), and the loader picks one by
+ * the CPU (gcc's target_clones): the same results bit for bit, since -std=c11
+ * contracts nothing into FMA, at 16 or 8 lanes instead of 4 (a prefill's
+ * silu, whose division ran 4 lanes at a time, and the others). */
+#if defined(__x86_64__) && defined(__linux__)
+#define ELEMENTWISE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ELEMENTWISE_CLONES
+#endif
+
 /* ARENA: carved from a scope's block, freed by the scope. The others belong
  * to owned tensors and are counted (refs): several owned tensors may share one
  * (a fused weight and its parts; a parameter adopting a checkpoint's tensor),

@@ -59,19 +59,28 @@ static void row_walk_next(row_walk *w) {
 
 typedef enum { ADD, SUB, MUL, DIV, MIN, MAX, PICK_MIN, PICK_MAX } binop;
 
-/* PICK_* give 1 where a is the chosen operand (ties and NaN go to a), else 0. */
+/* PICK_* give 1 where a is the chosen operand (ties and NaN go to a), else 0.
+ * A row against one broadcast value (stride 0: RMSNorm's x * r) has a loop of
+ * its own, which vectorises; the general strided loop does not. */
 #define ROW(expr)                                                               \
     do {                                                                        \
-        if (sa == 1 && sb == 1)                                                 \
+        if (sa == 1 && sb == 1) {                                               \
             for (int64_t i = 0; i < n; i++) { float x = a[i], y = b[i]; o[i] = (expr); } \
-        else                                                                    \
+        } else if (sa == 1 && sb == 0) {                                        \
+            const float y = b[0];                                               \
+            for (int64_t i = 0; i < n; i++) { float x = a[i]; o[i] = (expr); }  \
+        } else if (sa == 0 && sb == 1) {                                        \
+            const float x = a[0];                                               \
+            for (int64_t i = 0; i < n; i++) { float y = b[i]; o[i] = (expr); }  \
+        } else {                                                                \
             for (int64_t i = 0; i < n; i++) {                                   \
                 float x = a[i * sa], y = b[i * sb];                             \
                 o[i] = (expr);                                                  \
             }                                                                   \
+        }                                                                       \
     } while (0)
 
-static void binary_row(binop op, float *o, const float *a, int64_t sa, const float *b,
+ELEMENTWISE_CLONES static void binary_row(binop op, float *o, const float *a, int64_t sa, const float *b,
                        int64_t sb, int64_t n) {
     switch (op) {
     case ADD: ROW(x + y); break;

@@ -5,6 +5,7 @@
  * is the same: grad_in = grad_out * f'(x).
  */
 #include <math.h>
+#include <stdbool.h>
 
 #include "internal.h"
 #include "tinyllm/kernels.h"
@@ -30,7 +31,27 @@ static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
     }
 #define MAP(expr) MAP_NOBREAK(expr) break
 
-static void forward(unop op, const float *in, float *out, int64_t n, float p, float q) {
+/* sigmoid(x), or x * sigmoid(x) for silu, over n <= LOGISTIC_BLOCK values
+ * (out, not in, holds e^-x between the passes): the three passes (negate,
+ * exp, divide) run over a block that stays in L1, so memory is read and
+ * written once. */
+enum { LOGISTIC_BLOCK = 1024 };
+
+ELEMENTWISE_CLONES static void logistic_block(bool times_x, const float *in, float *out,
+                                              int64_t n) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) out[i] = -in[i];
+    tl_exp_f32_n(out, out, n);
+    if (times_x) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = in[i] * (1.0f / (1.0f + out[i]));
+    } else {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = 1.0f / (1.0f + out[i]);
+    }
+}
+
+ELEMENTWISE_CLONES static void forward(unop op, const float *in, float *out, int64_t n, float p, float q) {
     switch (op) {
     case NEG: MAP(-x);
     case ADD_SCALAR: MAP(x + p);
@@ -44,16 +65,11 @@ static void forward(unop op, const float *in, float *out, int64_t n, float p, fl
     case TANH: MAP(tanhf(x));
     case ERF: MAP(erff(x));
     case SIGMOID:   /* 1 / (1 + e^-x), the exps eight at a time */
-        MAP_NOBREAK(-x);
-        tl_exp_f32_n(out, out, n);
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = 1.0f / (1.0f + out[i]);
-        break;
-    case SILU:
-        MAP_NOBREAK(-x);
-        tl_exp_f32_n(out, out, n);
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = in[i] * (1.0f / (1.0f + out[i]));
+    case SILU:      /* x / (1 + e^-x) */
+        for (int64_t b = 0; b < n; b += LOGISTIC_BLOCK) {
+            int64_t len = n - b < LOGISTIC_BLOCK ? n - b : LOGISTIC_BLOCK;
+            logistic_block(op == SILU, in + b, out + b, len);
+        }
         break;
     case RELU: MAP(x > 0.0f ? x : 0.0f);
     case GELU: MAP(0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)));
