@@ -6,8 +6,8 @@
  * a product under 64K weights runs on the calling thread; tl_parallel_chunks
  * below), and widen bf16 to f32 in registers. Each result element is
  * computed by one thread, so results do not depend on the thread count.
- * AVX2+FMA loops are chosen at run time (TINYLLM_SIMD=0 forces the portable
- * ones).
+ * AVX-512 or AVX2+FMA loops are chosen at run time by the CPU
+ * (TINYLLM_SIMD=avx2 stops at AVX2, TINYLLM_SIMD=0 forces the portable ones).
  *
  * Arrays are the caller's; nothing is allocated but the BF16 GEMM scratch. Bad
  * arguments write nothing and set an error (tensor.h): "<kernel>: NULL W for a

@@ -17,14 +17,15 @@
  *
  * Vector instructions. We build without -march=native so one binary runs on
  * any x86-64 (other CPUs get the portable loops). The dot products exist
- * twice: an AVX2+FMA version written with intrinsics (compiled for those
- * instructions by a target attribute) and a portable version gcc vectorises
- * itself (`omp simd`, SSE2 on x86-64). The choice is made at run time with
+ * up to three times: AVX-512 (the GEMVs' rows) and AVX2+FMA versions
+ * written with intrinsics (compiled for those instructions by target
+ * attributes) and a portable version gcc vectorises itself (`omp simd`,
+ * SSE2 on x86-64). The choice is made at run time with
  * __builtin_cpu_supports. Why not target_clones on the portable loop: in ISO
  * C mode (-std=c11) gcc does not fuse a*b+c into FMA, and its vectorised
  * reduction keeps one accumulator, whose add latency caps a core below what
- * the memory bus can deliver. TINYLLM_SIMD=0 forces the portable version
- * (the tests check both).
+ * the memory bus can deliver. TINYLLM_SIMD=avx2 stops at AVX2 and
+ * TINYLLM_SIMD=0 forces the portable version (the tests check all three).
  *
  * Summation order. Each row's sum is blocked (lanes, then accumulators), so
  * it differs from a left-to-right float sum by rounding only; it does not
