@@ -899,8 +899,9 @@ void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t
     gemm_run(&j);
 }
 
-/* A's parts for the AMX tiles, packed by the calling thread for every
- * block's product (at most AMX_SLAB_BYTES, kept for its next product). */
+/* A's parts for the AMX tiles, the calling thread's (at most AMX_SLAB_BYTES,
+ * kept for its next product): the pool's threads pack it, then every block's
+ * product reads it. */
 static _Thread_local uint16_t *amx_packed;
 static _Thread_local size_t amx_packed_elements;
 
@@ -932,7 +933,8 @@ static void amx_pack_chunk(void *ctx, int64_t block) {
 static bool gemm_bf16_amx(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                           int64_t K) {
     if (M < AMX_MIN_ROWS || K % 32 != 0 || N < 16 || !tl_amx_ready()) return false;
-    int64_t slab = (int64_t)(AMX_SLAB_BYTES / ((size_t)K * 3 * sizeof(uint16_t))) / 32 * 32;
+    size_t row_bytes = tl_amx_packed_elements(32, K) / 32 * sizeof(uint16_t);   /* a row, split */
+    int64_t slab = (int64_t)(AMX_SLAB_BYTES / row_bytes) / 32 * 32;
     if (slab < 32) slab = 32;
     if (slab > M) slab = M;
     uint16_t *packed = amx_scratch(tl_amx_packed_elements(slab, K));
