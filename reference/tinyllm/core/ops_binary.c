@@ -80,8 +80,8 @@ typedef enum { ADD, SUB, MUL, DIV, MIN, MAX, PICK_MIN, PICK_MAX } binop;
         }                                                                       \
     } while (0)
 
-ELEMENTWISE_CLONES static void binary_row(binop op, float *o, const float *a, int64_t sa, const float *b,
-                       int64_t sb, int64_t n) {
+ELEMENTWISE_CLONES static void binary_row(binop op, float *o, const float *a, int64_t sa,
+                                          const float *b, int64_t sb, int64_t n) {
     switch (op) {
     case ADD: ROW(x + y); break;
     case SUB: ROW(x - y); break;

@@ -51,7 +51,8 @@ ELEMENTWISE_CLONES static void logistic_block(bool times_x, const float *in, flo
     }
 }
 
-ELEMENTWISE_CLONES static void forward(unop op, const float *in, float *out, int64_t n, float p, float q) {
+ELEMENTWISE_CLONES static void forward(unop op, const float *in, float *out, int64_t n, float p,
+                                       float q) {
     switch (op) {
     case NEG: MAP(-x);
     case ADD_SCALAR: MAP(x + p);
