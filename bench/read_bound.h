@@ -1,8 +1,8 @@
 /* read_bound.h: the bound of a memory-bound step: the time to read a set of
  * arrays once, on a given number of threads, as the kernels read weights
- * (pieces handed out through tl_parallel_chunks, long streams of 32-byte
- * loads with prefetch, integer adds so that no byte pattern costs more than
- * its load). */
+ * (pieces handed out through tl_parallel_chunks, long streams, integer adds
+ * so that no byte pattern costs more than its load), by the fastest of the
+ * CPU's read loops (chosen on the first call at each thread count). */
 #ifndef TINYLLM_BENCH_READ_BOUND_H
 #define TINYLLM_BENCH_READ_BOUND_H
 
