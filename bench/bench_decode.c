@@ -52,10 +52,7 @@
 #include "tinyllm/ops.h"
 #include "tinyllm/safetensors.h"
 #include "tinyllm/tensor.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "read_bound.h"
 
 enum { LAYERS = 30, HIDDEN = 576, HEADS = 9, KV_HEADS = 3, HEAD_DIM = 64, FFN = 1536,
        VOCAB = 49152, PROMPT = 128, NEW_TOKENS = 64, REPS = 5, LONG_RUN = 2000,
@@ -316,75 +313,7 @@ static int64_t forward(model *m, const int64_t *ids, int64_t T, int64_t pos, dou
 
 /* ---- the bound: reading the weights' own bytes ---------------------------- */
 
-typedef struct {
-    const char *data;
-    size_t bytes;
-} region;
-
-static uint64_t read_slice_portable(const char *data, size_t begin, size_t end) {
-    const uint64_t *p = (const uint64_t *)data;
-    uint64_t total = 0;
-    for (size_t i = begin * 4; i < end * 4; i++) total += p[i];
-    return total;
-}
-
-#if defined(__x86_64__)
-/* 32-byte words [begin, end): four adds in flight and the kernels' prefetch
- * distance (kernels.c), so the loop is limited by loads alone. */
-__attribute__((target("avx2"))) static uint64_t read_slice_avx2(const char *data, size_t begin,
-                                                                size_t end) {
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    const __m256i *p = (const __m256i *)data;
-    size_t i = begin;
-    for (; i + 4 <= end; i += 4) {
-        _mm_prefetch((const char *)(p + i) + 8192, _MM_HINT_T0);
-        _mm_prefetch((const char *)(p + i) + 8192 + 64, _MM_HINT_T0);
-        a0 = _mm256_add_epi32(a0, _mm256_loadu_si256(p + i));
-        a1 = _mm256_add_epi32(a1, _mm256_loadu_si256(p + i + 1));
-        a2 = _mm256_add_epi32(a2, _mm256_loadu_si256(p + i + 2));
-        a3 = _mm256_add_epi32(a3, _mm256_loadu_si256(p + i + 3));
-    }
-    for (; i < end; i++) a0 = _mm256_add_epi32(a0, _mm256_loadu_si256(p + i));
-    a0 = _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
-    uint64_t lanes[4];
-    _mm256_storeu_si256((__m256i *)lanes, a0);
-    return lanes[0] + lanes[1] + lanes[2] + lanes[3];
-}
-#endif
-
-/* The bound reads the weights the way the kernels share them: cut into
- * pieces that the threads take one by one (tl_parallel_chunks), each a long
- * stream; integer adds, so no byte pattern (a bf16 pair read as f32 may be a
- * denormal) costs more than a load. */
-enum { PIECE_BYTES = 256 << 10, MAX_PIECES = 8192 };
-
-typedef struct {
-    region piece[MAX_PIECES];
-    uint64_t sum[MAX_PIECES];
-    int n;
-} read_job;
-
-static void read_piece(void *ctx, int64_t k) {
-    read_job *j = ctx;
-    uint64_t (*slice)(const char *, size_t, size_t) = read_slice_portable;
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2")) slice = read_slice_avx2;
-#endif
-    j->sum[k] = slice(j->piece[k].data, 0, j->piece[k].bytes / 32);
-}
-
-static uint64_t read_regions(const region *r, int n, int threads) {
-    static read_job j;
-    j.n = 0;
-    for (int k = 0; k < n; k++)
-        for (size_t at = 0; at < r[k].bytes && j.n < MAX_PIECES; at += PIECE_BYTES)
-            j.piece[j.n++] = (region){r[k].data + at, r[k].bytes - at < PIECE_BYTES
-                                                          ? r[k].bytes - at : PIECE_BYTES};
-    tl_parallel_chunks(threads, j.n, read_piece, &j);
-    uint64_t total = 0;
-    for (int k = 0; k < j.n; k++) total += j.sum[k];
-    return total;
-}
+typedef read_region region;
 
 static volatile uint64_t sink;
 
@@ -498,8 +427,9 @@ static timings run_config(model *m, const char *dtype_name, int threads) {
     t.gemm = median(gemm_abs, REPS);
 
     double gbs = (double)m->weight_bytes / t.bound * 1e-9;
-    printf("  %s, %d thread%s: bound %.2f GB/s (%.1f MB read in %.2f ms)\n", dtype_name, threads,
-           threads > 1 ? "s" : "", gbs, (double)m->weight_bytes * 1e-6, t.bound * 1e3);
+    printf("  %s, %d thread%s: bound %.2f GB/s (%.1f MB read in %.2f ms; %s)\n", dtype_name,
+           threads, threads > 1 ? "s" : "", gbs, (double)m->weight_bytes * 1e-6, t.bound * 1e3,
+           read_loop_name(threads));
     printf("    decode  %7.2f ms/token  %7.1f tok/s   decode_vs_bound %.3f  (layers %.3f, head "
            "%.3f)\n", t.step * 1e3, 1.0 / t.step, vs_bound, vs_layers, vs_head);
     printf("    prefill %7.1f ms / %d tokens  %7.1f tok/s  prefill_vs_gemm %.3f  (bare GEMMs "

@@ -179,7 +179,8 @@ typedef struct {
 } config_runs;
 
 /* One run (rep < 0: the warm-up, not kept): the prefill, then each decode
- * step followed by its bound, then the bare GEMMs. */
+ * step followed by its bound; the bare GEMMs right after the prefill, as the
+ * machine's speed drifts over seconds on a shared host. */
 static void run_once(config_runs *c, int rep) {
     set_threads(c->threads);
     generator *g = c->g;
@@ -191,6 +192,7 @@ static void run_once(config_runs *c, int rep) {
     int64_t next;
     if (generator_feed(g, ids, PROMPT, &next) != 0) die("the prefill");
     double pre = generator_now() - t0;
+    double gemm = gemm_seconds(g, PROMPT);   /* next to the prefill: the same machine */
     double step[NEW_TOKENS], ratio[NEW_TOKENS], bound[NEW_TOKENS];
     for (int s = 0; s < NEW_TOKENS - 1; s++) {
         int64_t last = next;
@@ -203,7 +205,6 @@ static void run_once(config_runs *c, int rep) {
         bound[s] = s2 - s1;
         ratio[s] = bound[s] / step[s];
     }
-    double gemm = gemm_seconds(g, PROMPT);
     if (rep < 0) return;
     c->ratio_med[rep] = median(ratio, NEW_TOKENS - 1);
     c->step_med[rep] = median(step, NEW_TOKENS - 1);
@@ -231,8 +232,9 @@ static void report_config(config_runs *c) {
     printf("  %s, %d thread%s, load average %.1f-%.1f over the runs\n"
            "    (tinyllm generate %s --ids <128 ids> -n %d --ignore-eos --threads %d)\n", dt,
            threads, threads > 1 ? "s" : "", lo, hi, c->dir, NEW_TOKENS, threads);
-    printf("    bound: %.1f MB of weights read in %.2f ms = %.2f GB/s\n",
-           (double)g->weight_bytes * 1e-6, bound * 1e3, (double)g->weight_bytes / bound * 1e-9);
+    printf("    bound: %.1f MB of weights read in %.2f ms = %.2f GB/s (%s)\n",
+           (double)g->weight_bytes * 1e-6, bound * 1e3, (double)g->weight_bytes / bound * 1e-9,
+           read_loop_name(threads));
     printf("    decode  %7.2f ms/token %8.1f tok/s   decode_%s_vs_bound %.3f\n", step * 1e3,
            decode_tok_s, dt, vs_bound);
     printf("    prefill %7.1f ms/%d tok %6.1f tok/s   prefill_vs_gemm %.3f (%.1f GFLOP/s; bare "

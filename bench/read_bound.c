@@ -100,22 +100,28 @@ static uint64_t run(read_job *j, int threads) {
     return total;
 }
 
+typedef struct {
+    sum_fn *sum;
+    const char *name;
+} read_loop;
+
 /* The loops this CPU has; the fastest over TRIALS reads of the job. */
-static sum_fn *fastest(read_job *j, int threads, uint64_t *sink) {
-    sum_fn *loops[3] = {sum_portable};
+static read_loop fastest(read_job *j, int threads, uint64_t *sink) {
+    read_loop loops[3] = {{sum_portable, "8-byte loads"}};
     int n = 1;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx2")) {
-        loops[0] = sum_avx2_prefetch;
-        loops[n++] = sum_avx2_plain;
+        loops[0] = (read_loop){sum_avx2_prefetch, "32-byte loads, prefetch 8 KB ahead"};
+        loops[n++] = (read_loop){sum_avx2_plain, "32-byte loads"};
     }
-    if (__builtin_cpu_supports("avx512f")) loops[n++] = sum_avx512;
+    if (__builtin_cpu_supports("avx512f"))
+        loops[n++] = (read_loop){sum_avx512, "64-byte loads"};
 #endif
-    sum_fn *best = loops[0];
+    read_loop best = loops[0];
     double best_time = 1e30;
     for (int trial = 0; trial < TRIALS; trial++)
         for (int i = 0; i < n; i++) {
-            j->sum_of = loops[i];
+            j->sum_of = loops[i].sum;
             double t0 = seconds();
             *sink += run(j, threads);
             double t = seconds() - t0;
@@ -124,18 +130,28 @@ static sum_fn *fastest(read_job *j, int threads, uint64_t *sink) {
     return best;
 }
 
+static read_loop chosen[MAX_THREADS + 1];
+
+static int slot_of(int threads) {
+    return threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+}
+
 uint64_t read_regions(const read_region *r, int n, int threads) {
     static read_job j;
-    static sum_fn *chosen[MAX_THREADS + 1];
     j.n = 0;
     for (int k = 0; k < n; k++)
         for (size_t at = 0; at < r[k].bytes && j.n < MAX_PIECES; at += PIECE_BYTES) {
             j.data[j.n] = (const char *)r[k].data + at;
             j.bytes[j.n++] = r[k].bytes - at < PIECE_BYTES ? r[k].bytes - at : PIECE_BYTES;
         }
-    int slot = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    int slot = slot_of(threads);
     uint64_t total = 0;
-    if (!chosen[slot]) chosen[slot] = fastest(&j, threads, &total);
-    j.sum_of = chosen[slot];
+    if (!chosen[slot].sum) chosen[slot] = fastest(&j, threads, &total);
+    j.sum_of = chosen[slot].sum;
     return total + run(&j, threads);
+}
+
+const char *read_loop_name(int threads) {
+    const char *name = chosen[slot_of(threads)].name;
+    return name ? name : "none chosen yet";
 }

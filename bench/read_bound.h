@@ -18,4 +18,7 @@ typedef struct {
  * of what was read (so that the reads are not optimised away). */
 uint64_t read_regions(const read_region *r, int n, int threads);
 
+/* The loop read_regions chose at this thread count, for the report. */
+const char *read_loop_name(int threads);
+
 #endif

@@ -30,7 +30,8 @@ $(MAKE_SMOLLM2): $(BUILD)/obj/bench/make_smollm2.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $< -o $@ $(LDFLAGS) $(CORE_LINK)
 
-$(BENCH_DECODE): $(BUILD)/obj/bench/bench_decode.o $(BUILD)/obj/tools/tinyllm/machine.o $(CORE_LIB)
+$(BENCH_DECODE): $(BUILD)/obj/bench/bench_decode.o $(BUILD)/obj/bench/read_bound.o \
+                 $(BUILD)/obj/tools/tinyllm/machine.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(filter %.o,$^) -o $@ $(LDFLAGS) $(CORE_LINK)
 
