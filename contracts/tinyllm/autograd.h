@@ -40,8 +40,9 @@ int tl_backward_with(tl_tensor *out, tl_tensor *grad_out);
 void tl_zero_grad(tl_tensor *t);
 
 /* While at least one no_grad is open (per thread), ops record nothing: the
- * inference mode (no node, no history kept alive). Pushes nest; a pop without a push changes nothing and sets an error
- * ("tl_no_grad_pop: no tl_no_grad_push is open"). */
+ * inference mode (no node, no history kept alive). Pushes nest; a pop without
+ * a push changes nothing and sets an error ("tl_no_grad_pop: no
+ * tl_no_grad_push is open"). */
 void tl_no_grad_push(void);
 void tl_no_grad_pop(void);
 bool tl_grad_enabled(void);    /* true when no no_grad is open */

@@ -64,7 +64,10 @@ START_TEST(my_sublayer_sees_unit_rms_rows)
     ck_assert_ptr_nonnull(seen);
     for (int i = 0; i < 3; i++) {
         double ms = 0;
-        for (int j = 0; j < 16; j++) ms += tl_item_at(seen, i * 16 + j) * tl_item_at(seen, i * 16 + j);
+        for (int j = 0; j < 16; j++) {
+            double v = tl_item_at(seen, i * 16 + j);
+            ms += v * v;
+        }
         ck_assert_msg(fabs(ms / 16 - 1.0) < 1e-4, "row %d: mean square %g, expected 1", i, ms / 16);
     }
     rmsnorm_free(&n);

@@ -28,7 +28,10 @@ static world *world_new(void) {
     world *w = calloc(1, sizeof *w);
     ck_assert_ptr_nonnull(w);
     unsigned x = 12345;
-    for (int i = 0; i < SIZE; i++) w->model[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
+    for (int i = 0; i < SIZE; i++) {
+        x = x * 1103515245u + 12345u;
+        w->model[i] = (unsigned char)(x >> 16);
+    }
     snprintf(w->root, sizeof w->root, "/tmp/my-hf-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(w->root));
     unsetenv("HF_TOKEN");

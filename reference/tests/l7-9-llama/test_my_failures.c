@@ -96,7 +96,8 @@ START_TEST(my_bad_names_never_reach_the_server)
     const char *bad_repos[] = {"../tiny", "org/../x", "a/b/c", "org--x/y", ""};
     for (int i = 0; i < 5; i++) {
         tl_clear_error();
-        ck_assert_ptr_null(hf_download(bad_repos[i], names, 1, w->root, "main", w->endpoint, NULL, 5));
+        ck_assert_ptr_null(
+            hf_download(bad_repos[i], names, 1, w->root, "main", w->endpoint, NULL, 5));
         ck_assert_msg(strstr(tl_error(), "repo id"), "%s", tl_error());
     }
     tl_clear_error();

@@ -84,7 +84,9 @@ typedef struct {
     size_t cap, count;
 } node_map;
 
-static size_t hash_ptr(const void *p) { return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull); }
+static size_t hash_ptr(const void *p) {
+    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull);
+}
 
 static int *map_find(const node_map *m, const tl_node *key) {
     for (size_t i = hash_ptr(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {

@@ -62,8 +62,10 @@ tl_tensor *tl_argmax(tl_tensor *t, int axis, bool keepdim) {
 static void sift_down(int64_t *heap, int64_t size, const float *row, int64_t at) {
     for (;;) {
         int64_t worst = at, l = 2 * at + 1, r = l + 1;
-        if (l < size && ranks_before(row[heap[worst]], heap[worst], row[heap[l]], heap[l])) worst = l;
-        if (r < size && ranks_before(row[heap[worst]], heap[worst], row[heap[r]], heap[r])) worst = r;
+        if (l < size && ranks_before(row[heap[worst]], heap[worst], row[heap[l]], heap[l]))
+            worst = l;
+        if (r < size && ranks_before(row[heap[worst]], heap[worst], row[heap[r]], heap[r]))
+            worst = r;
         if (worst == at) return;
         int64_t tmp = heap[at];
         heap[at] = heap[worst];

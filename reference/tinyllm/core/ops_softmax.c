@@ -140,7 +140,8 @@ static int softmax_backward(tl_node *node, tl_tensor *grad_out, tl_tensor **grad
         for (int64_t i = 0; i < inner; i++) {
             int64_t base = o * n * inner + i;
             double dot = 0;
-            for (int64_t j = 0; j < n; j++) dot += (double)gv[base + j * inner] * y[base + j * inner];
+            for (int64_t j = 0; j < n; j++)
+                dot += (double)gv[base + j * inner] * y[base + j * inner];
             for (int64_t j = 0; j < n; j++) {
                 int64_t k = base + j * inner;
                 d[k] = (float)(y[k] * (gv[k] - dot));

@@ -171,8 +171,12 @@ static tl_tensor *unary(const char *name, unop op, tl_tensor *t, double p, doubl
 }
 
 tl_tensor *tl_neg(tl_tensor *t) { return unary("neg", NEG, t, 0, 0); }
-tl_tensor *tl_add_scalar(tl_tensor *t, double s) { return unary("add_scalar", ADD_SCALAR, t, s, 0); }
-tl_tensor *tl_mul_scalar(tl_tensor *t, double s) { return unary("mul_scalar", MUL_SCALAR, t, s, 0); }
+tl_tensor *tl_add_scalar(tl_tensor *t, double s) {
+    return unary("add_scalar", ADD_SCALAR, t, s, 0);
+}
+tl_tensor *tl_mul_scalar(tl_tensor *t, double s) {
+    return unary("mul_scalar", MUL_SCALAR, t, s, 0);
+}
 tl_tensor *tl_square(tl_tensor *t) { return unary("square", SQUARE, t, 0, 0); }
 tl_tensor *tl_pow(tl_tensor *t, double exponent) { return unary("pow", POW, t, exponent, 0); }
 tl_tensor *tl_sqrt(tl_tensor *t) { return unary("sqrt", SQRT, t, 0, 0); }
@@ -191,6 +195,7 @@ tl_tensor *tl_sin(tl_tensor *t) { return unary("sin", SIN, t, 0, 0); }
 
 tl_tensor *tl_clamp(tl_tensor *t, double lo, double hi) {
     if (!tl_inputs_ok("clamp", 1, t)) return NULL;
-    if (!(lo <= hi)) return tl_fail("clamp: the bounds %g..%g are empty (lo must be <= hi)", lo, hi);
+    if (!(lo <= hi))
+        return tl_fail("clamp: the bounds %g..%g are empty (lo must be <= hi)", lo, hi);
     return unary("clamp", CLAMP, t, lo, hi);
 }

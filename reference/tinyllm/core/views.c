@@ -71,8 +71,9 @@ tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
     if (total != n || (infer >= 0 && known == 0)) {
         tl_tensor shown = { .ndim = ndim };
         memcpy(shown.shape, shape, sizeof(int64_t) * (size_t)ndim);
-        return tl_fail("reshape: cannot view %s (%lld elements) as %s", tl_shape_str(t, a, sizeof a),
-                       (long long)n, tl_shape_str(&shown, b, sizeof b));
+        return tl_fail("reshape: cannot view %s (%lld elements) as %s",
+                       tl_shape_str(t, a, sizeof a), (long long)n,
+                       tl_shape_str(&shown, b, sizeof b));
     }
     tl_tensor *src = tl_contiguous(t);   /* a copy only when strides forbid a view */
     tl_tensor *v = tl_view_of(src);
