@@ -256,7 +256,8 @@ static void fx_tree(const char *dir, char *out, size_t size) {
     size_t used = 0;
     out[0] = 0;
     for (int i = 0; i < fx_tree_n; i++) {
-        if (used < size) used += (size_t)snprintf(out + used, size - used, "%s\n", fx_tree_names[i]);
+        if (used < size)
+            used += (size_t)snprintf(out + used, size - used, "%s\n", fx_tree_names[i]);
         free(fx_tree_names[i]);
     }
 }

@@ -11,8 +11,10 @@ START_TEST(test_token_goes_to_the_hub_not_the_cdn)
 {
     hf_fx f;
     fx_init(&f);
-    ck_assert_int_eq(hub_add_file(f.h, "org/secret", "config.json", FX_CONFIG, strlen(FX_CONFIG)), 0);
-    ck_assert_int_eq(hub_add_file(f.h, "org/secret", "model.safetensors", f.model, f.model_size), 0);
+    ck_assert_int_eq(hub_add_file(f.h, "org/secret", "config.json", FX_CONFIG, strlen(FX_CONFIG)),
+                     0);
+    ck_assert_int_eq(hub_add_file(f.h, "org/secret", "model.safetensors", f.model, f.model_size),
+                     0);
     ck_assert_int_eq(hub_set_private(f.h, "org/secret", "hf_owner"), 0);
     fx_start(&f);
     setenv("HF_TOKEN", "hf_owner", 1);
@@ -47,9 +49,11 @@ START_TEST(test_hub_refusals_name_the_cause)
 {
     hf_fx f;
     fx_init(&f);
-    ck_assert_int_eq(hub_add_file(f.h, "org/secret", "config.json", FX_CONFIG, strlen(FX_CONFIG)), 0);
+    ck_assert_int_eq(hub_add_file(f.h, "org/secret", "config.json", FX_CONFIG, strlen(FX_CONFIG)),
+                     0);
     ck_assert_int_eq(hub_set_private(f.h, "org/secret", "hf_owner"), 0);
-    ck_assert_int_eq(hub_add_file(f.h, "org/gated", "config.json", FX_CONFIG, strlen(FX_CONFIG)), 0);
+    ck_assert_int_eq(hub_add_file(f.h, "org/gated", "config.json", FX_CONFIG, strlen(FX_CONFIG)),
+                     0);
     ck_assert_int_eq(hub_set_gated(f.h, "org/gated", "hf_approved"), 0);
     fx_start(&f);
     const char *names[] = {"config.json"};

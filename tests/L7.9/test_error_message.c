@@ -15,7 +15,8 @@ START_TEST(test_error_names_the_file_the_url_and_the_cause)
     ck_assert_msg(dir == NULL, "a file the repository does not have was downloaded");
     char url[256];
     snprintf(url, sizeof url, "%s/org/tiny/resolve/main/weights/missing.bin", f.endpoint);
-    ck_assert_msg(strstr(e, "weights/missing.bin") != NULL, "the error should name the file: %s", e);
+    ck_assert_msg(strstr(e, "weights/missing.bin") != NULL, "the error should name the file: %s",
+                  e);
     ck_assert_msg(strstr(e, url) != NULL, "the error should give the URL %s: %s", url, e);
     ck_assert_msg(strstr(e, "404") != NULL, "the error should give the cause (404): %s", e);
     fx_end(&f);

@@ -28,8 +28,9 @@ START_TEST(test_hand_example_layout_and_redirect)
     ck_assert(fx_holds(fx_path(&f, "org--tiny/abc123/model.safetensors"), f.model, f.model_size));
     char tree[1024];
     fx_tree(f.cache, tree, sizeof tree);
-    ck_assert_msg(!strcmp(tree, "org--tiny/abc123/config.json\norg--tiny/abc123/model.safetensors\n"),
-                  "the cache should hold the two files and nothing else (no .part):\n%s", tree);
+    ck_assert_msg(
+        !strcmp(tree, "org--tiny/abc123/config.json\norg--tiny/abc123/model.safetensors\n"),
+        "the cache should hold the two files and nothing else (no .part):\n%s", tree);
 
     /* the URLs: both files asked of the Hub at the revision; the model's
      * bytes came from the CDN, the redirect's target */
@@ -91,14 +92,16 @@ START_TEST(test_subfolders_small_redirects_and_empty_files)
     hf_fx f;
     fx_init(&f);
     const char *nested = "{\"merges\": []}\n";
-    ck_assert_int_eq(hub_add_file(f.h, FX_REPO, "tokenizer/tokenizer.json", nested, strlen(nested)), 0);
+    ck_assert_int_eq(hub_add_file(f.h, FX_REPO, "tokenizer/tokenizer.json", nested, strlen(nested)),
+                     0);
     ck_assert_int_eq(hub_add_file(f.h, FX_REPO, "empty.txt", "", 0), 0);
     hub_set_small_redirect(f.h, true);
     fx_start(&f);
     const char *names[] = {"tokenizer/tokenizer.json", "empty.txt", "config.json"};
     char *dir = fx_download(&f, "main", names, 3, NULL);
     ck_assert_msg(dir != NULL, "hf_download failed: %s\nrequests:%s", tl_error(), fx_log_text(&f));
-    ck_assert(fx_holds(fx_path(&f, "org--tiny/main/tokenizer/tokenizer.json"), nested, strlen(nested)));
+    ck_assert(
+        fx_holds(fx_path(&f, "org--tiny/main/tokenizer/tokenizer.json"), nested, strlen(nested)));
     ck_assert_int_eq(fx_size(fx_path(&f, "org--tiny/main/empty.txt")), 0);
     ck_assert(fx_holds(fx_path(&f, "org--tiny/main/config.json"), FX_CONFIG, strlen(FX_CONFIG)));
     ck_assert_msg(fx_count(&f, NULL, HUB_HOST_HUB, NULL) > 0 &&

@@ -599,7 +599,8 @@ START_TEST(test_headers_trickled_byte_by_byte_time_out)
     fx_init(&f);
     raw_server s;
     raw_start(&s);
-    route_lfs_redirect(&s, "X-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+    route_lfs_redirect(
+        &s, "X-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
     raw_trickle(&s, 150);            /* the whole 302 would take about 40 s */
     route_cdn_bytes(&s);
     const char *names[] = {"model.bin"};

@@ -23,7 +23,8 @@ START_TEST(test_server_that_ignores_ranges)
     fx_start(&f);
     hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_CLOSE_AFTER, .n = 50000,
                                     .on = HUB_HOST_CDN, .times = 1});
-    int ignore = hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_IGNORE_RANGE, .on = HUB_HOST_CDN});
+    int ignore =
+        hub_add_fault(f.h, &(hub_fault){.kind = HUB_FAULT_IGNORE_RANGE, .on = HUB_HOST_CDN});
     char *dir = fx_download(&f, "main", names, 1, NULL);
     ck_assert_msg(dir != NULL, "a 200 to a range request should restart the file: %s\nrequests:%s",
                   tl_error(), fx_log_text(&f));

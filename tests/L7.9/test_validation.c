@@ -5,9 +5,23 @@
 #include "hf_fixture.h"
 
 static const char *const BAD_REPO_IDS[] = {
-    "", "org/", "/tiny", "org//tiny", "a/b/c", "../tiny", "org/..", "org/a..b", "org--x/tiny",
-    "org/tiny.git", "org/-tiny", "org/tiny-", ".org/tiny", "org/ti ny", "org/ti\nny",
-    "org\\tiny", "org/tin%2fy",
+    "",
+    "org/",
+    "/tiny",
+    "org//tiny",
+    "a/b/c",
+    "../tiny",
+    "org/..",
+    "org/a..b",
+    "org--x/tiny",
+    "org/tiny.git",
+    "org/-tiny",
+    "org/tiny-",
+    ".org/tiny",
+    "org/ti ny",
+    "org/ti\nny",
+    "org\\tiny",
+    "org/tin%2fy",
     "org/a23456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456z",
 };
 static const char *const BAD_FILENAMES[] = {
@@ -196,13 +210,13 @@ START_TEST(test_percent_encoding_of_revisions_and_filenames)
     const char *names[] = {"config.json", odd, "model.safetensors"};
     char *dir = fx_download(&f, "refs/pr/1", names, 3, NULL);
     ck_assert_msg(dir != NULL, "hf_download failed: %s\nrequests:%s", tl_error(), fx_log_text(&f));
-    ck_assert_msg(fx_count(&f, "GET", HUB_HOST_HUB, "/org/tiny/resolve/refs%2Fpr%2F1/config.json") == 1,
-                  "expected /org/tiny/resolve/refs%%2Fpr%%2F1/config.json; requests:%s",
-                  fx_log_text(&f));
-    ck_assert_msg(fx_count(&f, "GET", HUB_HOST_HUB,
-                           "/org/tiny/resolve/refs%2Fpr%2F1/weights/my%20file%20%C3%BC%2B%23%3F.txt") == 1,
-                  "expected weights/my%%20file%%20%%C3%%BC%%2B%%23%%3F.txt; requests:%s",
-                  fx_log_text(&f));
+    ck_assert_msg(
+        fx_count(&f, "GET", HUB_HOST_HUB, "/org/tiny/resolve/refs%2Fpr%2F1/config.json") == 1,
+        "expected /org/tiny/resolve/refs%%2Fpr%%2F1/config.json; requests:%s", fx_log_text(&f));
+    ck_assert_msg(
+        fx_count(&f, "GET", HUB_HOST_HUB,
+                 "/org/tiny/resolve/refs%2Fpr%2F1/weights/my%20file%20%C3%BC%2B%23%3F.txt") == 1,
+        "expected weights/my%%20file%%20%%C3%%BC%%2B%%23%%3F.txt; requests:%s", fx_log_text(&f));
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, odd);
     ck_assert_msg(fx_holds(path, "odd", 3), "%s is missing", path);

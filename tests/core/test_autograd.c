@@ -39,7 +39,8 @@ START_TEST(no_grad_records_nothing)
     tl_assert_ok(y);
     tl_clear_error();
     ck_assert_int_eq(tl_backward(tl_sum_all(y)), -1);
-    ck_assert_ptr_nonnull(strstr(tl_error(), "does not depend on any tensor that requires a gradient"));
+    ck_assert_ptr_nonnull(
+        strstr(tl_error(), "does not depend on any tensor that requires a gradient"));
     tl_clear_error();
 }
 END_TEST
@@ -109,7 +110,8 @@ START_TEST(backward_with_takes_an_upstream_gradient)
     ck_assert(tl_item_at(x->grad, 0) == 3 && tl_item_at(x->grad, 1) == -3);
     tl_clear_error();
     ck_assert_int_eq(tl_backward_with(y, tl_ones(TL_F32, TL_SHAPE(3))), -1);
-    ck_assert_ptr_nonnull(strstr(tl_error(), "upstream gradient [3] does not match the output [2]"));
+    ck_assert_ptr_nonnull(
+        strstr(tl_error(), "upstream gradient [3] does not match the output [2]"));
     tl_clear_error();
 }
 END_TEST
@@ -137,7 +139,8 @@ END_TEST
 
 START_TEST(requires_grad_is_for_float_leaves)
 {
-    tl_assert_error(tl_requires_grad(tl_arange(0, 3), true), "only F32 and BF16 tensors have gradients");
+    tl_assert_error(tl_requires_grad(tl_arange(0, 3), true),
+                    "only F32 and BF16 tensors have gradients");
     tl_tensor *x = leaf((float[]){ 1 }, TL_SHAPE(1));
     tl_assert_error(tl_requires_grad(tl_exp(x), false), "was made by exp");
     ck_assert_ptr_eq(tl_requires_grad(x, false), x);

@@ -35,7 +35,9 @@ static void assert_same_values(const tl_tensor *a, const tl_tensor *b) {
     ck_assert(memcmp(tl_data(a), tl_data(b), (size_t)tl_numel(a) * tl_dtype_size(a->dtype)) == 0);
 }
 
-static void write_text(const char *path, const char *text) { write_bytes(path, text, strlen(text)); }
+static void write_text(const char *path, const char *text) {
+    write_bytes(path, text, strlen(text));
+}
 
 /* A one-tensor shard file named name in dir. */
 static void write_shard(const char *dir, const char *name, const char *tensor) {
@@ -118,7 +120,8 @@ START_TEST(test_sharded_save_that_fits_writes_one_file)
     tl_checkpoint *c = tl_checkpoint_load(in_dir(d, "model.safetensors"), TL_BF16);
     tl_assert_ok(c);
     ck_assert_int_eq(c->dict.count, 5);
-    for (int i = 0; i < c->dict.count; i++) ck_assert_int_eq(c->dict.items[i].tensor->dtype, TL_BF16);
+    for (int i = 0; i < c->dict.count; i++)
+        ck_assert_int_eq(c->dict.items[i].tensor->dtype, TL_BF16);
     /* 3099 needs 12 significant bits; bf16 keeps 8: round to nearest, 3104 */
     ck_assert(tl_item_at(tl_checkpoint_get(c, "model.big"), 99) == 3104.0);
     ck_assert(tl_item_at(tl_checkpoint_get(c, "model.big"), 8) == 3008.0);
@@ -270,7 +273,8 @@ START_TEST(test_index_json_errors)
                         "weight_map[\"a\"] must be the name of a shard file in the index's folder");
     write_text(index, "{\"weight_map\":{\"a\":3}}");
     assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "weight_map[\"a\"] must be the name");
-    write_text(index, "{\"weight_map\":{\"a\":\"s1.safetensors\"},\"metadata\":{\"total_size\":-1}}");
+    write_text(index,
+               "{\"weight_map\":{\"a\":\"s1.safetensors\"},\"metadata\":{\"total_size\":-1}}");
     assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
                         "metadata.total_size is not a non-negative integer");
     write_text(index, "{\"weight_map\":{\"a\":\"s1.safetensors\"");
@@ -295,8 +299,9 @@ START_TEST(test_index_structure_errors_say_what_is_wrong)
     assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
                         "is an array, not a JSON object (is it a safetensors index?)");
     write_text(index, "{\"weight_map\":[\"s1.safetensors\"]}");
-    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
-                        "\"weight_map\" is an array, not an object mapping tensor names to shard files");
+    assert_fails_naming(
+        tl_checkpoint_load(d, TL_F32), index,
+        "\"weight_map\" is an array, not an object mapping tensor names to shard files");
     write_text(index, "{\"weight_map\":{}}");
     assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
                         "\"weight_map\" is empty, so the index lists no tensor");
@@ -304,7 +309,8 @@ START_TEST(test_index_structure_errors_say_what_is_wrong)
     assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
                         "key \"k\" appears twice in \"metadata\"");
     write_text(index, "{\"metadata\":[],\"weight_map\":{\"a\":\"s1.safetensors\"}}");
-    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index, "\"metadata\" is an array, not an object");
+    assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
+                        "\"metadata\" is an array, not an object");
     write_text(index, "{\"weight_map\":{\"a\":\"/etc/passwd\"}}");
     assert_fails_naming(tl_checkpoint_load(d, TL_F32), index,
                         "weight_map[\"a\"] must be the name of a shard file in the index's folder "
@@ -361,7 +367,8 @@ START_TEST(test_index_follows_links_into_the_hf_cache_blobs)
     ck_assert_int_eq(mkdir(snap, 0700), 0);
     write_shard(blobs, "1111", "a");
     write_text(in_dir(blobs, "2222"), INDEX("\"a\":\"model-00001-of-00001.safetensors\""));
-    ck_assert_int_eq(symlink("../../blobs/1111", in_dir(snap, "model-00001-of-00001.safetensors")), 0);
+    ck_assert_int_eq(symlink("../../blobs/1111", in_dir(snap, "model-00001-of-00001.safetensors")),
+                     0);
     ck_assert_int_eq(symlink("../../blobs/2222", in_dir(snap, "model.safetensors.index.json")), 0);
     tl_checkpoint *c = tl_checkpoint_load(snap, TL_F32);
     tl_assert_ok(c);

@@ -144,7 +144,8 @@ END_TEST
 
 START_TEST(integer_input_to_arithmetic_is_an_error)
 {
-    tl_assert_error(tl_exp(tl_arange(0, 3)), "exp: tensor [3] is I64; arithmetic needs F32 or BF16");
+    tl_assert_error(tl_exp(tl_arange(0, 3)),
+                    "exp: tensor [3] is I64; arithmetic needs F32 or BF16");
     tl_assert_error(tl_where(tl_ones(TL_F32, TL_SHAPE(1)), tl_scalar(1), tl_scalar(2)),
                     "where: mask [1] is F32; it must be BOOL");
 }

@@ -128,7 +128,8 @@ START_TEST(nn_lookups_follow_dotted_paths)
     ck_assert_str_eq(tl_module_type(tl_module_child(m, "layers.1.mlp.up")), "Linear");
     ck_assert_ptr_eq(tl_module_param(m, "layers.1.mlp.up.weight"),
                      tl_module_param(tl_module_child(m, "layers.1.mlp.up"), "weight"));
-    tl_assert_error(tl_module_param(m, "layers.1.mlp.up.bias"), "no parameter 'layers.1.mlp.up.bias'");
+    tl_assert_error(tl_module_param(m, "layers.1.mlp.up.bias"),
+                    "no parameter 'layers.1.mlp.up.bias'");
     tl_assert_error(tl_module_param(m, "layers.7.norm"), "no parameter");
     tl_assert_error(tl_module_child(m, "layers.2"), "no child 'layers.2'");
     tl_module_free(m);
@@ -146,7 +147,8 @@ START_TEST(nn_module_list_names_children_by_index)
     ck_assert_ptr_eq(tl_module_list_at(list, 0), a);
     ck_assert_ptr_eq(tl_module_list_at(list, 1), b);
     ck_assert_ptr_eq(tl_module_child(list, "1"), b);
-    tl_assert_error(tl_module_list_at(list, 2), "index 2 out of range for a ModuleList of length 2");
+    tl_assert_error(tl_module_list_at(list, 2),
+                    "index 2 out of range for a ModuleList of length 2");
     tl_assert_error(tl_module_list_at(list, -1), "index -1 out of range");
     tl_assert_error(tl_module_list_at(a, 0), "expected a ModuleList, got Linear");
     tl_module_free(list);
@@ -237,7 +239,8 @@ START_TEST(nn_shape_mismatch_names_the_key_and_both_shapes)
     assert_load_fails(m, &sd, true, expected);
     assert_load_fails(m, &sd, false, expected);   /* lenient loads refuse it too */
     items[0].tensor = tl_from_i64((const int64_t[]){1, 2, 3, 4, 5, 6, 7, 8}, TL_SHAPE(1, 8));
-    assert_load_fails(m, &sd, false, "q.weight is I64 in the checkpoint; a parameter needs a float dtype");
+    assert_load_fails(m, &sd, false,
+                      "q.weight is I64 in the checkpoint; a parameter needs a float dtype");
     tl_scope_pop();
     tl_module_free(m);
 }
@@ -291,7 +294,8 @@ START_TEST(nn_state_dict_round_trips_into_a_twin)
     ck_assert_int_eq(tl_module_load_state_dict(b, &sd, true), 0);
     ck_assert_int_eq(tl_module_load_state_dict(a, &sd, true), 0);
     tl_state_dict sb = tl_module_state_dict(b);
-    for (int i = 0; i < sd.count; i++) tl_assert_close(sb.items[i].tensor, sd.items[i].tensor, 0, 0);
+    for (int i = 0; i < sd.count; i++)
+        tl_assert_close(sb.items[i].tensor, sd.items[i].tensor, 0, 0);
     tl_state_dict_free(&sb);
     tl_state_dict_free(&sd);
     tl_module_free(a);

@@ -106,7 +106,7 @@ START_TEST(strided_and_bf16_inputs_are_read_in_place)
     tl_tensor *s = tl_add(h, vec(TL_SHAPE(2), (float[]){ 1, 1 }));
     ck_assert_int_eq(s->dtype, TL_F32);   /* BF16 widens; results are F32 */
     assert_values(s, (float[]){ 2.5f, -2 }, 2);
-    assert_values(tl_add(tl_narrow(m, 1, 1, 2), tl_narrow(m, 1, 0, 2)), (float[]){ 3, 5, 9, 11 }, 4);
+    assert_values(tl_add(tl_narrow(m, 1, 1, 2), tl_narrow(m, 1, 0, 2)), (float[]){3, 5, 9, 11}, 4);
 }
 END_TEST
 
@@ -126,7 +126,8 @@ START_TEST(where_selects_with_broadcast_condition)
     tl_tensor *cond = tl_cast(vec(TL_SHAPE(3), (float[]){ 1, 0, 1 }), TL_BOOL);
     tl_tensor *a = vec(TL_SHAPE(2, 3), (float[]){ 1, 2, 3, 4, 5, 6 });
     assert_values(tl_where(cond, a, tl_scalar(-1)), (float[]){ 1, -1, 3, 4, -1, 6 }, 6);
-    tl_assert_error(tl_where(cond, a, tl_ones(TL_F32, TL_SHAPE(2))), "where: shapes [2, 3] and [2]");
+    tl_assert_error(tl_where(cond, a, tl_ones(TL_F32, TL_SHAPE(2))),
+                    "where: shapes [2, 3] and [2]");
 }
 END_TEST
 

@@ -62,7 +62,8 @@ START_TEST(test_embedding_picks_rows_for_ids_of_any_shape)
                                    TL_SHAPE(2, 3, 2)),
                     0, 0);
     /* A rank-0 id gives one row [D]. */
-    tl_tensor *one = tl_embedding(w, tl_reshape(tl_from_i64((const int64_t[]){2}, TL_SHAPE(1)), 0, NULL));
+    tl_tensor *one =
+        tl_embedding(w, tl_reshape(tl_from_i64((const int64_t[]){2}, TL_SHAPE(1)), 0, NULL));
     tl_assert_ok(one);
     tl_assert_close(one, tl_from_f32((const float[]){20, 21}, TL_SHAPE(2)), 0, 0);
     tl_scope_pop();
@@ -95,8 +96,10 @@ START_TEST(test_embedding_out_of_range_id_names_id_position_and_v)
     tl_scope_push();
     tl_tensor *w = tl_zeros(TL_F32, TL_SHAPE(5, 3));
     tl_tensor *ids = tl_from_i64((const int64_t[]){0, 1, 2, 4, 7, 1}, TL_SHAPE(2, 3));
-    tl_assert_error(tl_embedding(w, ids), "id 7 at position [1, 1] of ids [2, 3] is out of range [0, V=5)");
-    tl_assert_error(tl_embedding(w, tl_from_i64((const int64_t[]){-1}, TL_SHAPE(1))), "id -1 at position [0]");
+    tl_assert_error(tl_embedding(w, ids),
+                    "id 7 at position [1, 1] of ids [2, 3] is out of range [0, V=5)");
+    tl_assert_error(tl_embedding(w, tl_from_i64((const int64_t[]){-1}, TL_SHAPE(1))),
+                    "id -1 at position [0]");
     tl_assert_error(tl_embedding(w, tl_zeros(TL_F32, TL_SHAPE(2))), "embedding");
     tl_assert_error(tl_embedding(tl_zeros(TL_F32, TL_SHAPE(5)), ids), "[V, D]");
     tl_assert_error(tl_embedding(NULL, ids), "embedding");
@@ -111,7 +114,8 @@ START_TEST(test_embedding_backward_scatter_adds_repeated_ids)
     tl_tensor *ids = tl_from_i64((const int64_t[]){1, 3, 1, 1}, TL_SHAPE(4));
     ck_assert_int_eq(tl_backward(tl_sum_all(tl_embedding(w, ids))), 0);
     /* Row 1 was read three times, row 3 once, rows 0 and 2 never. */
-    tl_assert_close(w->grad, tl_from_f32((const float[]){0, 0, 3, 3, 0, 0, 1, 1}, TL_SHAPE(4, 2)), 0, 0);
+    tl_assert_close(w->grad, tl_from_f32((const float[]){0, 0, 3, 3, 0, 0, 1, 1}, TL_SHAPE(4, 2)),
+                    0, 0);
     tl_scope_pop();
 }
 END_TEST
@@ -135,13 +139,16 @@ START_TEST(test_gather_matches_torch_example_on_both_axes)
     tl_tensor *t = tl_from_f32((const float[]){1, 2, 3, 4}, TL_SHAPE(2, 2));
     tl_tensor *idx = tl_from_i64((const int64_t[]){0, 0, 1, 0}, TL_SHAPE(2, 2));
     /* torch.gather(torch.tensor([[1,2],[3,4]]), 1, torch.tensor([[0,0],[1,0]])) */
-    tl_assert_close(tl_gather(t, 1, idx), tl_from_f32((const float[]){1, 1, 4, 3}, TL_SHAPE(2, 2)), 0, 0);
+    tl_assert_close(tl_gather(t, 1, idx), tl_from_f32((const float[]){1, 1, 4, 3}, TL_SHAPE(2, 2)),
+                    0, 0);
     /* ... and along axis 0: out[i][j] = t[idx[i][j]][j]. */
-    tl_assert_close(tl_gather(t, 0, idx), tl_from_f32((const float[]){1, 2, 3, 2}, TL_SHAPE(2, 2)), 0, 0);
+    tl_assert_close(tl_gather(t, 0, idx), tl_from_f32((const float[]){1, 2, 3, 2}, TL_SHAPE(2, 2)),
+                    0, 0);
     /* A smaller index and a negative axis: [3, 4] gathered by [2, 1] on -1. */
     tl_tensor *t3 = tl_cast(tl_reshape(tl_arange(0, 12), TL_SHAPE(3, 4)), TL_F32);
     tl_tensor *small = tl_cast(tl_from_i64((const int64_t[]){3, 1}, TL_SHAPE(2, 1)), TL_I32);
-    tl_assert_close(tl_gather(t3, -1, small), tl_from_f32((const float[]){3, 5}, TL_SHAPE(2, 1)), 0, 0);
+    tl_assert_close(tl_gather(t3, -1, small), tl_from_f32((const float[]){3, 5}, TL_SHAPE(2, 1)), 0,
+                    0);
     tl_scope_pop();
 }
 END_TEST
@@ -193,7 +200,8 @@ START_TEST(test_concat_joins_along_each_axis)
     tl_assert_close(tl_concat((tl_tensor *[]){a, b}, 2, 1),
                     tl_from_f32((const float[]){1, 2, 5, 3, 4, 6}, TL_SHAPE(2, 3)), 0, 0);
     tl_assert_close(tl_concat((tl_tensor *[]){a, c, a}, 3, -2),
-                    tl_from_f32((const float[]){1, 2, 3, 4, 7, 8, 1, 2, 3, 4}, TL_SHAPE(5, 2)), 0, 0);
+                    tl_from_f32((const float[]){1, 2, 3, 4, 7, 8, 1, 2, 3, 4}, TL_SHAPE(5, 2)), 0,
+                    0);
     /* A transposed view joins by its values, not its storage order. */
     tl_assert_close(tl_concat((tl_tensor *[]){tl_transpose(a, 0, 1), b}, 2, 1),
                     tl_from_f32((const float[]){1, 3, 5, 2, 4, 6}, TL_SHAPE(2, 3)), 0, 0);
@@ -245,7 +253,8 @@ START_TEST(test_concat_errors_name_the_misfit)
     tl_tensor *b = tl_zeros(TL_F32, TL_SHAPE(3, 3));
     tl_assert_error(tl_concat((tl_tensor *[]){a, b}, 2, 1),
                     "tensor 1 [3, 3] does not fit tensor 0 [2, 3]");
-    tl_assert_error(tl_concat((tl_tensor *[]){a, tl_zeros(TL_F32, TL_SHAPE(6))}, 2, 0), "tensor 1 [6]");
+    tl_assert_error(tl_concat((tl_tensor *[]){a, tl_zeros(TL_F32, TL_SHAPE(6))}, 2, 0),
+                    "tensor 1 [6]");
     tl_assert_error(tl_concat((tl_tensor *[]){a, NULL}, 2, 0), "tensor 1 of 2 is NULL");
     tl_assert_error(tl_concat((tl_tensor *[]){a}, 0, 0), "at least one");
     tl_assert_error(tl_concat((tl_tensor *[]){a}, 1, 2), "axis 2 is out of range");

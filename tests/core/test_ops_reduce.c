@@ -76,7 +76,8 @@ END_TEST
 
 START_TEST(reduction_errors)
 {
-    tl_assert_error(tl_max(tl_zeros(TL_F32, TL_SHAPE(2, 0)), 1, false), "max: axis 1 of shape [2, 0] is empty");
+    tl_assert_error(tl_max(tl_zeros(TL_F32, TL_SHAPE(2, 0)), 1, false),
+                    "max: axis 1 of shape [2, 0] is empty");
     tl_assert_error(tl_mean(m23(), -3, false), "mean: axis -3 is out of range for shape [2, 3]");
     tl_assert_error(tl_sum_all(tl_arange(0, 4)), "sum_all: tensor [4] is I64");
 }

@@ -77,7 +77,8 @@ START_TEST(test_argmax_errors)
     tl_scope_push();
     tl_tensor *t = tl_zeros(TL_F32, TL_SHAPE(2, 3));
     tl_assert_error(tl_argmax(t, 2, false), "axis 2 is out of range for [2, 3]");
-    tl_assert_error(tl_argmax(tl_zeros(TL_F32, TL_SHAPE(2, 0)), 1, false), "axis 1 of [2, 0] is empty");
+    tl_assert_error(tl_argmax(tl_zeros(TL_F32, TL_SHAPE(2, 0)), 1, false),
+                    "axis 1 of [2, 0] is empty");
     tl_assert_error(tl_argmax(NULL, 0, false), "argmax");
     tl_scope_pop();
 }
@@ -173,7 +174,8 @@ START_TEST(test_topk_errors_leave_outputs_null)
     ck_assert_int_eq(tl_topk(t, 4, &values, &indices), -1);
     ck_assert_ptr_null(values);
     ck_assert_ptr_null(indices);
-    ck_assert_ptr_nonnull(strstr(tl_error(), "k=4 is out of range [1, 3] for the last axis of [2, 3]"));
+    ck_assert_ptr_nonnull(
+        strstr(tl_error(), "k=4 is out of range [1, 3] for the last axis of [2, 3]"));
     tl_clear_error();
     ck_assert_int_eq(tl_topk(t, 0, &values, &indices), -1);
     ck_assert_ptr_nonnull(strstr(tl_error(), "k=0"));

@@ -42,13 +42,15 @@ START_TEST(test_softmax_matches_pytorch_on_1_2_3)
     tl_scope_push();
     tl_tensor *x = tl_from_f32((const float[]){1, 2, 3}, TL_SHAPE(3));
     /* torch.softmax(torch.tensor([1., 2., 3.]), 0) */
-    tl_assert_close(tl_softmax(x, 0),
-                    tl_from_f32((const float[]){0.09003057f, 0.24472847f, 0.66524094f}, TL_SHAPE(3)),
-                    1e-6, 1e-7);
+    tl_assert_close(
+        tl_softmax(x, 0),
+        tl_from_f32((const float[]){0.09003057f, 0.24472847f, 0.66524094f}, TL_SHAPE(3)), 1e-6,
+        1e-7);
     /* torch.log_softmax(torch.tensor([1., 2., 3.]), 0) */
-    tl_assert_close(tl_log_softmax(x, 0),
-                    tl_from_f32((const float[]){-2.4076059f, -1.4076059f, -0.40760595f}, TL_SHAPE(3)),
-                    1e-6, 1e-6);
+    tl_assert_close(
+        tl_log_softmax(x, 0),
+        tl_from_f32((const float[]){-2.4076059f, -1.4076059f, -0.40760595f}, TL_SHAPE(3)), 1e-6,
+        1e-6);
     tl_scope_pop();
 }
 END_TEST
@@ -115,12 +117,14 @@ END_TEST
 START_TEST(test_softmax_large_logits_give_no_nan)
 {
     tl_scope_push();
-    tl_tensor *x = tl_from_f32((const float[]){1e4f, 1e4f - 1, 0, -1e4f, 1e4f, 1e4f}, TL_SHAPE(2, 3));
+    tl_tensor *x =
+        tl_from_f32((const float[]){1e4f, 1e4f - 1, 0, -1e4f, 1e4f, 1e4f}, TL_SHAPE(2, 3));
     tl_tensor *p = tl_softmax(x, -1), *lp = tl_log_softmax(x, -1);
     tl_assert_ok(p);
     tl_assert_ok(lp);
     for (int64_t i = 0; i < 6; i++) {
-        ck_assert_msg(isfinite(tl_item_at(p, i)), "softmax element %lld is not finite", (long long)i);
+        ck_assert_msg(isfinite(tl_item_at(p, i)), "softmax element %lld is not finite",
+                      (long long)i);
         ck_assert_msg(isfinite(tl_item_at(lp, i)), "log_softmax element %lld is not finite",
                       (long long)i);
     }
@@ -282,12 +286,15 @@ START_TEST(test_cross_entropy_errors_name_target_row_and_shapes)
 {
     tl_scope_push();
     tl_tensor *logits = tl_zeros(TL_F32, TL_SHAPE(3, 4));
-    tl_assert_error(tl_cross_entropy(logits, tl_from_i64((const int64_t[]){0, 4, 1}, TL_SHAPE(3)), -100),
-                    "target 4 at row 1 is out of range [0, C=4)");
-    tl_assert_error(tl_cross_entropy(logits, tl_from_i64((const int64_t[]){0, 1, -1}, TL_SHAPE(3)), -100),
-                    "target -1 at row 2");
-    tl_assert_error(tl_cross_entropy(logits, tl_from_i64((const int64_t[]){0, 1}, TL_SHAPE(2)), -100),
-                    "logits [3, 4] and targets [2]");
+    tl_assert_error(
+        tl_cross_entropy(logits, tl_from_i64((const int64_t[]){0, 4, 1}, TL_SHAPE(3)), -100),
+        "target 4 at row 1 is out of range [0, C=4)");
+    tl_assert_error(
+        tl_cross_entropy(logits, tl_from_i64((const int64_t[]){0, 1, -1}, TL_SHAPE(3)), -100),
+        "target -1 at row 2");
+    tl_assert_error(
+        tl_cross_entropy(logits, tl_from_i64((const int64_t[]){0, 1}, TL_SHAPE(2)), -100),
+        "logits [3, 4] and targets [2]");
     tl_assert_error(tl_cross_entropy(tl_zeros(TL_F32, TL_SHAPE(2, 3, 4)),
                                      tl_from_i64((const int64_t[]){0, 1}, TL_SHAPE(2)), -100),
                     "logits must be [N, C]");
@@ -310,7 +317,8 @@ END_TEST
 START_TEST(test_cross_entropy_grad_is_softmax_minus_onehot_over_count)
 {
     tl_scope_push();
-    tl_tensor *logits = tl_requires_grad(tl_from_f32((const float[]){0, 0, 1, 2}, TL_SHAPE(2, 2)), true);
+    tl_tensor *logits =
+        tl_requires_grad(tl_from_f32((const float[]){0, 0, 1, 2}, TL_SHAPE(2, 2)), true);
     tl_tensor *targets = tl_from_i64((const int64_t[]){0, 1}, TL_SHAPE(2));
     ck_assert_int_eq(tl_backward(tl_cross_entropy(logits, targets, -100)), 0);
     /* Row 0: ([.5, .5] - [1, 0]) / 2; row 1: (softmax([1, 2]) - [0, 1]) / 2. */

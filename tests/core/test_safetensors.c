@@ -104,7 +104,8 @@ START_TEST(test_reject_header_length_over_100mb)
     const char *p = in_dir(d, "huge.safetensors");
     unsigned char bytes[16] = {0x01, 0xE1, 0xF5, 0x05, 0, 0, 0, 0, '{', '}'};   /* 100000001 */
     write_bytes(p, bytes, sizeof bytes);
-    assert_fails_naming(tl_st_open(p), p, "header length 100000001 is over the 100000000-byte limit");
+    assert_fails_naming(tl_st_open(p), p,
+                        "header length 100000001 is over the 100000000-byte limit");
     memset(bytes, 0xFF, 8);   /* 2^64 - 1 must not wrap around any sum */
     write_bytes(p, bytes, sizeof bytes);
     assert_fails_naming(tl_st_open(p), p, "over the 100000000-byte limit");
@@ -118,7 +119,8 @@ START_TEST(test_reject_header_longer_than_the_file)
     const char *p = in_dir(d, "cut.safetensors");
     unsigned char bytes[12] = {100, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' '};
     write_bytes(p, bytes, sizeof bytes);
-    assert_fails_naming(tl_st_open(p), p, "header length 100 runs past the end of the file (12 bytes)");
+    assert_fails_naming(tl_st_open(p), p,
+                        "header length 100 runs past the end of the file (12 bytes)");
     remove_tree(d);
 }
 END_TEST
@@ -216,7 +218,8 @@ START_TEST(test_reject_nul_byte_in_header)
     const char *p = in_dir(d, "nul.safetensors");
     unsigned char bytes[16] = {8, 0, 0, 0, 0, 0, 0, 0, '{', '}', 0, 'x', 'x', ' ', ' ', ' '};
     write_bytes(p, bytes, sizeof bytes);
-    assert_fails_naming(tl_st_open(p), p, "a control byte outside any string (byte 0x00 at header offset 2)");
+    assert_fails_naming(tl_st_open(p), p,
+                        "a control byte outside any string (byte 0x00 at header offset 2)");
     remove_tree(d);
 }
 END_TEST
@@ -389,7 +392,8 @@ END_TEST
 
 START_TEST(test_reject_byte_count_not_numel_times_size)
 {
-    assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]}}", 20,
+    assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]}}",
+                           20,
                            "tensor \"w\": data_offsets [0, 20] hold 20 bytes but F32 of this "
                            "shape needs 24 (numel 6 x 4 bytes)");
     assert_header_rejected("{\"w\":{\"dtype\":\"BF16\",\"shape\":[3],\"data_offsets\":[0,12]}}", 12,
@@ -460,8 +464,8 @@ START_TEST(test_error_names_are_escaped_and_cut)
     memset(name, 'n', sizeof name - 1);
     name[sizeof name - 1] = '\0';
     name[0] = '\x7f';
-    snprintf(header, sizeof header, "{\"%s\":{\"dtype\":\"X\",\"shape\":[],\"data_offsets\":[0,0]}}",
-             name);
+    snprintf(header, sizeof header,
+             "{\"%s\":{\"dtype\":\"X\",\"shape\":[],\"data_offsets\":[0,0]}}", name);
     assert_header_rejected(header, 0, "tensor \"\\x7fnnnn");
     char *d = temp_dir();
     const char *p = in_dir(d, "long.safetensors");
@@ -772,7 +776,8 @@ END_TEST
 START_TEST(test_writer_skips_shared_slots)
 {
     tl_tensor *w = tl_tensor_new_owned(TL_F32, TL_SHAPE(4, 2));
-    tl_named_tensor items[] = {{"model.embed_tokens.weight", w, false}, {"lm_head.weight", w, true}};
+    tl_named_tensor items[] = {{"model.embed_tokens.weight", w, false},
+                               {"lm_head.weight", w, true}};
     tl_state_dict sd = {items, 2};
     char *d = temp_dir();
     const char *out = in_dir(d, "tied.safetensors");

@@ -26,8 +26,10 @@ static const regression REGRESSIONS[] = {
     {"st-nul-escape-in-metadata-value.safetensors", "header holds a \\u0000 escape"},
     {"index-nul-in-shard-name.index.json", "holds a \\u0000 escape"},
     /* accepted; tl_st_tensor then failed naming no file (strides past int64) */
-    {"st-zero-dim-stride-overflow.safetensors", "shape[2] = 9007199254740992 makes the shape too large"},
-    {"st-shape-product-wraps-64-bits.safetensors", "shape[1] = 9007199254740992 makes the shape too large"},
+    {"st-zero-dim-stride-overflow.safetensors",
+     "shape[2] = 9007199254740992 makes the shape too large"},
+    {"st-shape-product-wraps-64-bits.safetensors",
+     "shape[1] = 9007199254740992 makes the shape too large"},
     {"st-offsets-near-2-64.safetensors", "must be two integers from 0 to 2^53"},
     {"st-header-length-2-64.safetensors", "header length 18446744073709551615 is over the"},
     /* cJSON's own depth limit gave a bare "not valid JSON" */

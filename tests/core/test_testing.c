@@ -28,7 +28,8 @@ START_TEST(close_report_names_the_worst_element)
     tl_set(a, (int64_t[]){ 0, 1 }, 0.5);
     tl_set(a, (int64_t[]){ 1, 0 }, -2);
     ck_assert(!tl_close_report(a, e, 1e-5, 1e-6, msg, sizeof msg));
-    ck_assert_msg(strstr(msg, "2 of 6 elements differ; worst at [1, 0]: actual -2, expected 0"), "%s", msg);
+    ck_assert_msg(strstr(msg, "2 of 6 elements differ; worst at [1, 0]: actual -2, expected 0"),
+                  "%s", msg);
     ck_assert_msg(strstr(msg, "abs err 2") && strstr(msg, "atol 1e-06"), "%s", msg);
 }
 END_TEST

@@ -41,7 +41,8 @@ static inline void put_st(const char *path, const char *header, const void *data
     fclose(fp);
 }
 
-static inline int model_dir_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+static inline int model_dir_remove_entry(const char *path, const struct stat *st, int flag,
+                                         struct FTW *ftw) {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
 }

@@ -24,7 +24,8 @@ static const cJSON *need(const cJSON *o, const char *key, const char *where) {
 }
 
 static bool is_int_in(const cJSON *v, double lo, double hi) {
-    return cJSON_IsNumber(v) && v->valuedouble == (double)(long)v->valuedouble && v->valuedouble >= lo && v->valuedouble <= hi;
+    return cJSON_IsNumber(v) && v->valuedouble == (double)(long)v->valuedouble &&
+           v->valuedouble >= lo && v->valuedouble <= hi;
 }
 
 static void check_position(const cJSON *p, const char *where) {
@@ -32,8 +33,10 @@ static void check_position(const cJSON *p, const char *where) {
         bad("%s: a position must be an object%s", where, NULL);
         return;
     }
-    if (!is_int_in(need(p, "line", where), 1, 1e9)) bad("%s: line must be an integer >= 1%s", where, NULL);
-    if (!is_int_in(need(p, "column", where), 1, 1e9)) bad("%s: column must be an integer >= 1%s", where, NULL);
+    if (!is_int_in(need(p, "line", where), 1, 1e9))
+        bad("%s: line must be an integer >= 1%s", where, NULL);
+    if (!is_int_in(need(p, "column", where), 1, 1e9))
+        bad("%s: column must be an integer >= 1%s", where, NULL);
 }
 
 static const char *const STATUSES[] = {"Killed", "Survived", "NoCoverage", "CompileError",
@@ -41,11 +44,14 @@ static const char *const STATUSES[] = {"Killed", "Survived", "NoCoverage", "Comp
 
 static void check_stryker(const cJSON *o) {
     const cJSON *v = need(o, "schemaVersion", "report");
-    if (v && (!cJSON_IsString(v) || v->valuestring[0] != '2')) bad("schemaVersion must be \"2\"%s%s", NULL, NULL);
+    if (v && (!cJSON_IsString(v) || v->valuestring[0] != '2'))
+        bad("schemaVersion must be \"2\"%s%s", NULL, NULL);
     const cJSON *th = need(o, "thresholds", "report");
     if (th) {
-        if (!is_int_in(need(th, "high", "thresholds"), 0, 100)) bad("thresholds.high must be an integer in 0..100%s%s", NULL, NULL);
-        if (!is_int_in(need(th, "low", "thresholds"), 0, 100)) bad("thresholds.low must be an integer in 0..100%s%s", NULL, NULL);
+        if (!is_int_in(need(th, "high", "thresholds"), 0, 100))
+            bad("thresholds.high must be an integer in 0..100%s%s", NULL, NULL);
+        if (!is_int_in(need(th, "low", "thresholds"), 0, 100))
+            bad("thresholds.low must be an integer in 0..100%s%s", NULL, NULL);
     }
     /* the ids of the tests, from testFiles (optional in the schema, present in ol's) */
     cJSON *ids = cJSON_CreateArray();
@@ -63,15 +69,18 @@ static void check_stryker(const cJSON *o) {
     int mutants = 0;
     cJSON_ArrayForEach(file, files) {
         const char *name = file->string;
-        if (!cJSON_IsString(need(file, "language", name))) bad("%s: language must be a string%s", name, NULL);
-        if (!cJSON_IsString(need(file, "source", name))) bad("%s: source must be a string%s", name, NULL);
+        if (!cJSON_IsString(need(file, "language", name)))
+            bad("%s: language must be a string%s", name, NULL);
+        if (!cJSON_IsString(need(file, "source", name)))
+            bad("%s: source must be a string%s", name, NULL);
         const cJSON *ms = need(file, "mutants", name), *m;
         if (!cJSON_IsArray(ms)) continue;
         cJSON_ArrayForEach(m, ms) {
             mutants++;
             const cJSON *id = need(m, "id", name);
             const char *mid = cJSON_IsString(id) ? id->valuestring : "?";
-            if (!cJSON_IsString(need(m, "mutatorName", mid))) bad("%s: mutatorName must be a string%s", mid, NULL);
+            if (!cJSON_IsString(need(m, "mutatorName", mid)))
+                bad("%s: mutatorName must be a string%s", mid, NULL);
             const cJSON *loc = need(m, "location", mid);
             if (loc) {
                 check_position(need(loc, "start", mid), mid);
@@ -81,15 +90,21 @@ static void check_stryker(const cJSON *o) {
             bool known = false;
             for (size_t i = 0; cJSON_IsString(st) && i < sizeof STATUSES / sizeof *STATUSES; i++)
                 known = known || !strcmp(st->valuestring, STATUSES[i]);
-            if (!known) bad("%s: status \"%s\" is not in the schema's enum", mid, cJSON_IsString(st) ? st->valuestring : "?");
+            if (!known)
+                bad("%s: status \"%s\" is not in the schema's enum", mid,
+                    cJSON_IsString(st) ? st->valuestring : "?");
             const cJSON *killed = cJSON_GetObjectItemCaseSensitive(m, "killedBy"), *k;
             cJSON_ArrayForEach(k, killed) {
                 bool found = false;
                 const cJSON *x;
-                cJSON_ArrayForEach(x, ids) found = found || (cJSON_IsString(k) && !strcmp(x->valuestring, k->valuestring));
-                if (!found) bad("%s: killedBy names \"%s\", which no testFiles entry defines", mid, cJSON_IsString(k) ? k->valuestring : "?");
+                cJSON_ArrayForEach(x, ids) found =
+                    found || (cJSON_IsString(k) && !strcmp(x->valuestring, k->valuestring));
+                if (!found)
+                    bad("%s: killedBy names \"%s\", which no testFiles entry defines", mid,
+                        cJSON_IsString(k) ? k->valuestring : "?");
             }
-            if (cJSON_IsString(st) && !strcmp(st->valuestring, "Killed") && cJSON_GetArraySize(killed) == 0)
+            if (cJSON_IsString(st) && !strcmp(st->valuestring, "Killed") &&
+                cJSON_GetArraySize(killed) == 0)
                 bad("%s: Killed, but killedBy is empty%s", mid, NULL);
         }
     }
@@ -99,22 +114,29 @@ static void check_stryker(const cJSON *o) {
 
 static void check_gradescope(const cJSON *o) {
     if (!cJSON_IsNumber(need(o, "score", "results"))) bad("score must be a number%s%s", NULL, NULL);
-    if (!cJSON_IsNumber(need(o, "execution_time", "results"))) bad("execution_time must be a number%s%s", NULL, NULL);
-    if (!cJSON_IsString(need(o, "output", "results"))) bad("output must be a string%s%s", NULL, NULL);
+    if (!cJSON_IsNumber(need(o, "execution_time", "results")))
+        bad("execution_time must be a number%s%s", NULL, NULL);
+    if (!cJSON_IsString(need(o, "output", "results")))
+        bad("output must be a string%s%s", NULL, NULL);
     const cJSON *tests = need(o, "tests", "results"), *t;
-    if (!cJSON_IsArray(tests) || cJSON_GetArraySize(tests) == 0) bad("tests must be a non-empty array%s%s", NULL, NULL);
+    if (!cJSON_IsArray(tests) || cJSON_GetArraySize(tests) == 0)
+        bad("tests must be a non-empty array%s%s", NULL, NULL);
     cJSON_ArrayForEach(t, tests) {
         const cJSON *name = need(t, "name", "a test");
         const char *n = cJSON_IsString(name) ? name->valuestring : "?";
-        const cJSON *score = need(t, "score", n), *max = need(t, "max_score", n), *st = need(t, "status", n);
+        const cJSON *score = need(t, "score", n), *max = need(t, "max_score", n),
+                    *st = need(t, "status", n);
         if (!cJSON_IsNumber(score) || !cJSON_IsNumber(max) || score->valuedouble > max->valuedouble)
             bad("%s: score and max_score must be numbers, score <= max_score%s", n, NULL);
-        if (!cJSON_IsString(st) || (strcmp(st->valuestring, "passed") && strcmp(st->valuestring, "failed")))
+        if (!cJSON_IsString(st) ||
+            (strcmp(st->valuestring, "passed") && strcmp(st->valuestring, "failed")))
             bad("%s: status must be \"passed\" or \"failed\"%s", n, NULL);
         if (!cJSON_IsString(need(t, "output", n))) bad("%s: output must be a string%s", n, NULL);
         const cJSON *vis = need(t, "visibility", n);
-        if (!cJSON_IsString(vis) || (strcmp(vis->valuestring, "visible") && strcmp(vis->valuestring, "hidden") &&
-                                     strcmp(vis->valuestring, "after_due_date") && strcmp(vis->valuestring, "after_published")))
+        if (!cJSON_IsString(vis) ||
+            (strcmp(vis->valuestring, "visible") && strcmp(vis->valuestring, "hidden") &&
+             strcmp(vis->valuestring, "after_due_date") &&
+             strcmp(vis->valuestring, "after_published")))
             bad("%s: visibility is not one of Gradescope's%s", n, NULL);
     }
 }

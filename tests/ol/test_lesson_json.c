@@ -10,8 +10,8 @@
 
 #include "ol/lesson.h"
 
-#define MINIMAL                                                                                     \
-    "{\"id\":\"L9.1\",\"slug\":\"l9-1-x\",\"title\":\"X\",\"sources\":[\"tinyllm/x.c\"],"           \
+#define MINIMAL                                                                           \
+    "{\"id\":\"L9.1\",\"slug\":\"l9-1-x\",\"title\":\"X\",\"sources\":[\"tinyllm/x.c\"]," \
     "\"contracts\":[\"tinyllm/x.h\"],\"course_tests\":\"tests/L9.1\",\"student_tests\":\"tests/l9-1-x\""
 
 /* Parses text as course/L9.1/lesson.json; returns the error (caller frees) or NULL. */
@@ -25,9 +25,10 @@ static char *parse_error(const char *text) {
 static void assert_error_has(const char *text, const char *a, const char *b) {
     char *err = parse_error(text);
     ck_assert_msg(err != NULL, "accepted: %s", text);
-    ck_assert_msg(strstr(err, a) && (!b || strstr(err, b)), "error \"%s\" lacks \"%s\" / \"%s\"", err, a,
-                  b ? b : "");
-    ck_assert_msg(strstr(err, "course/L9.1/lesson.json") == err, "error does not name the file: %s", err);
+    ck_assert_msg(strstr(err, a) && (!b || strstr(err, b)), "error \"%s\" lacks \"%s\" / \"%s\"",
+                  err, a, b ? b : "");
+    ck_assert_msg(strstr(err, "course/L9.1/lesson.json") == err, "error does not name the file: %s",
+                  err);
     free(err);
 }
 
@@ -42,7 +43,8 @@ START_TEST(test_rung_sets_the_threshold_and_defaults_hold)
     ck_assert(!l.draft);
     ck_assert_int_eq(l.needs.n, 0);
     lesson_free(&l);
-    ck_assert_msg(lesson_parse("f", MINIMAL ",\"rung\":\"R4\",\"threshold\":0.9,\"draft\":true}", &l, &err) == 0,
+    ck_assert_msg(lesson_parse("f", MINIMAL ",\"rung\":\"R4\",\"threshold\":0.9,\"draft\":true}",
+                               &l, &err) == 0,
                   "%s", err);
     ck_assert_double_eq_tol(l.threshold, 0.9, 1e-12);
     ck_assert(l.draft);
@@ -53,21 +55,26 @@ END_TEST
 START_TEST(test_an_unknown_key_is_an_error_with_the_near_one)
 {
     /* a typo must not grade silently with no pitfall required */
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfall\":[\"s01\"]}", "\"required_pitfall\"",
-                     "did you mean \"required_pitfalls\"?");
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"colour\":1}", "\"colour\": is not a key", "FORMAT.md");
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfall\":[\"s01\"]}",
+                     "\"required_pitfall\"", "did you mean \"required_pitfalls\"?");
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"colour\":1}", "\"colour\": is not a key",
+                     "FORMAT.md");
 }
 END_TEST
 
 START_TEST(test_missing_keys_and_wrong_types_are_named)
 {
-    assert_error_has("{\"id\":\"L9.1\",\"slug\":\"s\",\"title\":\"X\",\"rung\":\"R3\"}", "\"course_tests\": is missing",
-                     "\"sources\": is missing");
+    assert_error_has("{\"id\":\"L9.1\",\"slug\":\"s\",\"title\":\"X\",\"rung\":\"R3\"}",
+                     "\"course_tests\": is missing", "\"sources\": is missing");
     assert_error_has(MINIMAL ",\"rung\":3}", "\"rung\": must be a non-empty string", NULL);
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"needs\":\"L7.1\"}", "\"needs\": must be an array", NULL);
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"draft\":\"yes\"}", "\"draft\": must be true or false", NULL);
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"test_timeout_seconds\":0}", "\"test_timeout_seconds\"", "positive");
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"threshold\":1.5}", "\"threshold\"", "between 0 and 1");
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"needs\":\"L7.1\"}", "\"needs\": must be an array",
+                     NULL);
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"draft\":\"yes\"}",
+                     "\"draft\": must be true or false", NULL);
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"test_timeout_seconds\":0}",
+                     "\"test_timeout_seconds\"", "positive");
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"threshold\":1.5}", "\"threshold\"",
+                     "between 0 and 1");
     assert_error_has(MINIMAL ",\"rung\":\"R9\"}", "\"rung\": \"R9\" is not one of R1 to R5", NULL);
     assert_error_has("[1, 2]", "top level must be a JSON object", NULL);
 }
@@ -75,33 +82,45 @@ END_TEST
 
 START_TEST(test_malformed_ids_are_refused)
 {
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfalls\":[\"p1\"]}", "\"p1\" is not a mutant id", NULL);
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfalls\":[\"s1\"]}", "\"s1\" is not a mutant id", NULL);
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfalls\":[\"s01\",\"s01\"]}", "lists \"s01\" twice", NULL);
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"needs\":[\"../L7.1\"]}", "\"../L7.1\" is not a lesson id", NULL);
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfalls\":[\"p1\"]}",
+                     "\"p1\" is not a mutant id", NULL);
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfalls\":[\"s1\"]}",
+                     "\"s1\" is not a mutant id", NULL);
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"required_pitfalls\":[\"s01\",\"s01\"]}",
+                     "lists \"s01\" twice", NULL);
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"needs\":[\"../L7.1\"]}",
+                     "\"../L7.1\" is not a lesson id", NULL);
     assert_error_has(MINIMAL ",\"rung\":\"R3\",\"needs\":[\"L9.1\"]}", "cannot need itself", NULL);
-    assert_error_has("{\"id\":\"L9.1\",\"slug\":\"Bad Slug\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"a.c\"],"
-                     "\"contracts\":[\"a.h\"],\"course_tests\":\"t\",\"student_tests\":\"tests/x\"}",
-                     "\"slug\"", "lower-case");
+    assert_error_has(
+        "{\"id\":\"L9.1\",\"slug\":\"Bad Slug\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"a.c\"],"
+        "\"contracts\":[\"a.h\"],\"course_tests\":\"t\",\"student_tests\":\"tests/x\"}",
+        "\"slug\"", "lower-case");
     /* the student's folder is tests/<slug> */
-    assert_error_has("{\"id\":\"L9.1\",\"slug\":\"l9-1-x\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"a.c\"],"
-                     "\"contracts\":[\"a.h\"],\"course_tests\":\"t\",\"student_tests\":\"tests/other\"}",
-                     "\"student_tests\"", "tests/l9-1-x");
-    ck_assert(variant_id_valid("s01", false) && variant_id_valid("s123", false) && variant_id_valid("w02", true));
-    ck_assert(!variant_id_valid("w01", false) && !variant_id_valid("s01", true) && !variant_id_valid("s0x", false));
+    assert_error_has(
+        "{\"id\":\"L9.1\",\"slug\":\"l9-1-x\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"a.c\"],"
+        "\"contracts\":[\"a.h\"],\"course_tests\":\"t\",\"student_tests\":\"tests/other\"}",
+        "\"student_tests\"", "tests/l9-1-x");
+    ck_assert(variant_id_valid("s01", false) && variant_id_valid("s123", false) &&
+              variant_id_valid("w02", true));
+    ck_assert(!variant_id_valid("w01", false) && !variant_id_valid("s01", true) &&
+              !variant_id_valid("s0x", false));
 }
 END_TEST
 
 START_TEST(test_paths_must_stay_inside_and_be_of_their_kind)
 {
-    assert_error_has("{\"id\":\"L9.1\",\"slug\":\"s\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"../x.c\"],"
-                     "\"contracts\":[\"a.h\"],\"course_tests\":\"t\",\"student_tests\":\"tests/s\"}",
-                     "\"sources\"", "relative path");
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"link\":[\"../outside.a\"]}", "\"link\"", "inside the course");
-    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"model_tests\":\"/abs\"}", "\"model_tests\"", "relative path");
-    assert_error_has("{\"id\":\"L9.1\",\"slug\":\"s\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"x.h\"],"
-                     "\"contracts\":[\"a.c\"],\"course_tests\":\"t\",\"student_tests\":\"tests/s\"}",
-                     "\"x.h\" is not a .c file", "\"a.c\" is not a .h file");
+    assert_error_has(
+        "{\"id\":\"L9.1\",\"slug\":\"s\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"../x.c\"],"
+        "\"contracts\":[\"a.h\"],\"course_tests\":\"t\",\"student_tests\":\"tests/s\"}",
+        "\"sources\"", "relative path");
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"link\":[\"../outside.a\"]}", "\"link\"",
+                     "inside the course");
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"model_tests\":\"/abs\"}", "\"model_tests\"",
+                     "relative path");
+    assert_error_has(
+        "{\"id\":\"L9.1\",\"slug\":\"s\",\"title\":\"X\",\"rung\":\"R3\",\"sources\":[\"x.h\"],"
+        "\"contracts\":[\"a.c\"],\"course_tests\":\"t\",\"student_tests\":\"tests/s\"}",
+        "\"x.h\" is not a .c file", "\"a.c\" is not a .h file");
 }
 END_TEST
 
@@ -109,8 +128,9 @@ START_TEST(test_every_problem_is_said_at_once)
 {
     char *err = parse_error(MINIMAL ",\"rung\":\"R7\",\"colour\":1,\"required_pitfalls\":[\"x\"]}");
     ck_assert_ptr_nonnull(err);
-    ck_assert_msg(strstr(err, "3 problems") && strstr(err, "\"rung\"") && strstr(err, "\"colour\"") &&
-                      strstr(err, "\"x\" is not a mutant id"), "%s", err);
+    ck_assert_msg(strstr(err, "3 problems") && strstr(err, "\"rung\"") &&
+                      strstr(err, "\"colour\"") && strstr(err, "\"x\" is not a mutant id"),
+                  "%s", err);
     free(err);
 }
 END_TEST
@@ -173,18 +193,24 @@ END_TEST
 
 START_TEST(test_missing_paths_are_named_with_the_fix)
 {
-    make_root(MINIMAL ",\"rung\":\"R3\",\"model_tests\":\"reference/tests/l9-1-x\",\"fixtures\":\"fixtures/L9.1\","
-                      "\"oracle\":\"oracle/L9.1\",\"needs\":[\"L9.0\"],\"required_pitfalls\":[\"s01\"]}");
+    make_root(
+        MINIMAL
+        ",\"rung\":\"R3\",\"model_tests\":\"reference/tests/l9-1-x\",\"fixtures\":\"fixtures/L9.1\","
+        "\"oracle\":\"oracle/L9.1\",\"needs\":[\"L9.0\"],\"required_pitfalls\":[\"s01\"]}");
     char path[512];
     snprintf(path, sizeof path, "%s/stubs/tinyllm/x.c", root);
     unlink(path);
     lesson l;
     char *err = NULL;
     ck_assert_int_eq(lesson_load(root, "L9.1", &l, &err), -1);
-    const char *want[] = {"stubs/tinyllm/x.c does not exist", "ol lesson stub L9.1",
-                          "reference/tests/l9-1-x does not exist", "`ol fixtures L9.1` makes it",
-                          "oracle/L9.1/make_fixtures.py does not exist", "there is no lesson L9.0",
-                          "s01 has no mutant in course/L9.1/mutants/", "ol mutants new L9.1 --id s01"};
+    const char *want[] = {"stubs/tinyllm/x.c does not exist",
+                          "ol lesson stub L9.1",
+                          "reference/tests/l9-1-x does not exist",
+                          "`ol fixtures L9.1` makes it",
+                          "oracle/L9.1/make_fixtures.py does not exist",
+                          "there is no lesson L9.0",
+                          "s01 has no mutant in course/L9.1/mutants/",
+                          "ol mutants new L9.1 --id s01"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         ck_assert_msg(strstr(err, want[i]) != NULL, "no \"%s\" in: %s", want[i], err);
     free(err);
@@ -195,8 +221,10 @@ START_TEST(test_missing_paths_are_named_with_the_fix)
     put("course/L9.1/mutants/s01-x.mutant", "");
     ck_assert_int_eq(lesson_load(root, "L9.1", &l, &err), -1);
     free(err);
-    ck_assert_msg(lesson_load_flags(root, "L9.1", LESSON_FIXTURES_MAY_BE_MISSING | LESSON_STUBS_MAY_BE_MISSING, &l,
-                                    &err) == 0, "%s", err);
+    ck_assert_msg(lesson_load_flags(root, "L9.1",
+                                    LESSON_FIXTURES_MAY_BE_MISSING | LESSON_STUBS_MAY_BE_MISSING,
+                                    &l, &err) == 0,
+                  "%s", err);
     lesson_free(&l);
     drop_root();
 }
@@ -214,7 +242,8 @@ START_TEST(test_unknown_lesson_and_bad_ids_are_refused)
     free(err);
     put("course/L9.3/lesson.json", MINIMAL ",\"rung\":\"R4\"}");
     ck_assert_int_eq(lesson_load(root, "L9.3", &l, &err), -1);
-    ck_assert_msg(strstr(err, "\"id\": is \"L9.1\" but the folder is course/L9.3") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "\"id\": is \"L9.1\" but the folder is course/L9.3") != NULL, "%s",
+                  err);
     free(err);
     drop_root();
 }

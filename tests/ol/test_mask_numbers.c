@@ -5,7 +5,8 @@
 
 static void expect(const char *in, const char *out) {
     char *got = mask_numbers(in);
-    ck_assert_msg(strcmp(got, out) == 0, "mask_numbers(\"%s\") = \"%s\", expected \"%s\"", in, got, out);
+    ck_assert_msg(strcmp(got, out) == 0, "mask_numbers(\"%s\") = \"%s\", expected \"%s\"", in, got,
+                  out);
     free(got);
 }
 

@@ -57,7 +57,8 @@ START_TEST(test_missing_caught_by_is_refused)
 {
     mutant m;
     char *err = NULL;
-    const char *text = "Mutant: s02\nTitle: t\n---\n--- a/reference/x.c\n+++ b/reference/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+    const char *text =
+        "Mutant: s02\nTitle: t\n---\n--- a/reference/x.c\n+++ b/reference/x.c\n@@ -1 +1 @@\n-a\n+b\n";
     ck_assert_int_eq(mutant_parse("s02.mutant", text, false, &m, &err), -1);
     ck_assert_ptr_nonnull(strstr(err, "Caught-by"));
     free(err);
@@ -82,7 +83,8 @@ START_TEST(test_diff_outside_reference_is_refused)
 {
     mutant m;
     char *err = NULL;
-    const char *text = "Wheat: w01\nTitle: t\n---\n--- a/stubs/x.c\n+++ b/stubs/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+    const char *text =
+        "Wheat: w01\nTitle: t\n---\n--- a/stubs/x.c\n+++ b/stubs/x.c\n@@ -1 +1 @@\n-a\n+b\n";
     ck_assert_int_eq(mutant_parse("w01.wheat", text, true, &m, &err), -1);
     ck_assert_ptr_nonnull(strstr(err, "reference/"));
     free(err);

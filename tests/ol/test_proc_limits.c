@@ -88,7 +88,8 @@ START_TEST(test_the_helper_outlives_a_batch_and_stops_when_told) {
     proc_job_free(&j);
     ck_assert_msg(kill(pid, 0) == 0, "the helper was stopped with the batch's orphans");
     proc_stop_helper();
-    ck_assert_msg(kill(pid, 0) != 0 && errno == ESRCH, "the helper still exists after proc_stop_helper");
+    ck_assert_msg(kill(pid, 0) != 0 && errno == ESRCH,
+                  "the helper still exists after proc_stop_helper");
     pid_t again = proc_fork_helper(); /* a new one may start now */
     ck_assert(again >= 0);
     if (again == 0) _exit(0);

@@ -44,12 +44,14 @@ START_TEST(test_prototypes_are_read_as_contracts_write_them)
         ck_assert_str_eq(f[i].name, names[i]);
         ck_assert_msg(f[i].kind == kinds[i], "%s: kind %d", f[i].name, (int)f[i].kind);
     }
-    ck_assert_str_eq(f[0].signature, "int thing_init(Thing *t, int64_t dim, double eps, bool flag)");
+    ck_assert_str_eq(f[0].signature,
+                     "int thing_init(Thing *t, int64_t dim, double eps, bool flag)");
     ck_assert_int_eq(f[0].line, 15);
     ck_assert_int_eq(f[0].params.n, 4);
     ck_assert_str_eq(f[0].params.v[3], "flag");
-    ck_assert_str_eq(f[2].signature,
-                     "tl_tensor *thing_forward(const Thing *t, tl_tensor *x, sublayer_fn f, void *ctx)");
+    ck_assert_str_eq(
+        f[2].signature,
+        "tl_tensor *thing_forward(const Thing *t, tl_tensor *x, sublayer_fn f, void *ctx)");
     ck_assert_int_eq(f[3].params.n, 0); /* (void) */
     ck_assert_int_eq(f[5].params.n, 2);
     ck_assert_str_eq(f[5].params.v[0], "v");
@@ -64,9 +66,11 @@ START_TEST(test_an_unnamed_parameter_is_an_error_with_its_line)
     c_function *f;
     int n;
     char *err = NULL;
-    ck_assert_int_eq(cdecl_prototypes("/* x */\nint ok(int a);\nint bad(const char *, int n);\n", &f, &n, &err),
-                     -1);
-    ck_assert_msg(strstr(err, "3: parameter 1 of bad (\"const char *\") has no name") != NULL, "%s", err);
+    ck_assert_int_eq(
+        cdecl_prototypes("/* x */\nint ok(int a);\nint bad(const char *, int n);\n", &f, &n, &err),
+        -1);
+    ck_assert_msg(strstr(err, "3: parameter 1 of bad (\"const char *\") has no name") != NULL, "%s",
+                  err);
     free(err);
     ck_assert_int_eq(cdecl_prototypes("int bad2(int);\n", &f, &n, &err), -1);
     free(err);
@@ -124,7 +128,8 @@ START_TEST(test_the_stub_fails_with_the_value_each_type_implies)
     }
     free(text);
     text = stub_text(&l, "tinyllm/x.c", "tinyllm/x.h", f, n, true);
-    ck_assert_ptr_nonnull(strstr(text, "    return tl_fail_status(\"not implemented: thing_init (L9.1)\");"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "    return tl_fail_status(\"not implemented: thing_init (L9.1)\");"));
     free(text);
     cdecl_free(f, n);
 }

@@ -27,8 +27,8 @@
 #define OL_CACHE_VERSION "ol-cache-3"
 
 /* `ol tests --asan`: what a sanitized object and program are built with. */
-static const char *const SANITIZE_FLAGS[] = {"-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-                                             "-fno-sanitize-recover=undefined"};
+static const char *const SANITIZE_FLAGS[] = {
+    "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"};
 
 /* Student code gets warnings, not errors: they are shown, never fatal. */
 static const char *const BASE_CFLAGS[] = {"-std=c11", "-g", "-Wall", "-Wextra", "-D_GNU_SOURCE",
@@ -70,7 +70,8 @@ int build_prepare(ol_ctx *ctx) {
     hasher *h = hash_new();
     hash_str(h, OL_CACHE_VERSION);
     hash_str(h, ctx->cc);
-    for (size_t i = 0; i < sizeof BASE_CFLAGS / sizeof *BASE_CFLAGS; i++) hash_str(h, BASE_CFLAGS[i]);
+    for (size_t i = 0; i < sizeof BASE_CFLAGS / sizeof *BASE_CFLAGS; i++)
+        hash_str(h, BASE_CFLAGS[i]);
     hash_str(h, OL_CHECK_CFLAGS);
     hash_str(h, OL_CHECK_LIBS);
     hash_str(h, OL_BLAS_LIBS);
@@ -95,13 +96,15 @@ int build_prepare(ol_ctx *ctx) {
 /* The compiler's arguments except the output, in order. */
 static void compile_args(ol_ctx *ctx, const unit *u, strlist *args) {
     sl_push(args, ctx->cc);
-    for (size_t i = 0; i < sizeof BASE_CFLAGS / sizeof *BASE_CFLAGS; i++) sl_push(args, BASE_CFLAGS[i]);
+    for (size_t i = 0; i < sizeof BASE_CFLAGS / sizeof *BASE_CFLAGS; i++)
+        sl_push(args, BASE_CFLAGS[i]);
     if (u->coverage) {
         sl_push(args, "-O0");
         sl_push(args, "--coverage");
     } else if (u->sanitize) {
         sl_push(args, "-O1");
-        for (size_t i = 0; i < sizeof SANITIZE_FLAGS / sizeof *SANITIZE_FLAGS; i++) sl_push(args, SANITIZE_FLAGS[i]);
+        for (size_t i = 0; i < sizeof SANITIZE_FLAGS / sizeof *SANITIZE_FLAGS; i++)
+            sl_push(args, SANITIZE_FLAGS[i]);
     } else {
         sl_push(args, "-O2");
     }
@@ -155,15 +158,18 @@ static double compile_timeout(void) {
 static void reached_from(const char *file, const char *contracts, strlist *out, int depth) {
     char *text = depth < 8 ? read_file(file, NULL) : NULL;
     char *dir = path_dirname(file);
-    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
         char *p = line + strspn(line, " \t");
         if (*p++ != '#') continue;
         p += strspn(p, " \t");
         if (strncmp(p, "include", 7) != 0) continue;
         char *q = strchr(p, '"'), *end = q ? strchr(q + 1, '"') : NULL;
         if (!end) continue;
-        char *name = xstrndup(q + 1, (size_t)(end - q - 1)), *joined = path_join(dir, name), real[PATH_MAX];
-        if (realpath(joined, real) && strncmp(real, contracts, strlen(contracts)) != 0 && !sl_contains(out, real)) {
+        char *name = xstrndup(q + 1, (size_t)(end - q - 1)), *joined = path_join(dir, name),
+             real[PATH_MAX];
+        if (realpath(joined, real) && strncmp(real, contracts, strlen(contracts)) != 0 &&
+            !sl_contains(out, real)) {
             sl_push(out, real);
             reached_from(real, contracts, out, depth + 1);
         }
@@ -182,7 +188,8 @@ static void contract_reaches(const char *dir, const char *contracts, strlist *ou
         char *full = path_join(dir, e->d_name);
         size_t n = strlen(e->d_name);
         if (is_dir(full)) contract_reaches(full, contracts, out);
-        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0) reached_from(full, contracts, out, 0);
+        else if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0)
+            reached_from(full, contracts, out, 0);
         free(full);
     }
     if (d) closedir(d);
@@ -238,8 +245,9 @@ static void compile_job_free(proc_job *j) {
 /* What a compile that did not finish says, after what the compiler said. */
 static char *ended_log(ol_ctx *ctx, const char *log, const proc_job *j) {
     if (j->timed_out)
-        return xasprintf("%s(the compiler ran past its time limit of %g s, $OL_COMPILE_TIMEOUT, and was stopped)\n",
-                         log, j->timeout);
+        return xasprintf(
+            "%s(the compiler ran past its time limit of %g s, $OL_COMPILE_TIMEOUT, and was stopped)\n",
+            log, j->timeout);
     char *what = proc_describe(j);
     char *more = xasprintf("%s(the compiler %s ended with %s)\n", log, ctx->cc, what);
     free(what);
@@ -357,7 +365,8 @@ int build_units(ol_ctx *ctx, unit *u, int n) {
                 proc_arg(j, u[i].obj);
             } else if (u[i].student) {
                 scratch[njobs] = make_temp_dir(tmpdir, "cc");
-                tmp_objs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.o") : xstrdup("/nonexistent/out.o");
+                tmp_objs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.o")
+                                                 : xstrdup("/nonexistent/out.o");
                 proc_arg(j, tmp_objs[njobs]);
                 if (scratch[njobs]) {
                     j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
@@ -433,7 +442,9 @@ static void scan_assembler(const char *text, strbuf *records) {
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
         /* "# LINE "FILE" FLAGS" (no sscanf: it would measure the whole text each time) */
         char *after = NULL;
-        long lineno = p[0] == '#' && p[1] == ' ' && isdigit((unsigned char)p[2]) ? strtol(p + 2, &after, 10) : 0;
+        long lineno = p[0] == '#' && p[1] == ' ' && isdigit((unsigned char)p[2])
+                          ? strtol(p + 2, &after, 10)
+                          : 0;
         if (after && after[0] == ' ' && after[1] == '"') {
             const char *q = after + 2, *end = q;
             while (end < p + len && *end != '"') end += *end == '\\' && end + 1 < p + len ? 2 : 1;
@@ -459,9 +470,11 @@ static void scan_assembler(const char *text, strbuf *records) {
                 if ((n == 3 && !strncmp(w, "asm", 3)) || (n == 5 && !strncmp(w, "__asm", 5)) ||
                     (n == 7 && !strncmp(w, "__asm__", 7)))
                     what = "asm";
-                if ((n == 13 && !strncmp(w, "__attribute__", 13)) || (n == 11 && !strncmp(w, "__attribute", 11)))
+                if ((n == 13 && !strncmp(w, "__attribute__", 13)) ||
+                    (n == 11 && !strncmp(w, "__attribute", 11)))
                     attribute = true;
-                if (attribute && ((n == 7 && !strncmp(w, "section", 7)) || (n == 11 && !strncmp(w, "__section__", 11))))
+                if (attribute && ((n == 7 && !strncmp(w, "section", 7)) ||
+                                  (n == 11 && !strncmp(w, "__section__", 11))))
                     what = "section";
                 if (what) sb_printf(records, "X\t%s\t%s\t%ld\n", what, file, line);
             }
@@ -513,8 +526,8 @@ static void scan_preprocessed(const char *path, strbuf *records) {
     for (const char *p = strstr(text, DECL); p; p = strstr(p + 1, DECL)) {
         const char *name = p + sizeof DECL - 1;
         size_t n = 0; /* an identifier, UCNs (\u00e9, as cc -E spells é) included */
-        while (isalnum((unsigned char)name[n]) || name[n] == '_' || name[n] == '$' || name[n] == '\\' ||
-               (unsigned char)name[n] >= 0x80)
+        while (isalnum((unsigned char)name[n]) || name[n] == '_' || name[n] == '$' ||
+               name[n] == '\\' || (unsigned char)name[n] >= 0x80)
             n++;
         if (n == 0 || strncmp(name + n, " = & ", 5) != 0 || strncmp(name + n + 5, name, n) != 0 ||
             strncmp(name + n + 5 + n, "_ttest", 6) != 0)
@@ -535,7 +548,8 @@ static char *include_records(const char *said, const char *preprocessed) {
     bool in_search = false;
     int opened = 0;
     char *copy = xstrdup(said ? said : "");
-    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
         if (strncmp(line, "#include <...> search starts here:", 34) == 0) in_search = true;
         else if (strncmp(line, "End of search list.", 19) == 0) in_search = false;
         else if (in_search && line[0] == ' ') sb_printf(&b, "S\t%s\n", line + 1);
@@ -552,8 +566,10 @@ static char *include_records(const char *said, const char *preprocessed) {
     free(copy);
     /* "FILE:LINE:COL: fatal error: NAME: Permission denied": the sandbox kept an include out */
     copy = xstrdup(said ? said : "");
-    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *fatal = strstr(line, ": fatal error: "), *denied = strstr(line, ": Permission denied");
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *fatal = strstr(line, ": fatal error: "),
+             *denied = strstr(line, ": Permission denied");
         if (!fatal || !denied || denied < fatal) continue;
         char *colon = fatal, *file_end = NULL;
         /* FILE:LINE:COL before ": fatal error" */
@@ -607,7 +623,8 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         if (u[i].student) {
             /* the preprocessor reads what the compiler may, no more */
             scratch[njobs] = make_temp_dir(tmpdir, "cpp");
-            outs[njobs] = scratch[njobs] ? path_join(scratch[njobs], "out.i") : xstrdup("/nonexistent/out.i");
+            outs[njobs] =
+                scratch[njobs] ? path_join(scratch[njobs], "out.i") : xstrdup("/nonexistent/out.i");
             if (scratch[njobs]) {
                 j->sandbox = compile_sandbox(ctx, &u[i], scratch[njobs]);
                 j->clean_env = true;
@@ -637,7 +654,8 @@ int build_include_trees(ol_ctx *ctx, unit *u, int n) {
         x->includes = include_records(said, outs[k]);
         if (jobs[k].exit_code == 0 && !jobs[k].timed_out) {
             char *cached = xasprintf("%s/%s.inc-3", objdir, x->key);
-            if (write_file_atomic(cached, x->includes, strlen(x->includes)) == 0) cache_seal(cached);
+            if (write_file_atomic(cached, x->includes, strlen(x->includes)) == 0)
+                cache_seal(cached);
             free(cached);
         } else {
             failed++; /* compiling it says why, without -v's noise */
@@ -697,7 +715,9 @@ int build_archive(ol_ctx *ctx, unit *u, int n, link_input *out) {
     job.out_path = xasprintf("%s.log", tmp);
     int rc = -1;
     job.timeout = compile_timeout();
-    if (proc_run(&job) == 0 && job.exit_code == 0 && rename(tmp, out->path) == 0 && cache_seal(out->path) == 0) rc = 0;
+    if (proc_run(&job) == 0 && job.exit_code == 0 && rename(tmp, out->path) == 0 &&
+        cache_seal(out->path) == 0)
+        rc = 0;
     else {
         char *log = read_file(job.out_path, NULL);
         ol_error("cannot make the archive %s: %s", out->path, log ? log : "ar failed");
@@ -740,7 +760,8 @@ static void link_args(ol_ctx *ctx, const link_spec *l, strlist *args) {
     if (l->coverage) sl_push(args, "--coverage");
     for (size_t i = 0; l->sanitize && i < sizeof SANITIZE_FLAGS / sizeof *SANITIZE_FLAGS; i++)
         sl_push(args, SANITIZE_FLAGS[i]);
-    for (int i = 0; i < l->wraps.n; i++) sl_push_owned(args, xasprintf("-Wl,--wrap=%s", l->wraps.v[i]));
+    for (int i = 0; i < l->wraps.n; i++)
+        sl_push_owned(args, xasprintf("-Wl,--wrap=%s", l->wraps.v[i]));
 }
 
 int build_link_inputs(ol_ctx *ctx, const strlist *ldflags, strlist *out) {
@@ -753,7 +774,8 @@ int build_link_inputs(ol_ctx *ctx, const strlist *ldflags, strlist *out) {
     }
     char *probe = path_join(gen, "link-probe.c");
     int rc = 0;
-    if (!is_file(probe) && write_file_atomic(probe, "int main(void) { return 0; }\n", 29) != 0) rc = -1;
+    if (!is_file(probe) && write_file_atomic(probe, "int main(void) { return 0; }\n", 29) != 0)
+        rc = -1;
     link_spec spec = {0};
     for (int i = 0; ldflags && i < ldflags->n; i++) sl_push(&spec.ldflags, ldflags->v[i]);
     proc_job job = {0};
@@ -772,7 +794,8 @@ int build_link_inputs(ol_ctx *ctx, const strlist *ldflags, strlist *out) {
         rc = -1;
     }
     char *text = rc == 0 ? read_file(job.out_path, NULL) : NULL;
-    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
         if (line[0] != '/' || strstr(line, "link-probe")) continue; /* ld's own notes, the probe */
         char real[PATH_MAX];
         const char *path = realpath(line, real) ? real : line;
@@ -822,7 +845,8 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         l[i].ok = l[i].cached = false;
         const char *missing = NULL;
         for (int k = 0; k < l[i].ldflags.n && !missing; k++)
-            if (l[i].ldflags.v[k][0] == '/' && !is_file(l[i].ldflags.v[k])) missing = l[i].ldflags.v[k];
+            if (l[i].ldflags.v[k][0] == '/' && !is_file(l[i].ldflags.v[k]))
+                missing = l[i].ldflags.v[k];
         if (missing) {
             /* a library the lesson links is built by the course's Makefile */
             l[i].log = xasprintf("ol: %s is missing: run `make -C %s` first\n", missing, ctx->root);
@@ -850,7 +874,8 @@ int build_links(ol_ctx *ctx, link_spec *l, int n) {
         link_spec *x = &l[which[k]];
         x->log = read_file(jobs[k].out_path, NULL);
         if (!x->log) x->log = xstrdup("");
-        x->ok = jobs[k].exit_code == 0 && !jobs[k].timed_out && rename(tmps[k], x->bin) == 0 && cache_seal(x->bin) == 0;
+        x->ok = jobs[k].exit_code == 0 && !jobs[k].timed_out && rename(tmps[k], x->bin) == 0 &&
+                cache_seal(x->bin) == 0;
         if (!x->ok && jobs[k].timed_out) {
             char *more = ended_log(ctx, x->log, &jobs[k]);
             free(x->log);
@@ -929,9 +954,11 @@ static char *without_wrappers(ol_ctx *ctx, const char *log) {
         size_t len = eol ? (size_t)(eol - line) : strlen(line);
         const char *from = NULL;
         if (strncmp(line, "In file included from ", 22) == 0) from = line + 22;
-        else if (len > 22 && strspn(line, " ") >= 10 && strncmp(line + strspn(line, " "), "from ", 5) == 0)
+        else if (len > 22 && strspn(line, " ") >= 10 &&
+                 strncmp(line + strspn(line, " "), "from ", 5) == 0)
             from = line + strspn(line, " ") + 5;
-        bool wrapper = from && strncmp(from, gen, strlen(gen)) == 0 && memmem(from, len - (size_t)(from - line), "/wrap_", 6);
+        bool wrapper = from && strncmp(from, gen, strlen(gen)) == 0 &&
+                       memmem(from, len - (size_t)(from - line), "/wrap_", 6);
         if (wrapper) {
             if (from != line + 22 && b.len >= 2 && b.s[b.len - 2] == ',') b.s[b.len - 2] = ':';
         } else {

@@ -47,7 +47,8 @@ typedef struct {
     lesson_lib *mutant_libs;   /* parallel to the report's mutants */
     bool *mutant_ready;        /* applied and prepared */
     char **wheat_dirs;         /* each wheat applied to a copy of the reference */
-    lesson_lib *control_libs;  /* the controls: the reference and each wheat, each built another way */
+    lesson_lib
+        *control_libs; /* the controls: the reference and each wheat, each built another way */
     int *control_of;           /* -1 the reference, else the wheat */
     int ncontrols;
     unit canary;
@@ -122,8 +123,13 @@ static int count_warnings(const lesson_lib *lib) {
 
 /* Every run of the student's tests: one thread, the lesson's memory, the given timeout. */
 static run_spec grading_spec(const work *w, const link_spec *prog, double timeout) {
-    run_spec s = {.bin = prog->bin, .bin_key = prog->key, .tests = &w->tests.tests, .timeout = timeout,
-                  .data_key = w->data_key, .threads = 1, .memory_bytes = w->memory_bytes};
+    run_spec s = {.bin = prog->bin,
+                  .bin_key = prog->key,
+                  .tests = &w->tests.tests,
+                  .timeout = timeout,
+                  .data_key = w->data_key,
+                  .threads = 1,
+                  .memory_bytes = w->memory_bytes};
     return s;
 }
 
@@ -132,10 +138,12 @@ static run_spec grading_spec(const work *w, const link_spec *prog, double timeou
 static int out_of_time(ol_ctx *ctx, const work *w, check_report *r, int stage) {
     if (!ctx->run_budget_spent) return OL_PASS;
     r->out_of_time = true;
-    set_stage(w, r, stage, STAGE_FAIL,
-              xasprintf("stopped: the check's test runs reached its overall time limit of %.0f s (%.0f x the "
-                        "lesson's test_timeout_seconds), so it cannot say more: make your tests faster",
-                        w->run_limit, CHECK_TIME_FACTOR));
+    set_stage(
+        w, r, stage, STAGE_FAIL,
+        xasprintf(
+            "stopped: the check's test runs reached its overall time limit of %.0f s (%.0f x the "
+            "lesson's test_timeout_seconds), so it cannot say more: make your tests faster",
+            w->run_limit, CHECK_TIME_FACTOR));
     return OL_FAIL;
 }
 
@@ -164,15 +172,19 @@ static void start_prebuild(ol_ctx *ctx, check_report *r, work *w) {
 
 static int stage_build(ol_ctx *ctx, check_report *r, work *w, const check_options *opt) {
     int rc = build_student_code(ctx, r->l, opt->ref_deps, false, &w->mine, &w->my_deps);
-    if (rc == OL_USAGE) return harness(r, xstrdup("the build could not start (see the message above)"));
+    if (rc == OL_USAGE)
+        return harness(r, xstrdup("the build could not start (see the message above)"));
     if (rc == OL_FAIL) {
-        set_stage(w, r, ST_BUILD, STAGE_FAIL,
-                  xstrdup("your code does not compile, or holds what it may not (the messages are above)"));
+        set_stage(
+            w, r, ST_BUILD, STAGE_FAIL,
+            xstrdup(
+                "your code does not compile, or holds what it may not (the messages are above)"));
         return OL_FAIL;
     }
     int warnings = count_warnings(&w->mine);
     set_stage(w, r, ST_BUILD, STAGE_PASS,
-              warnings ? xasprintf("compiles, with %d warning%s (above): worth reading", warnings, warnings == 1 ? "" : "s")
+              warnings ? xasprintf("compiles, with %d warning%s (above): worth reading", warnings,
+                                   warnings == 1 ? "" : "s")
                        : xstrdup("compiles with -Wall -Wextra, no warnings"));
     return OL_PASS;
 }
@@ -185,13 +197,19 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
     if (failed < 0) return 130;
     if (failed > 0) {
         print_compiler_log(ctx, w->course_prog.log);
-        set_stage(w, r, ST_COURSE, STAGE_FAIL,
-                  xstrdup("your code does not link with the course tests (the linker's messages are above)"));
+        set_stage(
+            w, r, ST_COURSE, STAGE_FAIL,
+            xstrdup(
+                "your code does not link with the course tests (the linker's messages are above)"));
         return OL_FAIL;
     }
-    run_spec spec = {.bin = w->course_prog.bin, .bin_key = w->course_prog.key, .tests = &w->course.tests,
+    run_spec spec = {.bin = w->course_prog.bin,
+                     .bin_key = w->course_prog.key,
+                     .tests = &w->course.tests,
                      .fill_idle = true,
-                     .timeout = r->l->test_timeout, .data_key = w->data_key, .memory_bytes = w->memory_bytes};
+                     .timeout = r->l->test_timeout,
+                     .data_key = w->data_key,
+                     .memory_bytes = w->memory_bytes};
     start_prebuild(ctx, r, w);
     int ran = run_suite_by_file(ctx, &w->course, &spec, &w->course_run);
     proc_stop_helper();
@@ -201,13 +219,16 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
     if (bad) {
         r->course_failed = xcalloc((size_t)bad, sizeof *r->course_failed);
         for (int i = 0; i < w->course_run.n; i++)
-            if (w->course_run.t[i].status != TEST_PASS) copy_result(&r->course_failed[r->ncourse_failed++], &w->course_run.t[i]);
-        set_stage(w, r, ST_COURSE, STAGE_FAIL,
-                  xasprintf("%d of %d course tests fail on your code (above)", bad, w->course_run.n));
+            if (w->course_run.t[i].status != TEST_PASS)
+                copy_result(&r->course_failed[r->ncourse_failed++], &w->course_run.t[i]);
+        set_stage(
+            w, r, ST_COURSE, STAGE_FAIL,
+            xasprintf("%d of %d course tests fail on your code (above)", bad, w->course_run.n));
         return OL_FAIL;
     }
     set_stage(w, r, ST_COURSE, STAGE_PASS,
-              w->course_run.n == 1 ? xstrdup("the 1 course test passes") : xasprintf("all %d pass", w->course_run.n));
+              w->course_run.n == 1 ? xstrdup("the 1 course test passes")
+                                   : xasprintf("all %d pass", w->course_run.n));
     return OL_PASS;
 }
 
@@ -215,7 +236,8 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
 
 static void no_tests(const work *w, check_report *r, const char *why) {
     r->score = 0;
-    set_stage(w, r, ST_TESTS, STAGE_FAIL, xasprintf("no tests: %s, so the mutation score is 0", why));
+    set_stage(w, r, ST_TESTS, STAGE_FAIL,
+              xasprintf("no tests: %s, so the mutation score is 0", why));
 }
 
 static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
@@ -228,9 +250,11 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
         why = xasprintf("c/%s/ does not exist (`ol start %s` makes it)", l->student_tests, l->id);
         no_tests(w, r, why);
     } else if (student_files_check(ctx, dir, problems) > 0) {
-        set_stage(w, r, ST_TESTS, STAGE_FAIL,
-                  xasprintf("%d file%s in your test folder %s not regular (above): ol reads only regular files",
-                            problems->n, problems->n == 1 ? "" : "s", problems->n == 1 ? "is" : "are"));
+        set_stage(
+            w, r, ST_TESTS, STAGE_FAIL,
+            xasprintf(
+                "%d file%s in your test folder %s not regular (above): ol reads only regular files",
+                problems->n, problems->n == 1 ? "" : "s", problems->n == 1 ? "is" : "are"));
     } else if (suite_scan(&w->tests, l->slug, dir, &err) != 0) {
         set_stage(w, r, ST_TESTS, STAGE_FAIL, err);
         err = NULL;
@@ -244,10 +268,13 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
         rc = 130;
     } else if (problems->n) {
         /* what the compiler sees first: a test hidden by #if 0 or named in UTF-8 is not "no tests" */
-        set_stage(w, r, ST_TESTS, STAGE_FAIL,
-                  xasprintf("%d problem%s in your test files (above): tests may include only contract headers, "
-                            "<check.h>, standard C headers and their own folder's files, and every START_TEST "
-                            "must be compiled", problems->n, problems->n == 1 ? "" : "s"));
+        set_stage(
+            w, r, ST_TESTS, STAGE_FAIL,
+            xasprintf(
+                "%d problem%s in your test files (above): tests may include only contract headers, "
+                "<check.h>, standard C headers and their own folder's files, and every START_TEST "
+                "must be compiled",
+                problems->n, problems->n == 1 ? "" : "s"));
     } else if (w->tests.tests.n == 0) {
         why = xasprintf("c/%s/ holds no START_TEST(name) ... END_TEST block", l->student_tests);
         no_tests(w, r, why);
@@ -262,25 +289,32 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
         if (failed == 0) {
             /* nothing a test defines may stand in for grading's machinery or the lesson */
             const char **shown = xcalloc((size_t)w->tests.files.n + 1, sizeof *shown);
-            for (int i = 0; i < w->tests.files.n; i++) shown[i] = shown_path(ctx, w->tests.files.v[i]);
-            refused = symbols_of_reference(ctx, l, &allowed) != 0 ? -1
-                      : symbols_check(ctx, l, w->tests.units, shown, w->tests.files.n, &allowed, true, problems);
+            for (int i = 0; i < w->tests.files.n; i++)
+                shown[i] = shown_path(ctx, w->tests.files.v[i]);
+            refused = symbols_of_reference(ctx, l, &allowed) != 0
+                          ? -1
+                          : symbols_check(ctx, l, w->tests.units, shown, w->tests.files.n, &allowed,
+                                          true, problems);
             free(shown);
         }
         sl_free(&allowed);
         if (failed < 0) rc = 130;
         else if (failed > 0)
-            set_stage(w, r, ST_TESTS, STAGE_FAIL, xstrdup("your tests do not compile (the compiler's messages are above)"));
+            set_stage(w, r, ST_TESTS, STAGE_FAIL,
+                      xstrdup("your tests do not compile (the compiler's messages are above)"));
         else if (refused < 0)
             rc = harness(r, xstrdup("nm could not list what your tests define (above)"));
         else if (refused > 0)
-            set_stage(w, r, ST_TESTS, STAGE_FAIL,
-                      xasprintf("%d symbol%s your tests define belong%s to grading, a library or the lesson (above)",
-                                refused, refused == 1 ? "" : "s", refused == 1 ? "s" : ""));
+            set_stage(
+                w, r, ST_TESTS, STAGE_FAIL,
+                xasprintf(
+                    "%d symbol%s your tests define belong%s to grading, a library or the lesson (above)",
+                    refused, refused == 1 ? "" : "s", refused == 1 ? "s" : ""));
         else {
             set_stage(w, r, ST_TESTS, STAGE_PASS,
-                      xasprintf("%d test%s in %d file%s", w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s",
-                                w->tests.files.n, w->tests.files.n == 1 ? "" : "s"));
+                      xasprintf("%d test%s in %d file%s", w->tests.tests.n,
+                                w->tests.tests.n == 1 ? "" : "s", w->tests.files.n,
+                                w->tests.files.n == 1 ? "" : "s"));
             rc = OL_PASS;
         }
     }
@@ -322,14 +356,18 @@ static int prepare_canary(ol_ctx *ctx, check_report *r, work *w) {
         if (defined_functions(ctx, w->ref->units[i].obj, &w->canary_symbols) != 0)
             return harness(r, xstrdup("nm could not list the reference's functions"));
     if (w->canary_symbols.n == 0)
-        return harness(r, xasprintf("the reference of %s defines no function: no canary can be made", r->l->id));
+        return harness(
+            r,
+            xasprintf("the reference of %s defines no function: no canary can be made", r->l->id));
     strbuf src = {0};
     sb_add(&src, "/* Generated by ol: the canary. Every function of the lesson aborts. */\n"
                  "#include <stdio.h>\n#include <stdlib.h>\n\n");
     for (int i = 0; i < w->canary_symbols.n; i++) {
         const char *s = w->canary_symbols.v[i];
-        sb_printf(&src, "void __wrap_%s(void);\nvoid __wrap_%s(void) {\n"
-                        "    fputs(\"ol canary: %s was called\\n\", stderr);\n    abort();\n}\n\n", s, s, s);
+        sb_printf(&src,
+                  "void __wrap_%s(void);\nvoid __wrap_%s(void) {\n"
+                  "    fputs(\"ol canary: %s was called\\n\", stderr);\n    abort();\n}\n\n",
+                  s, s, s);
     }
     hasher *h = hash_new();
     hash_str(h, src.s);
@@ -412,18 +450,26 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     init_outcomes(r);
     for (int p = 0; p < l->required_pitfalls.n; p++) {
         bool found = false;
-        for (int i = 0; i < r->nmutants; i++) found = found || !strcmp(r->mutants[i].id, l->required_pitfalls.v[p]);
+        for (int i = 0; i < r->nmutants; i++)
+            found = found || !strcmp(r->mutants[i].id, l->required_pitfalls.v[p]);
         if (!found)
-            return harness(r, xasprintf("lesson.json requires the pitfall %s, but course/%s/mutants/ has no mutant %s",
-                                        l->required_pitfalls.v[p], l->id, l->required_pitfalls.v[p]));
+            return harness(
+                r,
+                xasprintf(
+                    "lesson.json requires the pitfall %s, but course/%s/mutants/ has no mutant %s",
+                    l->required_pitfalls.v[p], l->id, l->required_pitfalls.v[p]));
     }
     if (r->nmutants == 0 && l->level >= 3)
-        return harness(r, xasprintf("course/%s/mutants/ holds no mutant: nothing to grade %s's rung with", l->id, l->rung));
-    if (codegen_secret(ctx, w->secret) != 0) return harness(r, xstrdup("ol's cache has no secret (above)"));
+        return harness(
+            r, xasprintf("course/%s/mutants/ holds no mutant: nothing to grade %s's rung with",
+                         l->id, l->rung));
+    if (codegen_secret(ctx, w->secret) != 0)
+        return harness(r, xstrdup("ol's cache has no secret (above)"));
     suite_key(w, w->suite_key);
 
     if (deps_prepare(ctx, l, true, true, &w->ref_deps, &err) != 0 ||
-        lesson_lib_prepare(ctx, &w->refcov, l, LIB_COVERAGE, NULL, "the reference (coverage)", &err) != 0)
+        lesson_lib_prepare(ctx, &w->refcov, l, LIB_COVERAGE, NULL, "the reference (coverage)",
+                           &err) != 0)
         return harness(r, err);
     w->wheat_dirs = xcalloc((size_t)r->nwheats + 1, sizeof *w->wheat_dirs);
     w->mutant_libs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_libs);
@@ -439,8 +485,9 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
         int v = w->control_of[k] = control_variant(k, r->nwheats);
         char *label = v < 0 ? xasprintf("the reference (control %d)", k + 1)
                             : xasprintf("wheat %s (control %d)", r->wheats[v].id, k + 1);
-        int prc = lesson_lib_prepare(ctx, &w->control_libs[k], l, v < 0 ? LIB_REFERENCE : LIB_PATCHED,
-                                     v < 0 ? NULL : w->wheat_dirs[v], label, &err);
+        int prc =
+            lesson_lib_prepare(ctx, &w->control_libs[k], l, v < 0 ? LIB_REFERENCE : LIB_PATCHED,
+                               v < 0 ? NULL : w->wheat_dirs[v], label, &err);
         free(label);
         if (prc != 0) return harness(r, err);
         char build[32];
@@ -455,7 +502,8 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
             continue;
         }
         char *label = xasprintf("mutant %s", r->mutants[i].id);
-        w->mutant_ready[i] = lesson_lib_prepare(ctx, &w->mutant_libs[i], l, LIB_PATCHED, dir, label, &err) == 0;
+        w->mutant_ready[i] =
+            lesson_lib_prepare(ctx, &w->mutant_libs[i], l, LIB_PATCHED, dir, label, &err) == 0;
         free(label);
         free(dir);
         if (!w->mutant_ready[i]) {
@@ -497,8 +545,10 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
             w->mutant_ready[i] = false;
             char *why = NULL;
             for (int u = 0; u < w->mutant_libs[i].n && !why; u++)
-                if (!w->mutant_libs[i].units[u].ok) why = first_line(strstr(w->mutant_libs[i].units[u].log, "error:"));
-            set_outcome(&r->outcomes[i], MS_COMPILE_ERROR, xasprintf("does not compile: %s", why ? why : "?"));
+                if (!w->mutant_libs[i].units[u].ok)
+                    why = first_line(strstr(w->mutant_libs[i].units[u].log, "error:"));
+            set_outcome(&r->outcomes[i], MS_COMPILE_ERROR,
+                        xasprintf("does not compile: %s", why ? why : "?"));
             free(why);
         }
     if ((rc = prepare_canary(ctx, r, w)) != OL_PASS) return rc;
@@ -513,7 +563,8 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     w->mutant_progs = xcalloc((size_t)r->nmutants + 1, sizeof *w->mutant_progs);
     int nprogs = 2 + w->ncontrols + r->nmutants;
     link_spec *progs = xcalloc((size_t)nprogs, sizeof *progs);
-    int *origin = xcalloc((size_t)nprogs, sizeof *origin); /* -1 baseline, -2 canary, control k, 1000+mutant i */
+    int *origin = xcalloc((size_t)nprogs,
+                          sizeof *origin); /* -1 baseline, -2 canary, control k, 1000+mutant i */
     k = 0;
     program_spec(&progs[k], &w->tests, &w->refcov, l, &w->ref_deps);
     progs[k].coverage = true;
@@ -525,7 +576,8 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     /* a test hook: OL_TEST_BREAK_CANARY links the plain reference, as a broken harness would */
     const char *broken = getenv("OL_TEST_BREAK_CANARY");
     if (!(broken && *broken && strcmp(broken, "0") != 0))
-        for (int i = 0; i < w->canary_symbols.n; i++) sl_push(&progs[k].wraps, w->canary_symbols.v[i]);
+        for (int i = 0; i < w->canary_symbols.n; i++)
+            sl_push(&progs[k].wraps, w->canary_symbols.v[i]);
     origin[k++] = -2;
     for (int i = 0; i < w->ncontrols; i++) {
         program_spec(&progs[k], &w->tests, &w->control_libs[i], l, &w->ref_deps);
@@ -553,14 +605,17 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
     free(origin);
     if (!w->baseline.ok) {
         print_compiler_log(ctx, w->baseline.log);
-        set_stage(w, r, ST_VALID, STAGE_FAIL,
-                  xstrdup("your tests do not link with the reference (above): call only the contracts' functions"));
+        set_stage(
+            w, r, ST_VALID, STAGE_FAIL,
+            xstrdup(
+                "your tests do not link with the reference (above): call only the contracts' functions"));
         return OL_FAIL;
     }
     for (int i = 0; i < w->ncontrols; i++)
         if (!w->control_progs[i].ok) {
             print_compiler_log(ctx, w->control_progs[i].log);
-            return harness(r, xasprintf("%s does not link with your tests (above)", w->control_libs[i].label));
+            return harness(
+                r, xasprintf("%s does not link with your tests (above)", w->control_libs[i].label));
         }
     if (!w->canary_prog.ok) {
         print_compiler_log(ctx, w->canary_prog.log);
@@ -595,15 +650,16 @@ static void stat_tree(const char *path, strlist *out, int depth) {
         closedir(d);
         return;
     }
-    sl_push_owned(out, xasprintf("%s\t%lld\t%lld.%09ld", path, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                                 st.st_mtim.tv_nsec));
+    sl_push_owned(out, xasprintf("%s\t%lld\t%lld.%09ld", path, (long long)st.st_size,
+                                 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
 }
 
 /* The student's code and tests, and what grades the lesson: its course
  * folder (lesson.json, mutants, wheats), reference sources and fixtures. */
 static void snapshot(ol_ctx *ctx, const lesson *l, strlist *out) {
     stat_tree(ctx->student, out, 0);
-    char *paths[] = {xasprintf("%s/course/%s", ctx->root, l->id), l->fixtures ? path_join(ctx->root, l->fixtures) : NULL};
+    char *paths[] = {xasprintf("%s/course/%s", ctx->root, l->id),
+                     l->fixtures ? path_join(ctx->root, l->fixtures) : NULL};
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         if (paths[i]) stat_tree(paths[i], out, 0);
         free(paths[i]);
@@ -655,10 +711,13 @@ static int judge_changes(ol_ctx *ctx, check_report *r, work *w) {
         free(changed);
         return OL_PASS;
     }
-    set_stage(w, r, ST_VALID, STAGE_FAIL,
-              xasprintf("INVALID: files changed while your tests ran (%s): a test may write only its working "
-                        "folder and /tmp, so the mutation score is unknown; put those files back (git diff shows "
-                        "what changed)", changed));
+    set_stage(
+        w, r, ST_VALID, STAGE_FAIL,
+        xasprintf(
+            "INVALID: files changed while your tests ran (%s): a test may write only its working "
+            "folder and /tmp, so the mutation score is unknown; put those files back (git diff shows "
+            "what changed)",
+            changed));
     free(changed);
     return OL_FAIL;
 }
@@ -678,7 +737,8 @@ static bool uncovered(const coverage *cov, const mutant *m, int *line);
 /* The lines one test runs on the reference: the coverage build, that test
  * alone, its counts written into the run's own folder. 0, or -1 when they
  * cannot be measured. */
-static int coverage_of_test(ol_ctx *ctx, check_report *r, work *w, const test_result *t, coverage *out) {
+static int coverage_of_test(ol_ctx *ctx, check_report *r, work *w, const test_result *t,
+                            coverage *out) {
     memset(out, 0, sizeof *out);
     strlist one = {0};
     sl_push(&one, t->name);
@@ -730,7 +790,8 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
     bool *measured = xcalloc((size_t)r->ninvalid + 1, sizeof *measured);
     for (int i = 0; i < r->ninvalid && rc == OL_PASS; i++) {
         bool first = true;
-        for (int j = 0; j < i; j++) first = first && strcmp(r->invalid[j].t.name, r->invalid[i].t.name) != 0;
+        for (int j = 0; j < i; j++)
+            first = first && strcmp(r->invalid[j].t.name, r->invalid[i].t.name) != 0;
         if (!first) continue;
         for (int k = 0; k < n && rc == OL_PASS; k++) {
             if (runs[k].past_deadline) continue;
@@ -739,12 +800,16 @@ static int find_hints(ol_ctx *ctx, check_report *r, work *w) {
             if (!t || t->status != TEST_PASS) continue;
             if (!measured[i]) {
                 measured[i] = true;
-                if (coverage_of_test(ctx, r, w, &r->invalid[i].t, &covs[i]) != 0 && proc_interrupted()) rc = 130;
+                if (coverage_of_test(ctx, r, w, &r->invalid[i].t, &covs[i]) != 0 &&
+                    proc_interrupted())
+                    rc = 130;
             }
             int line = 0;
             if (rc != OL_PASS || uncovered(&covs[i], m, &line)) continue;
-            char *hint = xasprintf("%s fails on %s but passes on %s (%s), a known bug: it expects what that bug "
-                                   "computes. %s", r->invalid[i].t.name, r->invalid[i].where, m->id, m->title, m->hint);
+            char *hint = xasprintf(
+                "%s fails on %s but passes on %s (%s), a known bug: it expects what that bug "
+                "computes. %s",
+                r->invalid[i].t.name, r->invalid[i].where, m->id, m->title, m->hint);
             if (!sl_contains(&r->hints, hint)) sl_push_owned(&r->hints, hint);
             else free(hint);
         }
@@ -785,7 +850,8 @@ static int run_baseline(ol_ctx *ctx, check_report *r, work *w) {
         int rc = run_tests(ctx, &spec, &w->baseline_run, 1) == 0 ? OL_PASS : not_run(r);
         bool spoiled = false;
         if (rc == OL_PASS && counts && !w->baseline_run.past_deadline) {
-            if (coverage_collect(ctx, &w->refcov, counts, &w->cov) == 0) coverage_save(&w->cov, cov_path);
+            if (coverage_collect(ctx, &w->refcov, counts, &w->cov) == 0)
+                coverage_save(&w->cov, cov_path);
             else spoiled = true;
         }
         if (counts) remove_tree(counts, ctx->cache);
@@ -793,7 +859,8 @@ static int run_baseline(ol_ctx *ctx, check_report *r, work *w) {
         free(tmp);
         free(cov_path);
         if (rc != OL_PASS || !spoiled) return rc;
-        if (attempt > 0) return harness(r, xstrdup("gcov cannot read the baseline's coverage, even made again"));
+        if (attempt > 0)
+            return harness(r, xstrdup("gcov cannot read the baseline's coverage, even made again"));
         /* the notes (or the objects) in the cache do not match: make them, and the program, again */
         coverage_free(&w->cov);
         run_result_free(&w->baseline_run);
@@ -851,9 +918,11 @@ static int stage_baseline(ol_ctx *ctx, check_report *r, work *w) {
         for (int i = 0; i < r->ninvalid; i++)
             if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
         char *list = sl_join(&names, ", ");
-        set_stage(w, r, ST_VALID, STAGE_FAIL,
-                  xasprintf("INVALID: %d test%s fail%s on a correct implementation (%s), so the mutation score is unknown",
-                            names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
+        set_stage(
+            w, r, ST_VALID, STAGE_FAIL,
+            xasprintf(
+                "INVALID: %d test%s fail%s on a correct implementation (%s), so the mutation score is unknown",
+                names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
         free(list);
         sl_free(&names);
         return OL_FAIL;
@@ -909,11 +978,13 @@ static void classify(mutant_outcome *o, const run_result *run) {
     if (o->killed_by.n) set_outcome(o, MS_KILLED, sb_take(&reason));
     else if (timeout || run->watchdog) {
         sb_free(&reason);
-        set_outcome(o, MS_TIMEOUT, xstrdup(run->watchdog ? "the test program ran past ol's time limit"
-                                                         : "a test ran past the per-test timeout"));
+        set_outcome(o, MS_TIMEOUT,
+                    xstrdup(run->watchdog ? "the test program ran past ol's time limit"
+                                          : "a test ran past the per-test timeout"));
     } else if (missing || run->term_signal) {
         sb_free(&reason);
-        set_outcome(o, MS_RUNTIME_ERROR, xstrdup("the test program died before reporting every test"));
+        set_outcome(o, MS_RUNTIME_ERROR,
+                    xstrdup("the test program died before reporting every test"));
     } else {
         sb_free(&reason);
         set_outcome(o, MS_SURVIVED, xstrdup("every test passed"));
@@ -942,29 +1013,33 @@ static void shuffle(int *v, int n) {
  * random to kill mutants by chance: failing on a fraction p of the runs,
  * it kills m given mutants and passes k controls with chance p^m (1-p)^k,
  * at most 3e-6 for L7.1's 7 required pitfalls among 13 mutants. */
-static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *const *runs, const int *which,
-                          int n) {
+static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *const *runs,
+                          const int *which, int n) {
     if (judge_changes(ctx, r, w) != OL_PASS) return OL_FAIL;
     int before = r->ninvalid;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < runs[k]->n; i++) {
             const test_result *t = &runs[k]->t[i];
             bool seen = false; /* each test once, where it first failed */
-            for (int j = before; j < r->ninvalid; j++) seen = seen || !strcmp(r->invalid[j].t.name, t->name);
+            for (int j = before; j < r->ninvalid; j++)
+                seen = seen || !strcmp(r->invalid[j].t.name, t->name);
             if (t->status == TEST_PASS || seen) continue;
             int v = w->control_of[which[k]];
-            char *where = v < 0 ? xstrdup("the reference, built another way and run among the mutants")
-                                : xasprintf("wheat %s (%s), built another way and run among the mutants",
-                                            r->wheats[v].id, r->wheats[v].title);
+            char *where =
+                v < 0 ? xstrdup("the reference, built another way and run among the mutants")
+                      : xasprintf("wheat %s (%s), built another way and run among the mutants",
+                                  r->wheats[v].id, r->wheats[v].title);
             add_invalid(r, where, t);
             free(where);
         }
     if (r->ninvalid == before) {
-        set_stage(w, r, ST_VALID, STAGE_PASS,
-                  xasprintf("%s on the reference and on %d wheat%s, each built its own way and run among the "
-                            "mutants (%d run%s), and on the reference with coverage",
-                            w->tests.tests.n == 1 ? "your test passes" : "all your tests pass", r->nwheats,
-                            r->nwheats == 1 ? "" : "s", n, n == 1 ? "" : "s"));
+        set_stage(
+            w, r, ST_VALID, STAGE_PASS,
+            xasprintf(
+                "%s on the reference and on %d wheat%s, each built its own way and run among the "
+                "mutants (%d run%s), and on the reference with coverage",
+                w->tests.tests.n == 1 ? "your test passes" : "all your tests pass", r->nwheats,
+                r->nwheats == 1 ? "" : "s", n, n == 1 ? "" : "s"));
         return OL_PASS;
     }
     r->invalid_on_rerun = true;
@@ -972,11 +1047,13 @@ static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *con
     for (int i = before; i < r->ninvalid; i++)
         if (!sl_contains(&names, r->invalid[i].t.name)) sl_push(&names, r->invalid[i].t.name);
     char *list = sl_join(&names, ", ");
-    set_stage(w, r, ST_VALID, STAGE_FAIL,
-              xasprintf("INVALID: %d test%s fail%s on a correct implementation run among the mutants (%s): a "
-                        "test must pass on every correct implementation, however it is built and whatever ran "
-                        "before it, so the mutation score is unknown",
-                        names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
+    set_stage(
+        w, r, ST_VALID, STAGE_FAIL,
+        xasprintf(
+            "INVALID: %d test%s fail%s on a correct implementation run among the mutants (%s): a "
+            "test must pass on every correct implementation, however it is built and whatever ran "
+            "before it, so the mutation score is unknown",
+            names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
     free(list);
     sl_free(&names);
     return OL_FAIL;
@@ -989,7 +1066,8 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
     int killers = run_failures(run);
     if (killers > 0) {
         set_stage(w, r, ST_CANARY, STAGE_PASS,
-                  xasprintf("caught by %d of your %d test%s", killers, w->tests.tests.n, w->tests.tests.n == 1 ? "" : "s"));
+                  xasprintf("caught by %d of your %d test%s", killers, w->tests.tests.n,
+                            w->tests.tests.n == 1 ? "" : "s"));
         return OL_PASS;
     }
     w->canary_course = (link_spec){0};
@@ -997,7 +1075,8 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
     link_add_unit(&w->canary_course, &w->canary);
     suite none = {0};
     program_spec(&w->canary_course, &none, w->ref, r->l, &w->ref_deps);
-    for (int i = 0; i < w->canary_prog.wraps.n; i++) sl_push(&w->canary_course.wraps, w->canary_prog.wraps.v[i]);
+    for (int i = 0; i < w->canary_prog.wraps.n; i++)
+        sl_push(&w->canary_course.wraps, w->canary_prog.wraps.v[i]);
     int failed = build_links(ctx, &w->canary_course, 1);
     if (failed < 0) return 130;
     if (failed > 0) {
@@ -1011,11 +1090,17 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
     int course_killers = run_failures(&course);
     run_result_free(&course);
     if (course_killers == 0)
-        return harness(r, xstrdup("the canary, which aborts in every function of the lesson, survived even the course "
-                                  "tests: the mutants are not reaching the test programs"));
-    set_stage(w, r, ST_CANARY, STAGE_FAIL,
-              xasprintf("none of your tests calls a function of %s (a variant that aborts in every one of them "
-                        "passed them all), so no mutant can be caught", r->l->id));
+        return harness(
+            r,
+            xstrdup(
+                "the canary, which aborts in every function of the lesson, survived even the course "
+                "tests: the mutants are not reaching the test programs"));
+    set_stage(
+        w, r, ST_CANARY, STAGE_FAIL,
+        xasprintf(
+            "none of your tests calls a function of %s (a variant that aborts in every one of them "
+            "passed them all), so no mutant can be caught",
+            r->l->id));
     return OL_FAIL;
 }
 
@@ -1036,20 +1121,24 @@ static int score_mutants(check_report *r, work *w) {
         if (o->required && !caught) sl_push(&r->required_missed, o->m->id);
         if (o->required && (o->status == MS_COMPILE_ERROR || o->status == MS_RUNTIME_ERROR)) {
             sl_free(&killers);
-            return harness(r, xasprintf("the required pitfall mutant %s cannot be graded: %s", o->m->id, o->reason));
+            return harness(r, xasprintf("the required pitfall mutant %s cannot be graded: %s",
+                                        o->m->id, o->reason));
         }
     }
     for (int i = 0; i < w->tests.tests.n; i++)
-        if (!sl_contains(&killers, w->tests.tests.v[i])) sl_push(&r->kill_nothing, w->tests.tests.v[i]);
+        if (!sl_contains(&killers, w->tests.tests.v[i]))
+            sl_push(&r->kill_nothing, w->tests.tests.v[i]);
     sl_free(&killers);
     r->valid = r->killed + r->timed_out + r->survived + r->no_coverage;
-    if (r->valid == 0) return harness(r, xstrdup("no mutant could be built and run: nothing to grade with"));
+    if (r->valid == 0)
+        return harness(r, xstrdup("no mutant could be built and run: nothing to grade with"));
     r->score = (double)(r->killed + r->timed_out) / r->valid;
     bool ok = r->score + 1e-12 >= r->l->threshold && r->required_missed.n == 0;
-    char *summary = xasprintf("%.2f = (%d killed + %d timed out) / %d valid mutant%s; %s %.2f (%s)%s", r->score,
-                              r->killed, r->timed_out, r->valid, r->valid == 1 ? "" : "s", r->score + 1e-12 >= r->l->threshold ? ">=" : "<",
-                              r->l->threshold, r->l->rung,
-                              r->required_missed.n ? "; a required pitfall survived" : "");
+    char *summary =
+        xasprintf("%.2f = (%d killed + %d timed out) / %d valid mutant%s; %s %.2f (%s)%s", r->score,
+                  r->killed, r->timed_out, r->valid, r->valid == 1 ? "" : "s",
+                  r->score + 1e-12 >= r->l->threshold ? ">=" : "<", r->l->threshold, r->l->rung,
+                  r->required_missed.n ? "; a required pitfall survived" : "");
     set_stage(w, r, ST_MUTATION, ok ? STAGE_PASS : STAGE_FAIL, summary);
     return ok ? OL_PASS : OL_FAIL;
 }
@@ -1069,8 +1158,9 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
             /* said by the lesson's function: the reference's lines stay hidden */
             mutant_site site;
             mutant_site_of(ctx, &r->mutants[i], line, &site);
-            set_outcome(o, MS_NOCOVERAGE, xasprintf("no test runs the part of %s that it changes",
-                                                    site.function ? site.function : "the lesson's code"));
+            set_outcome(o, MS_NOCOVERAGE,
+                        xasprintf("no test runs the part of %s that it changes",
+                                  site.function ? site.function : "the lesson's code"));
             mutant_site_free(&site);
         } else {
             covered++;
@@ -1081,7 +1171,8 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     int ncontrols = covered > w->ncontrols ? covered : w->ncontrols;
     int cap = ncontrols + 1 + covered, n = 0;
     run_spec *specs = xcalloc((size_t)cap, sizeof *specs);
-    int *which = xcalloc((size_t)cap, sizeof *which); /* -1 - b a run of control build b, -1000 the canary */
+    int *which =
+        xcalloc((size_t)cap, sizeof *which); /* -1 - b a run of control build b, -1000 the canary */
     for (int k = 0; k < ncontrols; k++) {
         int b = k % w->ncontrols;
         specs[n] = grading_spec(w, &w->control_progs[b], r->timeout);
@@ -1119,8 +1210,9 @@ static int stage_grading(ol_ctx *ctx, check_report *r, work *w) {
     if (rc == OL_PASS) rc = judge_canary(ctx, r, w, canary);
     if (rc == OL_PASS) {
         if (r->nmutants == 0) /* an R1 or R2 lesson may have none: nothing to score */
-            set_stage(w, r, ST_MUTATION, STAGE_SKIPPED,
-                      xasprintf("the lesson has no mutants (%s does not ask for a score)", r->l->rung));
+            set_stage(
+                w, r, ST_MUTATION, STAGE_SKIPPED,
+                xasprintf("the lesson has no mutants (%s does not ask for a score)", r->l->rung));
         else rc = score_mutants(r, w);
     }
     for (int k = 0; k < n; k++) run_result_free(&runs[k]);
@@ -1176,7 +1268,8 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
         r->stages[i].state = STAGE_SKIPPED;
     }
     r->stages[ST_BUILD].required = r->stages[ST_COURSE].required = true;
-    r->stages[ST_TESTS].required = r->stages[ST_VALID].required = r->stages[ST_CANARY].required = l->level >= 2;
+    r->stages[ST_TESTS].required = r->stages[ST_VALID].required = r->stages[ST_CANARY].required =
+        l->level >= 2;
     r->stages[ST_MUTATION].required = l->level >= 3;
     double started = now_seconds();
     work w;
@@ -1195,7 +1288,8 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
         /* the student's tests alone: their code is neither built nor run, but the
          * course tests are built (the canary's harness check links them) */
         for (int i = ST_BUILD; i <= ST_COURSE; i++)
-            set_stage(&w, r, i, STAGE_SKIPPED, xstrdup("not run: --tests-only grades your tests alone"));
+            set_stage(&w, r, i, STAGE_SKIPPED,
+                      xstrdup("not run: --tests-only grades your tests alone"));
         if (build_course_suite(ctx, l, false, &w.course) != OL_PASS)
             rc = harness(r, xasprintf("the course tests of %s do not build", l->id));
     } else {

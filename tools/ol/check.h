@@ -25,7 +25,13 @@ typedef struct {
 
 /* Stryker's statuses (mutation-testing-report-schema). */
 typedef enum {
-    MS_KILLED, MS_SURVIVED, MS_NOCOVERAGE, MS_TIMEOUT, MS_COMPILE_ERROR, MS_RUNTIME_ERROR, MS_IGNORED
+    MS_KILLED,
+    MS_SURVIVED,
+    MS_NOCOVERAGE,
+    MS_TIMEOUT,
+    MS_COMPILE_ERROR,
+    MS_RUNTIME_ERROR,
+    MS_IGNORED
 } mutant_status;
 const char *mutant_status_name(mutant_status s);
 
@@ -61,7 +67,8 @@ typedef struct check_report {
     invalid_test *invalid;
     int ninvalid;
     strlist hints;           /* Examplar: misconceptions an invalid test agrees with */
-    bool invalid_on_rerun;   /* the invalid tests passed once and failed when the reference ran again */
+    bool
+        invalid_on_rerun; /* the invalid tests passed once and failed when the reference ran again */
     mutant *mutants, *wheats;
     int nmutants, nwheats;
     mutant_outcome *outcomes; /* parallel to mutants, in report order */

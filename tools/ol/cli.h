@@ -22,7 +22,8 @@ int require_student_workspace(ol_ctx *ctx);
 /* Loads the root, the workspace and the lesson; prints what went wrong. */
 int open_lesson(ol_ctx *ctx, lesson *l, const char *workspace, const char *id);
 /* The same with lesson_load_flags' flags. */
-int open_lesson_flags(ol_ctx *ctx, lesson *l, const char *workspace, const char *id, unsigned flags);
+int open_lesson_flags(ol_ctx *ctx, lesson *l, const char *workspace, const char *id,
+                      unsigned flags);
 /* The course's spelling of a lesson id the user typed: itself, or the one
  * it matches ignoring case (l7.1: L7.1). NULL, said with a "did you mean"
  * when one is near, when there is no such lesson. Caller frees. */

@@ -73,8 +73,10 @@ int cmd_check(int argc, char **argv) {
         char *path = path_join(ctx.ws, rel);
         bool started = is_file(path);
         if (!started)
-            ol_error("%s is missing in %s: you have not started %s yet; run `ol start %s`, write your code and "
-                     "tests, then `ol check %s`", rel, ctx.ws, l.id, l.id, l.id);
+            ol_error(
+                "%s is missing in %s: you have not started %s yet; run `ol start %s`, write your code and "
+                "tests, then `ol check %s`",
+                rel, ctx.ws, l.id, l.id, l.id);
         free(rel);
         free(path);
         if (!started) {
@@ -91,7 +93,8 @@ int cmd_check(int argc, char **argv) {
         report_summary(&ctx, &r);
         if (json && report_write_stryker(&ctx, &r, json) != 0 && rc == OL_PASS) rc = OL_USAGE;
         if (html && report_write_html(&ctx, &r, html) != 0 && rc == OL_PASS) rc = OL_USAGE;
-        if (gradescope && report_write_gradescope(&ctx, &r, gradescope) != 0 && rc == OL_PASS) rc = OL_USAGE;
+        if (gradescope && report_write_gradescope(&ctx, &r, gradescope) != 0 && rc == OL_PASS)
+            rc = OL_USAGE;
     }
     check_report_free(&r);
     cache_prune(&ctx);

@@ -24,7 +24,8 @@ static const char HELP[] =
 /* The terminal's width, else $COLUMNS, else 160. */
 static int terminal_width(void) {
     struct winsize ws;
-    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
     const char *cols = getenv("COLUMNS");
     if (cols && atoi(cols) > 0) return atoi(cols);
     return 160;
@@ -88,10 +89,11 @@ int cmd_diff(int argc, char **argv) {
     if (!checked || !st.passed) {
         /* finding one's own way is the point: the reference waits for a pass */
         ol_error("the reference of %s is shown only after `ol check %s` passes: %s", l.id, l.id,
-                 !checked ? "you have not run it in this workspace yet; run it, and once it says PASS, "
-                            "run `ol diff` again"
-                          : "your last check did not; its report says what to do next (`ol list` shows "
-                            "where you are)");
+                 !checked
+                     ? "you have not run it in this workspace yet; run it, and once it says PASS, "
+                       "run `ol diff` again"
+                     : "your last check did not; its report says what to do next (`ol list` shows "
+                       "where you are)");
         rc = OL_FAIL;
     }
     char *tmp = rc == OL_PASS ? ctx_cache_dir(&ctx, "tmp") : NULL;
@@ -135,8 +137,10 @@ int cmd_diff(int argc, char **argv) {
                     printf("%-*s reference/%s\n", (width - 3) / 2 + 3, left, src);
                     free(left);
                 } else if (!unified && text && *text) {
-                    printf("(a unified diff: the longest line, %d columns, does not fit twice in %d; "
-                           "--side-by-side shows it wider)\n", widest, width);
+                    printf(
+                        "(a unified diff: the longest line, %d columns, does not fit twice in %d; "
+                        "--side-by-side shows it wider)\n",
+                        widest, width);
                 }
                 if (text && *text) fputs(text, stdout);
                 else printf("c/%s is identical to the reference, reference/%s\n", src, src);

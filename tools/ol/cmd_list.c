@@ -64,7 +64,9 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
     }
     sb_add(progress, "started");
     int left = not_implemented_left(ctx, l);
-    if (left) sb_printf(progress, ", %d function%s still \"not implemented\"", left, left == 1 ? "" : "s");
+    if (left)
+        sb_printf(progress, ", %d function%s still \"not implemented\"", left,
+                  left == 1 ? "" : "s");
     char *dir = path_join(ctx->student, l->student_tests);
     suite s;
     char *err = NULL;
@@ -86,8 +88,12 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
     free(dir);
     check_status st;
     if (status_load(ctx, l->id, &st) == 0) {
-        if (st.passed) sb_printf(progress, "; last check: %sPASS%s", color(stdout, C_GREEN), color(stdout, C_RESET));
-        else sb_printf(progress, "; last check: %sFAIL%s", color(stdout, C_RED), color(stdout, C_RESET));
+        if (st.passed)
+            sb_printf(progress, "; last check: %sPASS%s", color(stdout, C_GREEN),
+                      color(stdout, C_RESET));
+        else
+            sb_printf(progress, "; last check: %sFAIL%s", color(stdout, C_RED),
+                      color(stdout, C_RESET));
         if (st.score >= 0) sb_printf(progress, " (mutation score %.2f)", st.score);
     }
 }
@@ -95,7 +101,8 @@ static void progress_of(ol_ctx *ctx, const lesson *l, strbuf *progress) {
 int cmd_list(int argc, char **argv) {
     const char *workspace = NULL;
     bool drafts = false;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"drafts", 0, NULL, NULL, &drafts}, {0}};
+    const ol_option opts[] = {
+        {"workspace", 'w', "DIR", &workspace, NULL}, {"drafts", 0, NULL, NULL, &drafts}, {0}};
     strlist args = {0};
     opts_result parsed = opts_parse("list", argc, argv, opts, 0, &args);
     if (parsed == OPTS_RUN && args.n > 0) {
@@ -123,7 +130,8 @@ int cmd_list(int argc, char **argv) {
     }
     n = shown;
     if (n == 0) {
-        ol_error("no lesson can be read in %s/course (each lesson is course/ID/lesson.json)", ctx.root);
+        ol_error("no lesson can be read in %s/course (each lesson is course/ID/lesson.json)",
+                 ctx.root);
         ctx_free(&ctx);
         free(ls);
         return OL_USAGE;
@@ -158,8 +166,9 @@ int cmd_list(int argc, char **argv) {
     }
     int rc = OL_PASS;
     if (unreadable > 0) {
-        ol_error("%d lesson.json file%s of the course could not be read (above): those lessons are not listed",
-                 unreadable, unreadable == 1 ? "" : "s");
+        ol_error(
+            "%d lesson.json file%s of the course could not be read (above): those lessons are not listed",
+            unreadable, unreadable == 1 ? "" : "s");
         rc = OL_USAGE;
     }
     lessons_free(ls, n);

@@ -91,15 +91,15 @@ static const char *s_if(int n) { return n == 1 ? "" : "s"; }
 static int list(ol_ctx *ctx, const lesson *l) {
     mutant_set set;
     if (set_load(l, &set) != 0) return OL_USAGE;
-    printf("%s: %d mutant%s, %d wheat%s (rung %s, threshold %.2f)\n\n", l->id, set.nm, s_if(set.nm), set.nw,
-           s_if(set.nw), l->rung, l->threshold);
+    printf("%s: %d mutant%s, %d wheat%s (rung %s, threshold %.2f)\n\n", l->id, set.nm, s_if(set.nm),
+           set.nw, s_if(set.nw), l->rung, l->threshold);
     printf("%-5s %-7s %-8s %s\n", "Id", "Pitfall", "Required", "Title");
     for (int i = 0; i < set.nm; i++) {
         const mutant *m = &set.ms[i];
         char *by = sl_join(&m->caught_by, ", ");
         const changed_line *c = mutant_first_change(m);
-        printf("%-5s %-7s %-8s %s\n", m->id, m->pitfall, sl_contains(&l->required_pitfalls, m->id) ? "yes" : "-",
-               m->title);
+        printf("%-5s %-7s %-8s %s\n", m->id, m->pitfall,
+               sl_contains(&l->required_pitfalls, m->id) ? "yes" : "-", m->title);
         printf("      caught by %s\n", by);
         printf("      %s%s", color(stdout, C_DIM), shown_path(ctx, m->path));
         if (c) printf(", changes reference/%s:%d", c->file, c->line);
@@ -108,9 +108,11 @@ static int list(ol_ctx *ctx, const lesson *l) {
     }
     for (int i = 0; i < set.nw; i++) {
         printf("%-5s %-7s %-8s %s\n", set.ws[i].id, "wheat", "-", set.ws[i].title);
-        printf("      %s%s%s\n", color(stdout, C_DIM), shown_path(ctx, set.ws[i].path), color(stdout, C_RESET));
+        printf("      %s%s%s\n", color(stdout, C_DIM), shown_path(ctx, set.ws[i].path),
+               color(stdout, C_RESET));
     }
-    printf("\n`ol mutants verify %s` checks them; `ol mutants new %s --help` adds one.\n", l->id, l->id);
+    printf("\n`ol mutants verify %s` checks them; `ol mutants new %s --help` adds one.\n", l->id,
+           l->id);
     set_free(&set);
     return OL_PASS;
 }
@@ -119,7 +121,8 @@ static int list(ol_ctx *ctx, const lesson *l) {
 
 static void say(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(bool ok, const char *fmt, ...) {
-    printf("  %s%s%s ", color(stdout, ok ? C_GREEN : C_RED), ok ? "ok  " : "FAIL", color(stdout, C_RESET));
+    printf("  %s%s%s ", color(stdout, ok ? C_GREEN : C_RED), ok ? "ok  " : "FAIL",
+           color(stdout, C_RESET));
     va_list ap;
     va_start(ap, fmt);
     vprintf(fmt, ap);
@@ -134,24 +137,28 @@ static void notes_on_lesson(ol_ctx *ctx, const lesson *l) {
     char *chapter = path_join(l->dir, "README.md");
     char *text = read_file(chapter, NULL);
     if (!text) {
-        printf("  %snote%s %s is not written yet: the chapter students read (`ol list` points to it)\n",
-               color(stdout, C_YELLOW), color(stdout, C_RESET), shown_path(ctx, chapter));
+        printf(
+            "  %snote%s %s is not written yet: the chapter students read (`ol list` points to it)\n",
+            color(stdout, C_YELLOW), color(stdout, C_RESET), shown_path(ctx, chapter));
     } else {
         strlist missing = {0};
         chapter_missing_sections(text, &missing);
         char *names = sl_join(&missing, "; ");
         if (missing.n)
-            printf("  %snote%s %s has no section %s (the lesson checklist's sections: `ol lesson new` "
-                   "writes them all)\n", color(stdout, C_YELLOW), color(stdout, C_RESET),
-                   shown_path(ctx, chapter), names);
+            printf(
+                "  %snote%s %s has no section %s (the lesson checklist's sections: `ol lesson new` "
+                "writes them all)\n",
+                color(stdout, C_YELLOW), color(stdout, C_RESET), shown_path(ctx, chapter), names);
         free(names);
         sl_free(&missing);
     }
     free(text);
     free(chapter);
     if (l->draft)
-        printf("  %snote%s %s is a draft (lesson.json \"draft\": true): `ol list` and `ol start` hide it "
-               "from students\n", color(stdout, C_YELLOW), color(stdout, C_RESET), l->id);
+        printf(
+            "  %snote%s %s is a draft (lesson.json \"draft\": true): `ol list` and `ol start` hide it "
+            "from students\n",
+            color(stdout, C_YELLOW), color(stdout, C_RESET), l->id);
 }
 
 /* ---- authoring checks ---- */
@@ -197,9 +204,10 @@ static bool chapter_mentions(const lesson *l, const char *id) {
     const char *next = pitfalls ? strstr(pitfalls + 3, "\n## ") : NULL;
     bool found = false;
     size_t n = strlen(id);
-    for (const char *p = pitfalls; p && (!next || p < next) && (p = strstr(p, id)) != NULL && (!next || p < next);
-         p += n)
-        found = found || ((p == text || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]));
+    for (const char *p = pitfalls;
+         p && (!next || p < next) && (p = strstr(p, id)) != NULL && (!next || p < next); p += n)
+        found = found ||
+                ((p == text || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]));
     free(text);
     return found;
 }
@@ -213,8 +221,9 @@ static int check_set(const lesson *l, const mutant_set *set) {
         const mutant *m = i < set->nm ? &set->ms[i] : &set->ws[i - set->nm];
         const mutant *twin = same_change(set, m);
         if (!variant_id_valid(m->id, m->wheat)) {
-            say(false, "%s %s: a %s's id is '%c' and two or more digits", m->wheat ? "wheat" : "mutant", m->id,
-                m->wheat ? "wheat" : "mutant", m->wheat ? 'w' : 's');
+            say(false, "%s %s: a %s's id is '%c' and two or more digits",
+                m->wheat ? "wheat" : "mutant", m->id, m->wheat ? "wheat" : "mutant",
+                m->wheat ? 'w' : 's');
             problems++;
         }
         if (twin && twin > m) { /* each pair once */
@@ -223,40 +232,48 @@ static int check_set(const lesson *l, const mutant_set *set) {
             problems++;
         }
         if (!m->wheat && !chapter_mentions(l, m->id))
-            printf("  %snote%s mutant %s is not in the chapter's pitfall table (course/%s/README.md, section 5)\n",
-                   color(stdout, C_YELLOW), color(stdout, C_RESET), m->id, l->id);
+            printf(
+                "  %snote%s mutant %s is not in the chapter's pitfall table (course/%s/README.md, section 5)\n",
+                color(stdout, C_YELLOW), color(stdout, C_RESET), m->id, l->id);
     }
     return problems;
 }
 
 /* What a mutant's run says about its Caught-by tests; returns whether each
  * one kills it, and prints the evidence either way. */
-static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, const mutant *m, const run_result *r) {
+static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, const mutant *m,
+                         const run_result *r) {
     bool ok = true;
     strbuf lines = {0};
     for (int c = 0; c < m->caught_by.n; c++) {
         const test_result *t = run_find(r, m->caught_by.v[c]);
         if (!t) {
             char *all = sl_join(&course->tests, ", ");
-            sb_printf(&lines, "      Caught-by names %s, which is not a course test of %s (%s holds: %s)\n",
+            sb_printf(&lines,
+                      "      Caught-by names %s, which is not a course test of %s (%s holds: %s)\n",
                       m->caught_by.v[c], l->id, l->course_tests, all);
             free(all);
             ok = false;
         } else if (t->status == TEST_PASS) {
-            sb_printf(&lines, "      %s passes on it: the mutant does not move what that test checks beyond "
-                              "its tolerance\n", t->name);
+            sb_printf(
+                &lines,
+                "      %s passes on it: the mutant does not move what that test checks beyond "
+                "its tolerance\n",
+                t->name);
             ok = false;
         } else {
             char *what = test_describe(t);
-            sb_printf(&lines, "      %s: %s at %s:%d: %s\n", t->name, what, shown_path(ctx, t->file), t->line,
-                      t->message);
+            sb_printf(&lines, "      %s: %s at %s:%d: %s\n", t->name, what,
+                      shown_path(ctx, t->file), t->line, t->message);
             free(what);
         }
     }
     strlist others = {0};
     for (int t = 0; t < r->n; t++)
-        if (r->t[t].status != TEST_PASS && !sl_contains(&m->caught_by, r->t[t].name)) sl_push(&others, r->t[t].name);
-    say(ok, "mutant %s (%s) %s", m->id, m->title, ok ? "is killed by its Caught-by tests:" : "is not verified:");
+        if (r->t[t].status != TEST_PASS && !sl_contains(&m->caught_by, r->t[t].name))
+            sl_push(&others, r->t[t].name);
+    say(ok, "mutant %s (%s) %s", m->id, m->title,
+        ok ? "is killed by its Caught-by tests:" : "is not verified:");
     fputs(lines.s ? lines.s : "", stdout);
     char *names = others.n ? sl_join(&others, ", ") : NULL;
     if (ok && names)
@@ -264,9 +281,11 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
     else if (!ok && names)
         printf("      the course tests that do fail on it: %s (name one in Caught-by)\n", names);
     else if (!ok && run_failures(r) == 0)
-        printf("      no course test fails on it: either the change computes the same thing (an equivalent\n"
-               "      mutant: make a real fault), or the course tests miss this pitfall (write a course\n"
-               "      test in %s/ that catches it, then name it in Caught-by)\n", l->course_tests);
+        printf(
+            "      no course test fails on it: either the change computes the same thing (an equivalent\n"
+            "      mutant: make a real fault), or the course tests miss this pitfall (write a course\n"
+            "      test in %s/ that catches it, then name it in Caught-by)\n",
+            l->course_tests);
     if (!ok) printf("      rerun it: ol mutants verify %s %s\n", l->id, m->id);
     free(names);
     sl_free(&others);
@@ -278,12 +297,13 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
  * course tests: every mutant when `only` is NULL, else those whose ids it
  * lists (none when it is empty). verified (NULL, or one per wheat then per
  * mutant) says which ones did, on a reference that passes. */
-static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only, bool *verified) {
+static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only,
+                  bool *verified) {
     int nm = set->nm, nw = set->nw, problems = 0;
     int running = 0;
     for (int k = 0; k < nm; k++) running += !only || sl_contains(only, set->ms[k].id);
-    printf("ol mutants verify %s: %d mutant%s, %d wheat%s against the current reference\n", l->id, running,
-           s_if(running), nw, s_if(nw));
+    printf("ol mutants verify %s: %d mutant%s, %d wheat%s against the current reference\n", l->id,
+           running, s_if(running), nw, s_if(nw));
     if (!only) {
         notes_on_lesson(ctx, l);
         problems += check_set(l, set);
@@ -292,7 +312,8 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     suite course = {0};
     deps d = {0};
     int nlibs = 2 + nw + nm, stub = nlibs - 1;
-    lesson_lib *libs = xcalloc((size_t)nlibs, sizeof *libs);   /* 0 the reference, wheats, mutants, the stub */
+    lesson_lib *libs =
+        xcalloc((size_t)nlibs, sizeof *libs); /* 0 the reference, wheats, mutants, the stub */
     bool *ready = xcalloc((size_t)nlibs, sizeof *ready);
     link_spec *progs = xcalloc((size_t)nlibs, sizeof *progs);
     run_result *runs = xcalloc((size_t)nlibs, sizeof *runs);
@@ -308,10 +329,11 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     err = NULL;
     int rc = build_prepare(ctx) != 0 || require_link_files(ctx, l) != 0 ? OL_USAGE
              : empty                                                    ? OL_PASS
-                                                                        : build_course_suite(ctx, l, false, &course);
-    if (rc == OL_PASS && (deps_prepare(ctx, l, true, true, &d, &err) != 0 ||
-                          lesson_lib_prepare(ctx, &libs[0], l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
-                          lesson_lib_prepare(ctx, &libs[stub], l, LIB_STUB, NULL, "the stub", &err) != 0)) {
+                     : build_course_suite(ctx, l, false, &course);
+    if (rc == OL_PASS &&
+        (deps_prepare(ctx, l, true, true, &d, &err) != 0 ||
+         lesson_lib_prepare(ctx, &libs[0], l, LIB_REFERENCE, NULL, "the reference", &err) != 0 ||
+         lesson_lib_prepare(ctx, &libs[stub], l, LIB_STUB, NULL, "the stub", &err) != 0)) {
         ol_error("%s", err);
         rc = OL_USAGE;
     }
@@ -321,8 +343,8 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
         which[1 + i] = m;
         if (!m->wheat && only && !sl_contains(only, m->id)) continue;
         if (empty) {
-            say(false, "%s %s cannot be verified: %s/ holds no course test yet", m->wheat ? "wheat" : "mutant",
-                m->id, l->course_tests);
+            say(false, "%s %s cannot be verified: %s/ holds no course test yet",
+                m->wheat ? "wheat" : "mutant", m->id, l->course_tests);
             problems++;
             continue;
         }
@@ -360,7 +382,8 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             ready[i] = false;
             continue;
         }
-        if (i == stub || empty) { /* compiled is all that is asked here (make test-lessons runs the stub) */
+        if (i == stub ||
+            empty) { /* compiled is all that is asked here (make test-lessons runs the stub) */
             say(true, "%s compiles", libs[i].label);
             ready[i] = false;
             continue;
@@ -383,8 +406,12 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             ready[i] = false;
             continue;
         }
-        specs[nruns] = (run_spec){.bin = progs[i].bin, .bin_key = progs[i].key, .tests = &course.tests,
-                                  .timeout = l->test_timeout, .data_key = data_key, .threads = 1,
+        specs[nruns] = (run_spec){.bin = progs[i].bin,
+                                  .bin_key = progs[i].key,
+                                  .tests = &course.tests,
+                                  .timeout = l->test_timeout,
+                                  .data_key = data_key,
+                                  .threads = 1,
                                   .fill_idle = true}; /* course tests: they mostly wait */
         run_of[nruns++] = i;
     }
@@ -408,10 +435,12 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             if (failed) {
                 say(false, "%s fails %d course test%s:", what, failed, s_if(failed));
                 for (int t = 0; t < r->n; t++)
-                    if (r->t[t].status != TEST_PASS) print_test_failure(ctx, stdout, &r->t[t], false);
+                    if (r->t[t].status != TEST_PASS)
+                        print_test_failure(ctx, stdout, &r->t[t], false);
                 problems++;
             } else {
-                say(true, "%s passes %s %d course test%s", what, r->n == 1 ? "its" : "all", r->n, s_if(r->n));
+                say(true, "%s passes %s %d course test%s", what, r->n == 1 ? "its" : "all", r->n,
+                    s_if(r->n));
             }
         } else {
             ok = judge_mutant(ctx, l, &course, which[i], r);
@@ -423,8 +452,10 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     if (rc == OL_PASS) {
         if (problems) printf("%s: %d problem%s (above)\n", l->id, problems, s_if(problems));
         else if (empty)
-            printf("%s: a skeleton: its files are there and compile; %s/ holds no course test yet, so nothing "
-                   "ran\n", l->id, l->course_tests);
+            printf(
+                "%s: a skeleton: its files are there and compile; %s/ holds no course test yet, so nothing "
+                "ran\n",
+                l->id, l->course_tests);
         else printf("%s: every mutant and wheat verified\n", l->id);
         rc = problems ? OL_FAIL : OL_PASS;
     }
@@ -454,7 +485,8 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
  * verifies. The others are left as they are, with the reason. */
 static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *ids) {
     int n = set->nw + set->nm, problems = 0, moved = 0;
-    printf("ol mutants rebase %s: re-anchoring what no longer applies to the current reference\n", l->id);
+    printf("ol mutants rebase %s: re-anchoring what no longer applies to the current reference\n",
+           l->id);
     char **texts = xcalloc((size_t)n + 1, sizeof *texts); /* the new file of each re-anchored one */
     strlist only = {0};                                   /* the re-anchored mutants, to verify */
     for (int k = 0; k < n; k++) {
@@ -477,7 +509,8 @@ static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *
             say(false, "%s %s is left as it is: %s", kind, m->id, err);
             problems++;
         } else if (!header) {
-            say(false, "%s %s: cannot read its header again (%s)", kind, m->id, shown_path(ctx, m->path));
+            say(false, "%s %s: cannot read its header again (%s)", kind, m->id,
+                shown_path(ctx, m->path));
             problems++;
         } else {
             char *text = xasprintf("%s%s", header, diff);
@@ -509,13 +542,15 @@ static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *
             if (!texts[k]) continue;
             const mutant *m = k < set->nw ? &set->ws[k] : &set->ms[k - set->nw];
             if (!verified[k]) {
-                say(false, "%s is not rewritten: re-anchored, it does not verify (above)", shown_path(ctx, m->path));
+                say(false, "%s is not rewritten: re-anchored, it does not verify (above)",
+                    shown_path(ctx, m->path));
                 problems++;
             } else if (write_file_atomic(m->path, texts[k], strlen(texts[k])) != 0) {
                 ol_error("cannot write %s: %s", shown_path(ctx, m->path), strerror(errno));
                 rc = OL_USAGE;
             } else {
-                say(true, "rewrote %s: re-anchored on the current reference and verified", shown_path(ctx, m->path));
+                say(true, "rewrote %s: re-anchored on the current reference and verified",
+                    shown_path(ctx, m->path));
             }
         }
         free(verified);
@@ -524,7 +559,8 @@ static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *
     free(texts);
     sl_free(&only);
     if (rc != OL_PASS) return rc;
-    if (problems) printf("%s: %d problem%s (above); nothing else changed\n", l->id, problems, s_if(problems));
+    if (problems)
+        printf("%s: %d problem%s (above); nothing else changed\n", l->id, problems, s_if(problems));
     else printf("%s: every mutant and wheat applies to the current reference\n", l->id);
     return problems ? OL_FAIL : OL_PASS;
 }
@@ -564,46 +600,53 @@ typedef struct {
 } new_args;
 
 static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
-    const char *from = a->from, *id = a->id, *title = a->title, *caught = a->caught, *pitfall = a->pitfall,
-               *symptom = a->symptom, *hint = a->hint, *source = a->source;
+    const char *from = a->from, *id = a->id, *title = a->title, *caught = a->caught,
+               *pitfall = a->pitfall, *symptom = a->symptom, *hint = a->hint, *source = a->source;
     bool wheat = a->wheat;
     if (!from || !id || !title || (!wheat && !caught))
-        return usage_error("mutants new", "--from, --id and --title are required, and --caught-by for a mutant");
+        return usage_error("mutants new",
+                           "--from, --id and --title are required, and --caught-by for a mutant");
     if (wheat && (caught || pitfall || hint))
-        return usage_error("mutants new", "a wheat is correct: it has no --caught-by, --pitfall or --hint");
+        return usage_error("mutants new",
+                           "a wheat is correct: it has no --caught-by, --pitfall or --hint");
     const char *fields[] = {id, title, caught, pitfall, symptom, hint};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         if (fields[i] && (!one_line(fields[i]) || !*fields[i]))
             return usage_error("mutants new", "header values are single non-empty lines");
     if (!variant_id_valid(id, wheat))
-        return usage_error("mutants new", "a %s's id is '%c' and two or more digits (like %s): \"%s\"",
-                           wheat ? "wheat" : "mutant", wheat ? 'w' : 's', wheat ? "w03" : "s13", id);
+        return usage_error(
+            "mutants new", "a %s's id is '%c' and two or more digits (like %s): \"%s\"",
+            wheat ? "wheat" : "mutant", wheat ? 'w' : 's', wheat ? "w03" : "s13", id);
     if (!source) {
         if (l->sources.n == 1) source = l->sources.v[0];
         for (int i = 0; !source && i < l->sources.n; i++)
             if (!strcmp(path_base(l->sources.v[i]), path_base(from))) source = l->sources.v[i];
         if (!source) {
             char *all = sl_join(&l->sources, ", ");
-            int rc = usage_error("mutants new", "which source of %s does %s edit? pass --source FILE (one of: %s)",
+            int rc = usage_error("mutants new",
+                                 "which source of %s does %s edit? pass --source FILE (one of: %s)",
                                  l->id, from, all);
             free(all);
             return rc;
         }
     } else if (!sl_contains(&l->sources, source)) {
         char *all = sl_join(&l->sources, ", ");
-        int rc = usage_error("mutants new", "%s is not a source of %s (its sources: %s)", source, l->id, all);
+        int rc = usage_error("mutants new", "%s is not a source of %s (its sources: %s)", source,
+                             l->id, all);
         free(all);
         return rc;
     }
-    if (!is_file(from)) return usage_error("mutants new", "%s does not exist: copy reference/%s there and edit it", from, source);
+    if (!is_file(from))
+        return usage_error("mutants new", "%s does not exist: copy reference/%s there and edit it",
+                           from, source);
     /* the id must be new in the lesson, across mutants and wheats */
     mutant_set set;
     if (set_load(l, &set) != 0) return OL_USAGE;
     for (int i = 0; i < set.nm + set.nw; i++) {
         const mutant *m = i < set.nm ? &set.ms[i] : &set.ws[i - set.nm];
         if (!strcmp(m->id, id)) {
-            ol_error("%s already has %s (%s): choose another id, or delete that file to replace it", l->id, id,
-                     shown_path(ctx, m->path));
+            ol_error("%s already has %s (%s): choose another id, or delete that file to replace it",
+                     l->id, id, shown_path(ctx, m->path));
             set_free(&set);
             return OL_USAGE;
         }
@@ -664,8 +707,9 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
         rc = OL_USAGE;
     } else if ((twin = same_change(&set, &fresh)) != NULL) {
         /* a second copy of one change would count twice in every score */
-        ol_error("this change is the one %s %s already makes (%s), spaces aside: nothing is written",
-                 twin->wheat ? "wheat" : "mutant", twin->id, shown_path(ctx, twin->path));
+        ol_error(
+            "this change is the one %s %s already makes (%s), spaces aside: nothing is written",
+            twin->wheat ? "wheat" : "mutant", twin->id, shown_path(ctx, twin->path));
         mutant_free(&fresh);
         rc = OL_USAGE;
     } else {
@@ -685,13 +729,15 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
             } else {
                 printf("wrote %s\n", shown_path(ctx, path));
                 if (!wheat && !chapter_mentions(l, id))
-                    printf("%swarning:%s course/%s/README.md's pitfall table (section 5) does not mention %s yet: "
-                           "add its row (pitfall, symptom, caught by, mutant %s)\n", color(stdout, C_YELLOW),
-                           color(stdout, C_RESET), l->id, id, id);
+                    printf(
+                        "%swarning:%s course/%s/README.md's pitfall table (section 5) does not mention %s yet: "
+                        "add its row (pitfall, symptom, caught by, mutant %s)\n",
+                        color(stdout, C_YELLOW), color(stdout, C_RESET), l->id, id, id);
             }
         } else if (rc == OL_FAIL) {
-            printf("%s is not written (nothing changed): fix %s or the options, and run the same command again\n",
-                   shown_path(ctx, path), from);
+            printf(
+                "%s is not written (nothing changed): fix %s or the options, and run the same command again\n",
+                shown_path(ctx, path), from);
         }
     }
     free(err);
@@ -706,8 +752,8 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
 int cmd_mutants(int argc, char **argv) {
     /* ol mutants [list|verify|new] L7.x ..., options anywhere after the verb */
     const char *sub = "list";
-    if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") || !strcmp(argv[1], "new") ||
-                     !strcmp(argv[1], "rebase"))) {
+    if (argc > 1 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "verify") ||
+                     !strcmp(argv[1], "new") || !strcmp(argv[1], "rebase"))) {
         sub = argv[1];
         argc--;
         argv++;
@@ -741,9 +787,13 @@ int cmd_mutants(int argc, char **argv) {
     /* the lesson, then ids (verify, rebase): anything else is a mistake */
     bool takes_ids = !strcmp(sub, "verify") || !strcmp(sub, "rebase");
     if (args.n > 1 && !takes_ids) {
-        int rc = is_new ? usage_error(cmd, "unexpected \"%s\" (one lesson, then options)", args.v[1])
-                        : usage_error(cmd, "unexpected \"%s\" (to verify some mutants: `ol mutants verify L7.x "
-                                           "ID...`)", args.v[1]);
+        int rc =
+            is_new
+                ? usage_error(cmd, "unexpected \"%s\" (one lesson, then options)", args.v[1])
+                : usage_error(cmd,
+                              "unexpected \"%s\" (to verify some mutants: `ol mutants verify L7.x "
+                              "ID...`)",
+                              args.v[1]);
         sl_free(&args);
         return rc;
     }
@@ -779,9 +829,11 @@ int cmd_mutants(int argc, char **argv) {
         for (int i = 0; rc == OL_PASS && i < ids.n; i++) {
             bool found = false;
             for (int k = 0; k < set.nm + set.nw; k++)
-                found = found || !strcmp((k < set.nm ? set.ms[k] : set.ws[k - set.nm]).id, ids.v[i]);
+                found =
+                    found || !strcmp((k < set.nm ? set.ms[k] : set.ws[k - set.nm]).id, ids.v[i]);
             if (!found) {
-                ol_error("%s has no mutant or wheat %s (`ol mutants %s` lists them)", l.id, ids.v[i], l.id);
+                ol_error("%s has no mutant or wheat %s (`ol mutants %s` lists them)", l.id,
+                         ids.v[i], l.id);
                 rc = OL_USAGE;
             }
         }

@@ -52,7 +52,8 @@ static int create_once(ol_ctx *ctx, const char *dst, const char *data, size_t le
 int cmd_start(int argc, char **argv) {
     const char *workspace = NULL;
     bool draft = false;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"draft", 0, NULL, NULL, &draft}, {0}};
+    const ol_option opts[] = {
+        {"workspace", 'w', "DIR", &workspace, NULL}, {"draft", 0, NULL, NULL, &draft}, {0}};
     char *id;
     int status;
     if (!opts_one_lesson("start", argc, argv, opts, HELP, "L7.1", &id, &status)) return status;
@@ -63,7 +64,9 @@ int cmd_start(int argc, char **argv) {
     if (opened != 0) return OL_USAGE;
     if (l.draft && !draft) {
         /* a student sees no draft: as if it were not there yet */
-        ol_error("%s is not open yet (a draft of the course; `ol list` shows the lessons you can start)", l.id);
+        ol_error(
+            "%s is not open yet (a draft of the course; `ol list` shows the lessons you can start)",
+            l.id);
         lesson_free(&l);
         ctx_free(&ctx);
         return OL_USAGE;
@@ -80,8 +83,9 @@ int cmd_start(int argc, char **argv) {
         size_t len;
         char *text = read_file(stub, &len);
         if (!text) {
-            ol_error("the course has no starting code %s (lesson.json \"sources\"): tell your instructor",
-                     shown_path(&ctx, stub));
+            ol_error(
+                "the course has no starting code %s (lesson.json \"sources\"): tell your instructor",
+                shown_path(&ctx, stub));
             rc = OL_USAGE;
         } else {
             int made = create_once(&ctx, dst, text, len);
@@ -120,8 +124,9 @@ int cmd_start(int argc, char **argv) {
         printf("\n%s: %s\n", l.id, l.title);
         printf("Your code:  c/%s", l.sources.v[0]);
         for (int i = 1; i < l.sources.n; i++) printf(", c/%s", l.sources.v[i]);
-        printf("\nYour tests: c/%s/  (START_TEST blocks in any .c file; include only contract headers)\n",
-               l.student_tests);
+        printf(
+            "\nYour tests: c/%s/  (START_TEST blocks in any .c file; include only contract headers)\n",
+            l.student_tests);
         printf("Rung %s:    the course tests pass on your code", l.rung);
         if (l.level >= 2) printf("; your tests pass on the reference");
         if (l.level >= 3) printf("; mutation score >= %.2f", l.threshold);
@@ -136,7 +141,9 @@ int cmd_start(int argc, char **argv) {
             char *err = NULL;
             if (lesson_load(ctx.root, l.needs.v[i], &dep, &err) == 0) {
                 printf("Needs %s (%s): %s\n", dep.id, dep.title,
-                       lesson_started(&ctx, &dep) ? "yours, from c/" : "not started: use --ref-deps for the reference");
+                       lesson_started(&ctx, &dep)
+                           ? "yours, from c/"
+                           : "not started: use --ref-deps for the reference");
                 lesson_free(&dep);
             }
             free(err);

@@ -37,7 +37,8 @@ static const char HELP[] =
 
 /* The test a debugging run is for: the name itself when it is a test, else
  * the one test whose name holds it. NULL when none or several do (said). */
-static const char *one_test(const suite *s, const char *filter, const char *whose, bool must_be_one) {
+static const char *one_test(const suite *s, const char *filter, const char *whose,
+                            bool must_be_one) {
     for (int i = 0; i < s->tests.n; i++)
         if (!strcmp(s->tests.v[i], filter)) return s->tests.v[i];
     strlist hits = {0};
@@ -79,8 +80,9 @@ int cmd_tests(int argc, char **argv) {
     debug_tool tool = gdb ? TOOL_GDB : asan ? TOOL_ASAN : valgrind ? TOOL_VALGRIND : TOOL_NONE;
     if (gdb + asan + valgrind > 1 || (gdb && !filter)) {
         free(id);
-        return usage_error("tests", gdb + asan + valgrind > 1 ? "one of --gdb, --asan and --valgrind at a time"
-                                                              : "--gdb debugs one test: name it with -k NAME");
+        return usage_error("tests", gdb + asan + valgrind > 1
+                                        ? "one of --gdb, --asan and --valgrind at a time"
+                                        : "--gdb debugs one test: name it with -k NAME");
     }
     ol_ctx ctx;
     lesson l;
@@ -121,8 +123,8 @@ int cmd_tests(int argc, char **argv) {
     if (rc == OL_PASS && filter) {
         if (!any_has(&s, filter)) {
             char *all = sl_join(&s.tests, ", ");
-            ol_error("no %s of %s has \"%s\" in its name; they are: %s", mine ? "test of yours" : "course test",
-                     l.id, filter, all);
+            ol_error("no %s of %s has \"%s\" in its name; they are: %s",
+                     mine ? "test of yours" : "course test", l.id, filter, all);
             free(all);
             rc = OL_USAGE;
         } else if (tool != TOOL_NONE) {
@@ -136,18 +138,27 @@ int cmd_tests(int argc, char **argv) {
         int failed = build_links(&ctx, &prog, 1);
         if (failed != 0) {
             print_compiler_log(&ctx, prog.log);
-            if (failed > 0) ol_error("your code does not link with %s (the linker's messages are above)", whose);
+            if (failed > 0)
+                ol_error("your code does not link with %s (the linker's messages are above)",
+                         whose);
             rc = failed > 0 ? OL_FAIL : OL_USAGE;
         }
     }
     if (rc == OL_PASS && tool != TOOL_NONE) {
-        char *readable = xasprintf("%s-%s%s", l.id, mine ? "your-tests" : "course-tests", sanitize ? "-asan" : "");
+        char *readable = xasprintf("%s-%s%s", l.id, mine ? "your-tests" : "course-tests",
+                                   sanitize ? "-asan" : "");
         const char *file = NULL;
         for (int i = 0; test && i < s.tests.n && !file; i++)
             if (!strcmp(s.tests.v[i], test)) file = path_base(s.test_file.v[i]);
-        debug_spec spec = {.bin = prog.bin, .readable = readable, .tool = tool, .test = test, .tcase = file,
-                           .filter = test ? NULL : filter, .timeout = l.test_timeout,
-                           .sources = &l.sources, .memory_bytes = lesson_memory_bytes(&l)};
+        debug_spec spec = {.bin = prog.bin,
+                           .readable = readable,
+                           .tool = tool,
+                           .test = test,
+                           .tcase = file,
+                           .filter = test ? NULL : filter,
+                           .timeout = l.test_timeout,
+                           .sources = &l.sources,
+                           .memory_bytes = lesson_memory_bytes(&l)};
         rc = debug_run(&ctx, &spec);
         free(readable);
     } else if (rc == OL_PASS) {
@@ -160,21 +171,26 @@ int cmd_tests(int argc, char **argv) {
         if (run_suite_by_file(&ctx, &s, &spec, &r) != 0) rc = 130;
         else {
             if (mine)
-                printf("%s: your tests on your code (their verdicts, no grade: `ol check %s --tests-only` "
-                       "grades them by mutation)\n", l.id, l.id);
+                printf(
+                    "%s: your tests on your code (their verdicts, no grade: `ol check %s --tests-only` "
+                    "grades them by mutation)\n",
+                    l.id, l.id);
             else printf("%s: the course tests on your code\n", l.id);
             char *what = xasprintf("%s %s", l.id, mine ? "your tests" : "course tests");
-            char *rerun = xasprintf("ol tests %s%s%s", l.id, mine ? " --mine" : "", ref_deps ? " --ref-deps" : "");
+            char *rerun = xasprintf("ol tests %s%s%s", l.id, mine ? " --mine" : "",
+                                    ref_deps ? " --ref-deps" : "");
             int failed = print_results(&ctx, &r, what, false, true, rerun);
             free(rerun);
             free(what);
             rc = failed ? OL_FAIL : OL_PASS;
             if (!failed && !mine)
-                printf("Next: write your own tests in c/%s/ (`ol tests %s --mine` runs them), then `ol check %s`\n",
-                       l.student_tests, l.id, l.id);
+                printf(
+                    "Next: write your own tests in c/%s/ (`ol tests %s --mine` runs them), then `ol check %s`\n",
+                    l.student_tests, l.id, l.id);
             else if (!failed)
-                printf("Next: `ol check %s` (or --tests-only while the course tests still fail on your code)\n",
-                       l.id);
+                printf(
+                    "Next: `ol check %s` (or --tests-only while the course tests still fail on your code)\n",
+                    l.id);
         }
     }
     cache_prune(&ctx);

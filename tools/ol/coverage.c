@@ -90,7 +90,8 @@ int coverage_collect(ol_ctx *ctx, const lesson_lib *cov_lib, const char *counts,
         } else if (proc_run(&job) != 0) rc = -1;
         else if (job.exit_code != 0) {
             char *said = read_file(job.out_path, NULL);
-            ol_error("gcov could not read the baseline's coverage of %s: %s", u->src, said ? said : "");
+            ol_error("gcov could not read the baseline's coverage of %s: %s", u->src,
+                     said ? said : "");
             free(said);
             rc = -1;
         } else {
@@ -110,7 +111,8 @@ int coverage_save(const coverage *c, const char *path) {
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; i < c->n; i++) {
         cJSON *counts = cJSON_AddArrayToObject(o, c->f[i].file);
-        for (int k = 0; k < c->f[i].nlines; k++) cJSON_AddItemToArray(counts, cJSON_CreateNumber(c->f[i].count[k]));
+        for (int k = 0; k < c->f[i].nlines; k++)
+            cJSON_AddItemToArray(counts, cJSON_CreateNumber(c->f[i].count[k]));
     }
     char *text = cJSON_PrintUnformatted(o);
     int rc = write_file_atomic(path, text, strlen(text));

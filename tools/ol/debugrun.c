@@ -74,7 +74,8 @@ static int valgrind_reports(const char *dir, const strlist *sources) {
     }
     sl_free(&logs);
     if (others)
-        fprintf(stderr, "ol: valgrind: %d report%s in the tests' own code (not the lesson's) not counted\n",
+        fprintf(stderr,
+                "ol: valgrind: %d report%s in the tests' own code (not the lesson's) not counted\n",
                 others, others == 1 ? "" : "s");
     return found ? errors : -1;
 }

@@ -83,8 +83,8 @@ void print_problems(const strlist *problems) {
     for (int i = 0; i < problems->n; i++) {
         const char *msg = strstr(problems->v[i], ": ");
         int head = msg ? (int)(msg - problems->v[i]) : 0;
-        fprintf(stderr, "%.*s: %serror:%s %s\n", head, problems->v[i], color(stderr, C_RED), color(stderr, C_RESET),
-                msg ? msg + 2 : problems->v[i]);
+        fprintf(stderr, "%.*s: %serror:%s %s\n", head, problems->v[i], color(stderr, C_RED),
+                color(stderr, C_RESET), msg ? msg + 2 : problems->v[i]);
     }
 }
 
@@ -96,7 +96,9 @@ static int student_code_rules(ol_ctx *ctx, const lesson *l, lesson_lib **libs, i
         if (libs[i]->kind != LIB_STUDENT) continue;
         const char **shown = xcalloc((size_t)libs[i]->n + 1, sizeof *shown);
         for (int k = 0; k < libs[i]->n; k++) shown[k] = libs[i]->units[k].src;
-        if (symbols_check(ctx, l, libs[i]->units, shown, libs[i]->n, &allowed, false, &problems) < 0) rc = OL_USAGE;
+        if (symbols_check(ctx, l, libs[i]->units, shown, libs[i]->n, &allowed, false, &problems) <
+            0)
+            rc = OL_USAGE;
         free(shown);
     }
     if (rc == OL_PASS && problems.n) {
@@ -145,14 +147,16 @@ int build_student_code(ol_ctx *ctx, const lesson *l, bool ref_deps, bool sanitiz
      * compiled, so no compiler message shows a line of it */
     int rc = OL_PASS;
     for (int i = 0; i <= d->n && rc == OL_PASS; i++)
-        if (libs[i]->kind == LIB_STUDENT && code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems) < 0)
+        if (libs[i]->kind == LIB_STUDENT &&
+            code_check_includes(ctx, libs[i]->units, libs[i]->n, &problems) < 0)
             rc = OL_USAGE;
     if (rc == OL_PASS && problems.n) {
         print_problems(&problems);
         rc = OL_FAIL;
     }
     int failed = rc == OL_PASS ? lesson_libs_build(ctx, libs, d->n + 1) : 0;
-    for (int i = 0; i <= d->n && failed >= 0 && rc == OL_PASS; i++) lesson_lib_print_log(ctx, libs[i]);
+    for (int i = 0; i <= d->n && failed >= 0 && rc == OL_PASS; i++)
+        lesson_lib_print_log(ctx, libs[i]);
     if (failed < 0)
         rc = OL_USAGE;
     else if (failed > 0) {

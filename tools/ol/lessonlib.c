@@ -68,7 +68,8 @@ int lesson_lib_prepare(ol_ctx *ctx, lesson_lib *lib, const lesson *l, lib_kind k
             bool there = is_file(path);
             free(path);
             if (!there) {
-                *err = xasprintf("c/%s is missing: run `ol start %s` to get the starting code", src, l->id);
+                *err = xasprintf("c/%s is missing: run `ol start %s` to get the starting code", src,
+                                 l->id);
                 sl_free(&headers);
                 return -1;
             }
@@ -137,7 +138,8 @@ int lesson_libs_build(ol_ctx *ctx, lesson_lib **libs, int n) {
         lesson_lib *lib = libs[i];
         lib->ok = true;
         for (int j = 0; j < lib->n; j++) lib->ok = lib->ok && lib->units[j].ok;
-        if (lib->ok && !lib->archive.path) lib->ok = build_archive(ctx, lib->units, lib->n, &lib->archive) == 0;
+        if (lib->ok && !lib->archive.path)
+            lib->ok = build_archive(ctx, lib->units, lib->n, &lib->archive) == 0;
         failed += !lib->ok;
     }
     return failed;

@@ -78,7 +78,10 @@ int main(int argc, char **argv) {
     const char *names[sizeof COMMANDS / sizeof *COMMANDS];
     for (size_t i = 0; i < sizeof COMMANDS / sizeof *COMMANDS; i++) names[i] = COMMANDS[i].name;
     const char *near = closest_word(name, names, (int)(sizeof names / sizeof *names));
-    if (near) fprintf(stderr, "ol: \"%s\" is not a command: did you mean `ol %s`?\n(ol --help lists them)\n", name, near);
+    if (near)
+        fprintf(stderr,
+                "ol: \"%s\" is not a command: did you mean `ol %s`?\n(ol --help lists them)\n",
+                name, near);
     else fprintf(stderr, "ol: \"%s\" is not a command\n\n%s", name, USAGE);
     return OL_USAGE;
 }

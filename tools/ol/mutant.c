@@ -109,13 +109,16 @@ static int parse_diff(mutant *m, const char *path, int first_line, char **err) {
             free(file);
             file = diff_path(line + 4, "a/");
             if (!file) {
-                *err = xasprintf("%s:%d: the diff must be against reference/ (\"--- a/reference/...\")", path, lineno);
+                *err = xasprintf(
+                    "%s:%d: the diff must be against reference/ (\"--- a/reference/...\")", path,
+                    lineno);
                 rc = -1;
             }
         } else if (strncmp(line, "+++ ", 4) == 0) {
             char *to = diff_path(line + 4, "b/");
             if (!to || !file || strcmp(to, file) != 0) {
-                *err = xasprintf("%s:%d: \"+++\" must name the same reference file as \"---\"", path, lineno);
+                *err = xasprintf("%s:%d: \"+++\" must name the same reference file as \"---\"",
+                                 path, lineno);
                 rc = -1;
             }
             free(to);
@@ -130,8 +133,9 @@ static int parse_diff(mutant *m, const char *path, int first_line, char **err) {
                 if (*end == ',') d = (int)strtol(end + 1, &end, 10);
             }
             if (!file || strncmp(end, " @@", 3) != 0) {
-                *err = xasprintf("%s:%d: a hunk header must follow \"--- a/reference/...\" and read \"@@ -l,n +l,n @@\"",
-                                 path, lineno);
+                *err = xasprintf(
+                    "%s:%d: a hunk header must follow \"--- a/reference/...\" and read \"@@ -l,n +l,n @@\"",
+                    path, lineno);
                 rc = -1;
                 break;
             }
@@ -147,7 +151,8 @@ static int parse_diff(mutant *m, const char *path, int first_line, char **err) {
     sl_free(&b.removed);
     sl_free(&b.added);
     if (rc == 0 && hunks == 0) {
-        *err = xasprintf("%s: no hunk (\"@@ -l,n +l,n @@\") after the \"---\" line: the diff is missing", path);
+        *err = xasprintf(
+            "%s: no hunk (\"@@ -l,n +l,n @@\") after the \"---\" line: the diff is missing", path);
         rc = -1;
     }
     if (rc == 0 && m->nchanges == 0) {
@@ -184,7 +189,8 @@ int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char
         if (*t && *t != '#') {
             char *colon = strchr(t, ':');
             if (!colon) {
-                *err = xasprintf("%s:%d: expected \"Key: value\" or the line \"---\"", path, lineno);
+                *err =
+                    xasprintf("%s:%d: expected \"Key: value\" or the line \"---\"", path, lineno);
                 free(line);
                 return -1;
             }
@@ -197,12 +203,14 @@ int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char
             else if (strcmp(key, "Symptom") == 0) slot = &m->symptom;
             else if (strcmp(key, "Hint") == 0) slot = &m->hint;
             else if (strcmp(key, "Caught-by") == 0 && !wheat) {
-                for (char *save = NULL, *w = strtok_r(value, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
+                for (char *save = NULL, *w = strtok_r(value, ", ", &save); w;
+                     w = strtok_r(NULL, ", ", &save))
                     sl_push(&m->caught_by, w);
             } else {
                 *err = xasprintf("%s:%d: unknown key \"%s\" (a %s knows %s)", path, lineno, key,
                                  wheat ? "wheat" : "mutant",
-                                 wheat ? "Wheat, Title, Symptom" : "Mutant, Pitfall, Title, Symptom, Caught-by, Hint");
+                                 wheat ? "Wheat, Title, Symptom"
+                                       : "Mutant, Pitfall, Title, Symptom, Caught-by, Hint");
                 free(line);
                 return -1;
             }
@@ -231,7 +239,8 @@ int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char
         return -1;
     }
     if (!wheat && m->caught_by.n == 0) {
-        *err = xasprintf("%s: the header has no \"Caught-by:\" (the course test that kills it)", path);
+        *err =
+            xasprintf("%s: the header has no \"Caught-by:\" (the course test that kills it)", path);
         return -1;
     }
     if (!m->pitfall) m->pitfall = xstrdup("-");
@@ -371,7 +380,9 @@ int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **ou
     return 0;
 }
 
-const changed_line *mutant_first_change(const mutant *m) { return m->nchanges ? &m->changes[0] : NULL; }
+const changed_line *mutant_first_change(const mutant *m) {
+    return m->nchanges ? &m->changes[0] : NULL;
+}
 
 /* The digest of a patched copy's sources (its seal). */
 static void patched_digest(const char *dir, const lesson *l, char out[HASH_HEX]) {
@@ -431,8 +442,8 @@ static int patch_in(const mutant *m, const char *dir, bool exact, char **err) {
     bool moved = exact && said && (strstr(said, "offset") || strstr(said, "fuzz"));
     if (rc == 0 && (job.exit_code != 0 || moved)) {
         char *rej = read_file(rejects, NULL);
-        *err = xasprintf("%s%s%s", said ? said : "", rej && *rej ? "the hunk patch could not place:\n" : "",
-                         rej ? rej : "");
+        *err = xasprintf("%s%s%s", said ? said : "",
+                         rej && *rej ? "the hunk patch could not place:\n" : "", rej ? rej : "");
         free(rej);
         rc = -1;
     } else if (rc != 0) {
@@ -453,8 +464,9 @@ char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     if (prebuilt_release(ctx)) return prebuilt_variant_dir(ctx, l->id, m->id);
     for (int i = 0; i < m->nchanges; i++)
         if (!sl_contains(&l->sources, m->changes[i].file)) {
-            *err = xasprintf("%s changes reference/%s, which is not a source of %s (lesson.json \"sources\")",
-                             m->path, m->changes[i].file, l->id);
+            *err = xasprintf(
+                "%s changes reference/%s, which is not a source of %s (lesson.json \"sources\")",
+                m->path, m->changes[i].file, l->id);
             return NULL;
         }
     char key[HASH_HEX];
@@ -490,9 +502,11 @@ char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     int ok = tmp != NULL && copy_sources(ctx, l, tmp, err) == 0;
     char *said = NULL;
     if (ok && patch_in(m, tmp, true, &said) != 0) {
-        *err = xasprintf("%s no longer applies exactly to the current reference (a stale mutant):\n%s"
-                         "run `ol mutants rebase %s %s`: it re-anchors the diff on the current reference and "
-                         "verifies it again", shown_path(ctx, m->path), said, l->id, m->id);
+        *err = xasprintf(
+            "%s no longer applies exactly to the current reference (a stale mutant):\n%s"
+            "run `ol mutants rebase %s %s`: it re-anchors the diff on the current reference and "
+            "verifies it again",
+            shown_path(ctx, m->path), said, l->id, m->id);
         ok = 0;
     }
     free(said);
@@ -538,9 +552,10 @@ char *mutant_rebase_diff(ol_ctx *ctx, const lesson *l, const mutant *m, char **e
             proc_argf(&job, "%s/reference/%s", tmp, files.v[i]);
             job.out_path = path_join(tmp, "new.diff");
             if (proc_run(&job) != 0) *err = xstrdup("diff was interrupted");
-            else if (job.exit_code == 0) *err = xasprintf("once placed, it changes nothing in reference/%s",
-                                                          files.v[i]);
-            else if (job.exit_code != 1) *err = xasprintf("diff could not compare reference/%s", files.v[i]);
+            else if (job.exit_code == 0)
+                *err = xasprintf("once placed, it changes nothing in reference/%s", files.v[i]);
+            else if (job.exit_code != 1)
+                *err = xasprintf("diff could not compare reference/%s", files.v[i]);
             else {
                 char *text = read_file(job.out_path, NULL);
                 sb_add(&diff, text ? text : "");

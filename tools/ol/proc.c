@@ -199,7 +199,8 @@ static void reap_all(double limit) {
             continue;
         }
         if (now_seconds() > until) return;
-        if (kill_orphans(NULL, 0) == 0 && helper_pid && !helper_ended) return; /* the helper alone */
+        if (kill_orphans(NULL, 0) == 0 && helper_pid && !helper_ended)
+            return; /* the helper alone */
         struct timespec nap = {0, 2 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
@@ -211,7 +212,8 @@ static void finish(proc_job *j, int status) {
     if (j->status_fd >= 0) {
         /* PID 1 wrote it before it exited; nothing there: it was stopped (or could not set up) */
         int program = 0;
-        if (read(j->status_fd, &program, sizeof program) == (ssize_t)sizeof program) status = program;
+        if (read(j->status_fd, &program, sizeof program) == (ssize_t)sizeof program)
+            status = program;
         close(j->status_fd);
         j->status_fd = -1;
     }
@@ -236,7 +238,9 @@ static bool idle_too_long(proc_job *j, double now) {
     return now - j->progress_at > j->idle_timeout;
 }
 
-int proc_run_all(proc_job *jobs, int n, int parallel) { return proc_run_until(jobs, n, parallel, 0); }
+int proc_run_all(proc_job *jobs, int n, int parallel) {
+    return proc_run_until(jobs, n, parallel, 0);
+}
 
 int proc_run_until(proc_job *jobs, int n, int parallel, double deadline) {
     return proc_run_filling(jobs, n, parallel, parallel, deadline);
@@ -282,7 +286,8 @@ static bool cores_idle(cpu_sample *s, double now) {
     bool idle = false;
     if (s->ok && total > s->total) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        double used = (double)(busy - s->busy) / (double)(total - s->total) * (double)(cpus > 0 ? cpus : 1);
+        double used =
+            (double)(busy - s->busy) / (double)(total - s->total) * (double)(cpus > 0 ? cpus : 1);
         idle = used < (double)cpus - 0.5;
     }
     *s = (cpu_sample){.at = now, .busy = busy, .total = total, .ok = true};
@@ -414,6 +419,7 @@ char *proc_describe(const proc_job *j) {
     if (j->past_deadline) return xstrdup("stopped at the deadline");
     if (j->idle) return xasprintf("made no progress for %.1f s", j->idle_timeout);
     if (j->timed_out) return xasprintf("timed out after %.1f s", j->timeout);
-    if (j->term_signal) return xasprintf("signal %d (%s)", j->term_signal, strsignal(j->term_signal));
+    if (j->term_signal)
+        return xasprintf("signal %d (%s)", j->term_signal, strsignal(j->term_signal));
     return xasprintf("exit %d", j->exit_code);
 }

@@ -40,7 +40,8 @@ static cJSON *mutant_json(ol_ctx *ctx, const mutant_outcome *o, bool reveal) {
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "id", m->id);
     cJSON_AddStringToObject(x, "mutatorName", m->title);
-    if (reveal && m->replacement && *m->replacement) cJSON_AddStringToObject(x, "replacement", m->replacement);
+    if (reveal && m->replacement && *m->replacement)
+        cJSON_AddStringToObject(x, "replacement", m->replacement);
     if (m->symptom && *m->symptom) cJSON_AddStringToObject(x, "description", m->symptom);
     const changed_line *first = mutant_first_change(m);
     const changed_line *last = m->nchanges ? &m->changes[m->nchanges - 1] : NULL;
@@ -52,8 +53,10 @@ static cJSON *mutant_json(ol_ctx *ctx, const mutant_outcome *o, bool reveal) {
         }
     cJSON *loc = cJSON_AddObjectToObject(x, "location");
     if (reveal) {
-        cJSON_AddItemToObject(loc, "start", position(first ? first->line : 1, first ? first->column : 1));
-        cJSON_AddItemToObject(loc, "end", position(last ? last->line : 1, last ? last->end_column : 2));
+        cJSON_AddItemToObject(loc, "start",
+                              position(first ? first->line : 1, first ? first->column : 1));
+        cJSON_AddItemToObject(loc, "end",
+                              position(last ? last->line : 1, last ? last->end_column : 2));
     } else {
         mutant_site site;
         mutant_site_of(ctx, m, 0, &site);
@@ -131,8 +134,9 @@ cJSON *report_stryker_json(ol_ctx *ctx, const check_report *r) {
     cJSON_AddNumberToObject(config, "threshold", l->threshold);
     cJSON_AddItemToObject(config, "requiredPitfalls", string_array(&l->required_pitfalls));
     cJSON_AddNumberToObject(config, "timeoutSeconds", r->timeout);
-    cJSON_AddStringToObject(config, "timeoutFormula",
-                            "1.5 x the slowest test on the reference + 2 s, at most the lesson's test_timeout_seconds");
+    cJSON_AddStringToObject(
+        config, "timeoutFormula",
+        "1.5 x the slowest test on the reference + 2 s, at most the lesson's test_timeout_seconds");
     if (r->score >= 0) cJSON_AddNumberToObject(config, "score", r->score);
     else cJSON_AddNullToObject(config, "score");
     cJSON_AddBoolToObject(config, "passed", r->passed);
@@ -169,7 +173,8 @@ int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path) {
 
 /* ---- Gradescope ---- */
 
-static void add_test(cJSON *tests, const char *name, double score, double max, bool passed, const char *output) {
+static void add_test(cJSON *tests, const char *name, double score, double max, bool passed,
+                     const char *output) {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "name", name);
     cJSON_AddNumberToObject(t, "score", score);
@@ -203,7 +208,8 @@ int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path
     for (int i = 0; i < r->nmutants; i++) {
         const mutant_outcome *m = &r->outcomes[i];
         bool caught = m->status == MS_KILLED || m->status == MS_TIMEOUT;
-        char *name = xasprintf("Mutant %s%s: %s", m->m->id, m->required ? " (required)" : "", m->m->title);
+        char *name =
+            xasprintf("Mutant %s%s: %s", m->m->id, m->required ? " (required)" : "", m->m->title);
         char *out = xasprintf("%s: %s", mutant_status_name(m->status), m->reason ? m->reason : "");
         add_test(tests, name, 0, 0, caught, out);
         free(name);
@@ -214,19 +220,25 @@ int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path
     cJSON_AddNumberToObject(o, "execution_time", round(r->seconds * 1000) / 1000);
     char *output;
     if (r->harness_broken)
-        output = xasprintf("The grading harness is broken (%s): this is not a grade.", r->harness_message);
+        output = xasprintf("The grading harness is broken (%s): this is not a grade.",
+                           r->harness_message);
     else if (r->tests_only) {
         char score[64] = "";
-        if (r->score >= 0) snprintf(score, sizeof score, " (mutation score %.2f, needs %.2f)", r->score, r->l->threshold);
-        output = xasprintf("%s: your tests alone were graded (--tests-only): they %s %s%s; the lesson is not passed "
-                           "until the course tests pass on your code too", r->l->id,
-                           r->tests_pass ? "reach" : "do not reach", r->l->rung, score);
+        if (r->score >= 0)
+            snprintf(score, sizeof score, " (mutation score %.2f, needs %.2f)", r->score,
+                     r->l->threshold);
+        output = xasprintf(
+            "%s: your tests alone were graded (--tests-only): they %s %s%s; the lesson is not passed "
+            "until the course tests pass on your code too",
+            r->l->id, r->tests_pass ? "reach" : "do not reach", r->l->rung, score);
     }
     else if (r->score >= 0)
-        output = xasprintf("%s %s at %s: mutation score %.2f (needs %.2f)", r->l->id, r->passed ? "passes" : "does not pass",
-                           r->l->rung, r->score, r->l->threshold);
+        output = xasprintf("%s %s at %s: mutation score %.2f (needs %.2f)", r->l->id,
+                           r->passed ? "passes" : "does not pass", r->l->rung, r->score,
+                           r->l->threshold);
     else
-        output = xasprintf("%s %s at %s", r->l->id, r->passed ? "passes" : "does not pass", r->l->rung);
+        output =
+            xasprintf("%s %s at %s", r->l->id, r->passed ? "passes" : "does not pass", r->l->rung);
     cJSON_AddStringToObject(o, "output", output);
     free(output);
     cJSON_AddStringToObject(o, "visibility", "visible");

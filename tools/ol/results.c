@@ -118,7 +118,8 @@ void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_va
                 t->crash_in, *msg ? ": " : "", msg);
     else if (located)
         fprintf(f, "       %s:%d:%s%s%s\n", shown_path(ctx, t->file), t->line,
-                t->status == TEST_FAIL || t->crash_in ? "" : " (after this point)", *msg ? " " : "", msg);
+                t->status == TEST_FAIL || t->crash_in ? "" : " (after this point)", *msg ? " " : "",
+                msg);
     else if (*msg)
         fprintf(f, "       %s\n", msg);
     else if (hide_values && t->line > 0)

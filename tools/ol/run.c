@@ -99,7 +99,8 @@ int parse_tap(const char *text, test_result **out, int *n) {
         last->name = xstrdup(name);
         last->tcase = xstrdup(tcase ? tcase : "");
         last->file = xstrdup(tcase ? head : "");
-        last->message = strlen(msg) > MESSAGE_MAX ? xasprintf("%.*s [... cut]", MESSAGE_MAX, msg) : xstrdup(msg);
+        last->message = strlen(msg) > MESSAGE_MAX ? xasprintf("%.*s [... cut]", MESSAGE_MAX, msg)
+                                                  : xstrdup(msg);
         last->seconds = -1;
         last_ok = ok;
         free(head);
@@ -309,9 +310,10 @@ static void settle(run_result *r, test_result *found, int nfound, const strlist 
                 dst->status = TEST_FAIL;
                 dst->line = 0;
                 free(dst->message);
-                dst->message = xstrdup("two results for this test in Check's log: something other than Check "
-                                       "wrote to it, so the test counts as failed (a test must not write to "
-                                       "the files named by CK_*_LOG_FILE_NAME)");
+                dst->message = xstrdup(
+                    "two results for this test in Check's log: something other than Check "
+                    "wrote to it, so the test counts as failed (a test must not write to "
+                    "the files named by CK_*_LOG_FILE_NAME)");
             }
         } else {
             memset(dst, 0, sizeof *dst);
@@ -382,9 +384,11 @@ static void no_results(run_result *r, const char *why) {
         free(t->file);
         t->file = xstrdup("");
         free(t->message);
-        t->message = xasprintf("no trustworthy result: the test program %s before Check's runner finished, so "
-                               "nothing it reported can be believed (a test must not kill, stop, signal or write "
-                               "to the runner)", why);
+        t->message = xasprintf(
+            "no trustworthy result: the test program %s before Check's runner finished, so "
+            "nothing it reported can be believed (a test must not kill, stop, signal or write "
+            "to the runner)",
+            why);
     }
 }
 
@@ -415,7 +419,8 @@ static int place_program(const char *bin, const char *dst, long long size) {
         if (got < 0) rc = -1;
     }
     struct stat st;
-    if (rc == 0 && fstat(out, &st) == 0 && st.st_size < size && ftruncate(out, (off_t)size) != 0) rc = -1;
+    if (rc == 0 && fstat(out, &st) == 0 && st.st_size < size && ftruncate(out, (off_t)size) != 0)
+        rc = -1;
     const struct timespec when[2] = {{PROGRAM_TIME, 0}, {PROGRAM_TIME, 0}};
     if (rc == 0) futimens(out, when);
     if (out >= 0 && close(out) != 0) rc = -1;
@@ -440,10 +445,13 @@ static void sandbox_notes(const sandbox *sb) {
     said = true;
     strlist gaps = {0};
     sandbox_gaps(&gaps);
-    for (int i = 0; i < gaps.n; i++) ol_warn("test programs are less sandboxed here: %s", gaps.v[i]);
+    for (int i = 0; i < gaps.n; i++)
+        ol_warn("test programs are less sandboxed here: %s", gaps.v[i]);
     if (!sandbox_jails() && landlock_abi() > 0 && !sb->sealed)
-        ol_warn("%s holds the workspace or the course, and tests may write there, so the sandbox cannot keep "
-                "them out of it: keep the workspace outside %s", sb->unsealed_by, sb->unsealed_by);
+        ol_warn(
+            "%s holds the workspace or the course, and tests may write there, so the sandbox cannot keep "
+            "them out of it: keep the workspace outside %s",
+            sb->unsealed_by, sb->unsealed_by);
     sl_free(&gaps);
 }
 
@@ -482,7 +490,8 @@ static void run_folder_free(ol_ctx *ctx, run_folder *f) {
     memset(f, 0, sizeof *f);
 }
 
-static int make_run_folder(ol_ctx *ctx, const char *tmp, const run_spec *s, long long padded, run_folder *f) {
+static int make_run_folder(ol_ctx *ctx, const char *tmp, const run_spec *s, long long padded,
+                           run_folder *f) {
     memset(f, 0, sizeof *f);
     f->dir = make_temp_dir(tmp, "run");
     if (!f->dir) return -1;
@@ -566,7 +575,8 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         const run_spec *s = &specs[i];
         run_folder *f = &dirs[njobs];
         if (make_run_folder(ctx, tmp, s, padded, f) != 0) {
-            ol_error("cannot prepare a scratch folder for a test program under %s: %s", tmp, strerror(errno));
+            ol_error("cannot prepare a scratch folder for a test program under %s: %s", tmp,
+                     strerror(errno));
             rc = -1;
             break;
         }
@@ -645,7 +655,8 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         run_result *r = &out[which[k]];
         proc_job *j = &jobs[k];
         bool oom = sandbox_release(&boxes[k]);
-        char *tap_path = path_join(dirs[k].dir, "tap.txt"), *log_path = path_join(dirs[k].dir, "log.txt"),
+        char *tap_path = path_join(dirs[k].dir, "tap.txt"),
+             *log_path = path_join(dirs[k].dir, "log.txt"),
              *xml_path = path_join(dirs[k].dir, "log.xml");
         char *tap = read_part(tap_path, LOG_MAX, false), *log = read_part(log_path, LOG_MAX, false),
              *xml = read_part(xml_path, LOG_MAX, false);
@@ -657,18 +668,23 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         bool finished = !j->timed_out && runner_finished(tap, nfound, j->exit_code, found);
         settle(r, found, nfound, s->tests, s->filter);
         if (!finished) {
-            char *why = j->past_deadline ? xstrdup("was stopped at the check's overall time limit")
-                        : j->idle ? xasprintf("finished no test for %.1f s (a test's timeout + %.0f s), so ol "
-                                              "stopped it", j->idle_timeout, IDLE_GRACE)
-                        : j->timed_out ? xasprintf("ran past ol's limit of %.0f s for the whole program", j->timeout)
-                                       : proc_describe(j);
+            char *why =
+                j->past_deadline ? xstrdup("was stopped at the check's overall time limit")
+                : j->idle        ? xasprintf(
+                                       "finished no test for %.1f s (a test's timeout + %.0f s), so ol "
+                                              "stopped it",
+                                       j->idle_timeout, IDLE_GRACE)
+                : j->timed_out
+                    ? xasprintf("ran past ol's limit of %.0f s for the whole program", j->timeout)
+                    : proc_describe(j);
             char *what = j->timed_out ? xstrdup(why) : xasprintf("ended with %s", why);
             no_results(r, what);
             free(what);
             free(why);
         }
         for (int i = 0; oom && i < r->n; i++)
-            if (r->t[i].status == TEST_CRASH && r->t[i].signal == SIGKILL) r->t[i].out_of_memory = true;
+            if (r->t[i].status == TEST_CRASH && r->t[i].signal == SIGKILL)
+                r->t[i].out_of_memory = true;
         r->exit_code = j->exit_code;
         r->term_signal = j->term_signal;
         r->watchdog = j->timed_out;
@@ -676,14 +692,16 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         if (j->past_deadline) ctx->run_budget_spent = true;
         r->seconds = j->seconds;
         r->output = tail_of(j->out_path);
-        if ((j->exit_code == 126 || j->exit_code == 127) && r->output && strstr(r->output, "ol: cannot")) {
+        if ((j->exit_code == 126 || j->exit_code == 127) && r->output &&
+            strstr(r->output, "ol: cannot")) {
             /* the sandbox could not be set up: say so rather than grade */
             ol_error("a test program could not start: %s", r->output);
             rc = -1;
         }
         /* the coverage build's line counts, out of the folder before it goes */
         if (rc == 0 && s->gcov_dir && dirs[k].gcov && rename(dirs[k].gcov, s->gcov_dir) != 0) {
-            ol_error("cannot keep the baseline's line counts in %s: %s", s->gcov_dir, strerror(errno));
+            ol_error("cannot keep the baseline's line counts in %s: %s", s->gcov_dir,
+                     strerror(errno));
             rc = -1;
         }
         free(tap);
@@ -748,14 +766,18 @@ char *test_describe(const test_result *t) {
     case TEST_FAIL: return xstrdup("assertion failed");
     case TEST_CRASH:
         if (t->out_of_memory)
-            return xasprintf("crashed with signal %d (%s): it used more memory than the lesson allows "
-                             "(test_memory_mb)", t->signal, strsignal(t->signal));
+            return xasprintf(
+                "crashed with signal %d (%s): it used more memory than the lesson allows "
+                "(test_memory_mb)",
+                t->signal, strsignal(t->signal));
         if (t->signal == SIGXFSZ)
-            return xasprintf("crashed with signal %d (%s): a test may write at most %lld MiB to a file, its output "
-                             "included", t->signal, strsignal(t->signal), TEST_FILE_SIZE >> 20);
+            return xasprintf(
+                "crashed with signal %d (%s): a test may write at most %lld MiB to a file, its output "
+                "included",
+                t->signal, strsignal(t->signal), TEST_FILE_SIZE >> 20);
         if (t->signal == SIGXCPU)
-            return xasprintf("crashed with signal %d (%s): it used more CPU time than it may", t->signal,
-                             strsignal(t->signal));
+            return xasprintf("crashed with signal %d (%s): it used more CPU time than it may",
+                             t->signal, strsignal(t->signal));
         return xasprintf("crashed with signal %d (%s)", t->signal, strsignal(t->signal));
     case TEST_TIMEOUT: return xstrdup("timed out");
     case TEST_EXIT: return xstrdup("exited early");

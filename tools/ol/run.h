@@ -64,7 +64,7 @@ typedef struct {
                            * (GCOV_PREFIX), then moved to this path (which must not exist yet) */
     long long memory_bytes; /* what the program may use (0: ol's default) */
     int threads;          /* OMP/TINYLLM threads per program; 0: leave as is */
-    int replica;          /* the same program run again (a control): its own result and cache entry */
+    int replica; /* the same program run again (a control): its own result and cache entry */
     bool fill_idle;       /* more than ctx->jobs at once while the cores go unused (proc.h's
                            * proc_run_filling): runs that mostly wait, such as course tests */
 } run_spec;

@@ -159,7 +159,8 @@ bool seccomp_available(void) {
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         int listener;
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || seccomp_install(true, false, &listener) != 0)
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            seccomp_install(true, false, &listener) != 0)
             _exit(1);
         struct seccomp_notif_sizes sizes;
         _exit(syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 ? 0 : 1);

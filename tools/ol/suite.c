@@ -34,8 +34,10 @@ static int scan_dir(suite *s, const char *dir, char **err) {
         const char *base = path_base(s->files.v[i]);
         for (const char *c = base; *c; c++)
             if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) {
-                *err = xasprintf("the test file name \"%s\" holds a quote, a backslash or a control character, "
-                                 "which the generated runner cannot spell: rename it", base);
+                *err = xasprintf(
+                    "the test file name \"%s\" holds a quote, a backslash or a control character, "
+                    "which the generated runner cannot spell: rename it",
+                    base);
                 return -1;
             }
     }
@@ -49,8 +51,9 @@ static int scan_dir(suite *s, const char *dir, char **err) {
         for (int k = 0; k < n; k++) {
             for (int j = 0; j < s->tests.n; j++)
                 if (strcmp(s->tests.v[j], names[k]) == 0 && !*err)
-                    *err = xasprintf("the test %s is defined twice, in %s and %s: give each test its own name",
-                                     names[k], path_base(s->test_file.v[j]), path_base(s->files.v[i]));
+                    *err = xasprintf(
+                        "the test %s is defined twice, in %s and %s: give each test its own name",
+                        names[k], path_base(s->test_file.v[j]), path_base(s->files.v[i]));
             sl_push(&s->tests, names[k]);
             sl_push(&s->test_file, s->files.v[i]);
         }
@@ -124,7 +127,8 @@ int suite_generate(ol_ctx *ctx, suite *s, char **err) {
         goto done;
     }
     char msg[1024];
-    if (testgen_write(tmp, s->name, (const char *const *)s->files.v, s->files.n, msg, sizeof msg) < 0) {
+    if (testgen_write(tmp, s->name, (const char *const *)s->files.v, s->files.n, msg, sizeof msg) <
+        0) {
         *err = xasprintf("cannot register the tests of %s: %s", s->dir, msg);
         goto done;
     }
@@ -243,7 +247,8 @@ static int include_line(const char *includer, const char *included) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
         char *p = line + strspn(line, " \t");
-        if ((*p == '#' || strncmp(p, "?\?=", 3) == 0) && strstr(p, "include") && strstr(p, base)) found = lineno;
+        if ((*p == '#' || strncmp(p, "?\?=", 3) == 0) && strstr(p, "include") && strstr(p, base))
+            found = lineno;
     }
     free(text);
     return found;
@@ -251,7 +256,7 @@ static int include_line(const char *includer, const char *included) {
 
 typedef struct {
     ol_ctx *ctx;
-    bool code;              /* the student's code (c/): any system header; else tests: standard C only */
+    bool code; /* the student's code (c/): any system header; else tests: standard C only */
     const char *test_dir;   /* real path: the test folder, or (code) the student's c/ */
     char *contracts;        /* real path */
     strlist sysdirs;        /* the compiler's <...> folders, outside the course and workspace */
@@ -260,39 +265,47 @@ typedef struct {
 
 /* Checks one file a student's file includes (`path`, links resolved;
  * `as_named`, as the preprocessor opened it); a problem is "file:line: message". */
-static void check_one(include_rule *rule, const char *includer, const char *path, const char *as_named) {
+static void check_one(include_rule *rule, const char *includer, const char *path,
+                      const char *as_named) {
     ol_ctx *ctx = rule->ctx;
     int line = include_line(includer, as_named);
-    char *where = line ? xasprintf("%s:%d", shown_path(ctx, includer), line) : xstrdup(shown_path(ctx, includer));
+    char *where = line ? xasprintf("%s:%d", shown_path(ctx, includer), line)
+                       : xstrdup(shown_path(ctx, includer));
     char *problem = NULL;
     if (rule->code) {
         bool system = false;
-        for (int i = 0; i < rule->sysdirs.n; i++) system = system || beneath(path, rule->sysdirs.v[i]);
+        for (int i = 0; i < rule->sysdirs.n; i++)
+            system = system || beneath(path, rule->sysdirs.v[i]);
         if (!beneath(path, rule->test_dir) && !beneath(path, rule->contracts) && !system)
-            problem = xasprintf("%s: #include \"%s\" is not allowed: your code may include contract headers "
-                                "(contracts/tinyllm/...), system headers and its own files under c/, not the "
-                                "course's reference or any other file", where, shown_path(ctx, path));
+            problem = xasprintf(
+                "%s: #include \"%s\" is not allowed: your code may include contract headers "
+                "(contracts/tinyllm/...), system headers and its own files under c/, not the "
+                "course's reference or any other file",
+                where, shown_path(ctx, path));
     } else if (beneath(path, rule->test_dir)) {
         /* the student's own helper, unless it stands in for a contract */
         const char *rel = path + strlen(rule->test_dir) + (path[strlen(rule->test_dir)] == '/');
         char *contract = path_join(rule->contracts, rel);
         if (*rel && is_file(contract))
-            problem = xasprintf("%s: \"%s\" reads the copy in your test folder, not the contract: remove %s", where,
-                                rel, shown_path(ctx, path));
+            problem = xasprintf(
+                "%s: \"%s\" reads the copy in your test folder, not the contract: remove %s", where,
+                rel, shown_path(ctx, path));
         free(contract);
     } else if (beneath(path, rule->contracts)) {
         /* a contract */
     } else {
         const char *sysdir = NULL;
         for (int i = 0; i < rule->sysdirs.n; i++)
-            if (beneath(path, rule->sysdirs.v[i]) && (!sysdir || strlen(rule->sysdirs.v[i]) > strlen(sysdir)))
+            if (beneath(path, rule->sysdirs.v[i]) &&
+                (!sysdir || strlen(rule->sysdirs.v[i]) > strlen(sysdir)))
                 sysdir = rule->sysdirs.v[i];
         const char *name = sysdir ? path + strlen(sysdir) + 1 : NULL;
         if (!name || !is_standard(name))
-            problem = xasprintf("%s: #include %s%s%s is not allowed: tests include only contract headers "
-                                "(contracts/tinyllm/...), <check.h>, standard C headers and headers of their own "
-                                "test folder, so they test the contract, not one implementation",
-                                where, name ? "<" : "\"", name ? name : shown_path(ctx, path), name ? ">" : "\"");
+            problem = xasprintf(
+                "%s: #include %s%s%s is not allowed: tests include only contract headers "
+                "(contracts/tinyllm/...), <check.h>, standard C headers and headers of their own "
+                "test folder, so they test the contract, not one implementation",
+                where, name ? "<" : "\"", name ? name : shown_path(ctx, path), name ? ">" : "\"");
     }
     if (problem && !sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
     else free(problem);
@@ -303,31 +316,37 @@ static void check_one(include_rule *rule, const char *includer, const char *path
  * opened, nested as `cc -H` lists it) must be allowed; what a contract or
  * a system header includes in turn is theirs. */
 static void check_tree(include_rule *rule, const unit *u, const char *test_file) {
-    strlist stack = {0}; /* stack.v[d]: the file open at depth d (0: the wrapper, or the code's source) */
+    strlist stack = {
+        0}; /* stack.v[d]: the file open at depth d (0: the wrapper, or the code's source) */
     sl_push_owned(&stack, real_path(u->src, u->cwd));
     bool incbin = false;
     char *copy = xstrdup(u->includes ? u->includes : "");
-    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
         if (line[0] == 'A') incbin = true;
         if (line[0] == 'M' && !rule->code) {
-            char *problem = xasprintf("%s: the test opens more than %s header files (an include that includes "
-                                      "itself?): ol reads no further", shown_path(rule->ctx, test_file), line + 2);
+            char *problem = xasprintf(
+                "%s: the test opens more than %s header files (an include that includes "
+                "itself?): ol reads no further",
+                shown_path(rule->ctx, test_file), line + 2);
             if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
             else free(problem);
         }
         if (line[0] == 'X' && !rule->code) {
             /* "X<TAB>asm|section<TAB>FILE<TAB>LINE": the assembler text of the test's own */
-            char *what = line + 2, *file = strchr(what, '\t'), *at = file ? strchr(file + 1, '\t') : NULL;
+            char *what = line + 2, *file = strchr(what, '\t'),
+                 *at = file ? strchr(file + 1, '\t') : NULL;
             if (!at) continue;
             *file++ = 0;
             *at++ = 0;
             char *real = real_path(file, u->cwd);
             if (beneath(real, rule->test_dir)) {
-                char *problem = xasprintf("%s:%s: %s is not allowed in tests: it hands the assembler text of its "
-                                          "own (a .incbin could copy a file into the program); call the "
-                                          "contract's functions and the C library instead",
-                                          shown_path(rule->ctx, real), at,
-                                          strcmp(what, "asm") == 0 ? "asm (__asm__, __asm)" : "a section attribute");
+                char *problem = xasprintf(
+                    "%s:%s: %s is not allowed in tests: it hands the assembler text of its "
+                    "own (a .incbin could copy a file into the program); call the "
+                    "contract's functions and the C library instead",
+                    shown_path(rule->ctx, real), at,
+                    strcmp(what, "asm") == 0 ? "asm (__asm__, __asm)" : "a section attribute");
                 if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
                 else free(problem);
             }
@@ -336,17 +355,21 @@ static void check_tree(include_rule *rule, const unit *u, const char *test_file)
         }
         if (line[0] == 'E') {
             /* "E<TAB>FILE<TAB>LINE<TAB>NAME": the sandbox refused to open NAME */
-            char *file = line + 2, *ln = strchr(file, '\t'), *name = ln ? strchr(ln + 1, '\t') : NULL;
+            char *file = line + 2, *ln = strchr(file, '\t'),
+                 *name = ln ? strchr(ln + 1, '\t') : NULL;
             if (!name) continue;
             *ln++ = 0;
             *name++ = 0;
             char *real = real_path(file, u->cwd);
             if (beneath(real, rule->test_dir)) {
-                char *problem = xasprintf("%s:%s: #include \"%s\" is not allowed: %s", shown_path(rule->ctx, real), ln,
-                                          name, rule->code ? "your code may include contract headers "
-                                          "(contracts/tinyllm/...), system headers and its own files under c/"
-                                          : "tests include only contract headers (contracts/tinyllm/...), "
-                                          "<check.h>, standard C headers and headers of their own test folder");
+                char *problem = xasprintf(
+                    "%s:%s: #include \"%s\" is not allowed: %s", shown_path(rule->ctx, real), ln,
+                    name,
+                    rule->code
+                        ? "your code may include contract headers "
+                          "(contracts/tinyllm/...), system headers and its own files under c/"
+                        : "tests include only contract headers (contracts/tinyllm/...), "
+                          "<check.h>, standard C headers and headers of their own test folder");
                 if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
                 else free(problem);
             }
@@ -361,12 +384,15 @@ static void check_tree(include_rule *rule, const unit *u, const char *test_file)
         while (stack.n > depth) free(stack.v[--stack.n]);
         const char *includer = stack.v[depth - 1];
         /* a test's wrapper (depth 0) is ol's; the code's own source is the student's */
-        if ((depth >= 2 || rule->code) && beneath(includer, rule->test_dir)) check_one(rule, includer, path, end + 1);
+        if ((depth >= 2 || rule->code) && beneath(includer, rule->test_dir))
+            check_one(rule, includer, path, end + 1);
         sl_push_owned(&stack, path);
     }
     if (incbin && !rule->code) {
-        char *problem = xasprintf("%s: the preprocessed test holds an assembler .incbin, which copies a file into "
-                                  "the test program: tests may not embed files", shown_path(rule->ctx, test_file));
+        char *problem = xasprintf(
+            "%s: the preprocessed test holds an assembler .incbin, which copies a file into "
+            "the test program: tests may not embed files",
+            shown_path(rule->ctx, test_file));
         if (!sl_contains(rule->problems, problem)) sl_push_owned(rule->problems, problem);
         else free(problem);
     }
@@ -397,7 +423,9 @@ static char *ucn_to_utf8(const char *s) {
         unsigned long c = 0;
         int k = 0;
         for (; digits && k < digits && isxdigit((unsigned char)s[2 + k]); k++)
-            c = c * 16 + (unsigned long)(isdigit((unsigned char)s[2 + k]) ? s[2 + k] - '0' : (s[2 + k] | 32) - 'a' + 10);
+            c = c * 16 + (unsigned long)(isdigit((unsigned char)s[2 + k])
+                                             ? s[2 + k] - '0'
+                                             : (s[2 + k] | 32) - 'a' + 10);
         if (!digits || k < digits || c > 0x10FFFF) {
             sb_addn(&b, s++, 1);
             continue;
@@ -418,10 +446,12 @@ static char *ucn_to_utf8(const char *s) {
 /* The tests testgen registers (START_TEST(name) in the text) must be the
  * tests the compiler sees: one inside #if 0 would not compile, one made
  * by a macro would never run. */
-static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *records, strlist *problems) {
+static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *records,
+                             strlist *problems) {
     strlist seen = {0};
     char *copy = xstrdup(records ? records : "");
-    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
         if (line[0] == 'T' && line[1] == '\t') sl_push(&seen, line + 2);
     free(copy);
     const char *path = s->files.v[file], *shown = shown_path(ctx, path);
@@ -432,22 +462,30 @@ static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *
         if (sl_contains(&seen, s->tests.v[t])) continue;
         int line = start_test_line(path, s->tests.v[t]);
         char *where = line ? xasprintf("%s:%d", shown, line) : xstrdup(shown);
-        sl_push_owned(problems, xasprintf("%s: START_TEST(%s) is not compiled (it is inside #if 0, or a macro "
-                                          "hides it): delete it, or let the compiler see it", where, s->tests.v[t]));
+        sl_push_owned(
+            problems,
+            xasprintf("%s: START_TEST(%s) is not compiled (it is inside #if 0, or a macro "
+                      "hides it): delete it, or let the compiler see it",
+                      where, s->tests.v[t]));
         free(where);
     }
     for (int i = 0; i < seen.n; i++) {
         if (sl_contains(&registered, seen.v[i]) || sl_contains(&s->tests, seen.v[i])) continue;
         if (strchr(seen.v[i], '\\')) {
             char *name = ucn_to_utf8(seen.v[i]);
-            sl_push_owned(problems, xasprintf("%s: the test name %s has letters beyond ASCII, which ol cannot "
-                                              "register: name it with a-z, A-Z, 0-9 and _ only", shown, name));
+            sl_push_owned(
+                problems,
+                xasprintf("%s: the test name %s has letters beyond ASCII, which ol cannot "
+                          "register: name it with a-z, A-Z, 0-9 and _ only",
+                          shown, name));
             free(name);
         } else {
-            sl_push_owned(problems, xasprintf("%s: the test %s is declared through a macro or an included file, "
-                                              "which ol does not look into, so it would never run: write "
-                                              "START_TEST(%s) ... END_TEST in the .c file itself", shown,
-                                              seen.v[i], seen.v[i]));
+            sl_push_owned(
+                problems,
+                xasprintf("%s: the test %s is declared through a macro or an included file, "
+                          "which ol does not look into, so it would never run: write "
+                          "START_TEST(%s) ... END_TEST in the .c file itself",
+                          shown, seen.v[i], seen.v[i]));
         }
     }
     sl_free(&registered);
@@ -458,10 +496,12 @@ static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *
  * and the workspace's (-I contracts is searched for <...> too). */
 static void system_dirs(ol_ctx *ctx, const unit *u, strlist *dirs) {
     char *copy = xstrdup(u->includes ? u->includes : "");
-    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
         if (line[0] != 'S' || line[1] != '\t') continue;
         char *dir = real_path(line + 2, ctx->root);
-        if (!beneath(dir, ctx->root) && !beneath(dir, ctx->ws) && !sl_contains(dirs, dir)) sl_push(dirs, dir);
+        if (!beneath(dir, ctx->root) && !beneath(dir, ctx->ws) && !sl_contains(dirs, dir))
+            sl_push(dirs, dir);
         free(dir);
     }
     free(copy);
@@ -472,8 +512,11 @@ int code_check_includes(ol_ctx *ctx, unit *units, int n, strlist *problems) {
     if (build_include_trees(ctx, units, n) < 0) return -1;
     char buf[PATH_MAX];
     char *contracts = path_join(ctx->root, "contracts");
-    include_rule rule = {.ctx = ctx, .code = true, .test_dir = realpath(ctx->student, buf) ? buf : ctx->student,
-                         .contracts = real_path(contracts, ctx->root), .problems = problems};
+    include_rule rule = {.ctx = ctx,
+                         .code = true,
+                         .test_dir = realpath(ctx->student, buf) ? buf : ctx->student,
+                         .contracts = real_path(contracts, ctx->root),
+                         .problems = problems};
     free(contracts);
     for (int i = 0; i < n; i++) {
         strlist dirs = {0};
@@ -509,10 +552,12 @@ static void odd_files_at(ol_ctx *ctx, const char *dir, int depth, strlist *probl
         struct stat st;
         const char *kind = lstat(path, &st) == 0 ? odd_kind(st.st_mode) : NULL;
         if (kind)
-            sl_push_owned(problems, xasprintf("%s: %s is %s, not a regular file: ol reads only regular files in "
-                                              "your folders (a link could reach the course's reference, a pipe "
-                                              "would hang the compiler); replace it with the file itself",
-                                              shown_path(ctx, path), shown_path(ctx, path), kind));
+            sl_push_owned(
+                problems,
+                xasprintf("%s: %s is %s, not a regular file: ol reads only regular files in "
+                          "your folders (a link could reach the course's reference, a pipe "
+                          "would hang the compiler); replace it with the file itself",
+                          shown_path(ctx, path), shown_path(ctx, path), kind));
         else if (S_ISDIR(st.st_mode))
             odd_files_at(ctx, path, depth + 1, problems);
         free(path);
@@ -525,8 +570,9 @@ int student_files_check(ol_ctx *ctx, const char *dir, strlist *problems) {
     struct stat st;
     const char *kind = lstat(dir, &st) == 0 ? odd_kind(st.st_mode) : NULL;
     if (kind)
-        sl_push_owned(problems, xasprintf("%s: %s is %s, not a folder: make it a folder of your files",
-                                          shown_path(ctx, dir), shown_path(ctx, dir), kind));
+        sl_push_owned(problems,
+                      xasprintf("%s: %s is %s, not a folder: make it a folder of your files",
+                                shown_path(ctx, dir), shown_path(ctx, dir), kind));
     else
         odd_files_at(ctx, dir, 0, problems);
     return problems->n - before;
@@ -548,7 +594,8 @@ int suite_check_includes(ol_ctx *ctx, suite *s, strlist *problems) {
         sl_free(&dirs);
         /* a file the preprocessor could not finish: compiling it says why */
         const char *rec = s->units[i].includes ? s->units[i].includes : "";
-        if (strncmp(rec, "F\n", 2) != 0 && !strstr(rec, "\nF\n")) check_tests_seen(ctx, s, i, rec, problems);
+        if (strncmp(rec, "F\n", 2) != 0 && !strstr(rec, "\nF\n"))
+            check_tests_seen(ctx, s, i, rec, problems);
     }
     free(rule.contracts);
     return problems->n - before;

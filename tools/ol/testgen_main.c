@@ -8,7 +8,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[1024];
-    int n = testgen_write(argv[1], argv[2], (const char *const *)argv + 3, argc - 3, err, sizeof err);
+    int n =
+        testgen_write(argv[1], argv[2], (const char *const *)argv + 3, argc - 3, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "tl-testgen: %s\n", err);
         return 2;

@@ -376,12 +376,15 @@ double now_seconds(void) {
 
 /* ---- "did you mean" ---- */
 
-static bool same_letter(char a, char b) { return tolower((unsigned char)a) == tolower((unsigned char)b); }
+static bool same_letter(char a, char b) {
+    return tolower((unsigned char)a) == tolower((unsigned char)b);
+}
 
 /* Damerau-Levenshtein distance (a swap of neighbours counts one), case ignored. */
 static int edit_distance(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b), w = lb + 1;
-    int *d = xcalloc((la + 1) * w, sizeof *d); /* d[i * w + j]: a's first i letters to b's first j */
+    int *d =
+        xcalloc((la + 1) * w, sizeof *d); /* d[i * w + j]: a's first i letters to b's first j */
     for (size_t i = 0; i <= la; i++) d[i * w] = (int)i;
     for (size_t j = 0; j <= lb; j++) d[j] = (int)j;
     for (size_t i = 1; i <= la; i++)
@@ -390,7 +393,8 @@ static int edit_distance(const char *a, const char *b) {
             if (d[i * w + j - 1] + 1 < best) best = d[i * w + j - 1] + 1;
             int change = d[(i - 1) * w + j - 1] + !same_letter(a[i - 1], b[j - 1]);
             if (change < best) best = change;
-            bool swapped = i > 1 && j > 1 && same_letter(a[i - 1], b[j - 2]) && same_letter(a[i - 2], b[j - 1]);
+            bool swapped = i > 1 && j > 1 && same_letter(a[i - 1], b[j - 2]) &&
+                           same_letter(a[i - 2], b[j - 1]);
             if (swapped && d[(i - 2) * w + j - 2] + 1 < best) best = d[(i - 2) * w + j - 2] + 1;
             d[i * w + j] = best;
         }

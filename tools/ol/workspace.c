@@ -99,7 +99,8 @@ int ctx_require_runtime(ol_ctx *ctx) {
     const char *libs[] = {ctx->core_lib, ctx->testing_lib};
     for (int i = 0; i < 2; i++)
         if (!is_file(libs[i])) {
-            ol_error("the runtime library %s is missing: run `make -C %s` first", libs[i], ctx->root);
+            ol_error("the runtime library %s is missing: run `make -C %s` first", libs[i],
+                     ctx->root);
             return -1;
         }
     return 0;

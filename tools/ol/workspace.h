@@ -19,7 +19,7 @@ typedef struct ol_ctx {
     char toolchain[HASH_HEX]; /* compiler, flags, headers: part of every cache key */
     char runtime[HASH_HEX];   /* the runtime libraries: part of every link's key */
     bool toolchain_ready;
-    double run_budget;        /* seconds test programs may still run (ol check's limit); 0: no limit */
+    double run_budget; /* seconds test programs may still run (ol check's limit); 0: no limit */
     bool run_budget_spent;    /* a run was stopped, or not started, because it ran out */
 } ol_ctx;
 
