@@ -175,8 +175,10 @@ static int compare_safetensors(const char *name, const char *made, const char *c
                 close_++;
             } else {
                 if (numeric)
-                    printf("  %s: tensor %s differs: largest |difference| %.3g at flat index %zu (%.9g vs committed %.9g)\n",
-                           name, e->string, worst, worst_at, element(&x, worst_at), element(&y, worst_at));
+                    printf(
+                        "  %s: tensor %s differs: largest |difference| %.3g at flat index %zu (%.9g vs committed %.9g)\n",
+                        name, e->string, worst, worst_at, element(&x, worst_at),
+                        element(&y, worst_at));
                 else
                     printf("  %s: tensor %s (%s) differs\n", name, e->string, x.dtype);
                 diffs++;
@@ -184,8 +186,10 @@ static int compare_safetensors(const char *name, const char *made, const char *c
         }
     }
     cJSON_ArrayForEach(e, b.header) {
-        if (strcmp(e->string, "__metadata__") != 0 && !cJSON_GetObjectItemCaseSensitive(a.header, e->string)) {
-            printf("  %s: tensor %s is committed but the oracle no longer makes it\n", name, e->string);
+        if (strcmp(e->string, "__metadata__") != 0 &&
+            !cJSON_GetObjectItemCaseSensitive(a.header, e->string)) {
+            printf("  %s: tensor %s is committed but the oracle no longer makes it\n", name,
+                   e->string);
             diffs++;
         }
     }
@@ -215,12 +219,14 @@ static int compare_json(const char *name, const char *made, const char *committe
         cJSON_ArrayForEach(e, a) {
             const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, e->string);
             if (!o) {
-                printf("  %s: \"%s\" is new (not in the committed file)\n", name, e->string ? e->string : "?");
+                printf("  %s: \"%s\" is new (not in the committed file)\n", name,
+                       e->string ? e->string : "?");
                 diffs++;
             } else if (!cJSON_Compare(e, o, true)) {
                 char *v1 = cJSON_PrintUnformatted(e), *v2 = cJSON_PrintUnformatted(o);
-                printf("  %s: \"%s\" is %.60s%s, committed %.60s%s\n", name, e->string ? e->string : "?", v1,
-                       strlen(v1) > 60 ? "..." : "", v2, strlen(v2) > 60 ? "..." : "");
+                printf("  %s: \"%s\" is %.60s%s, committed %.60s%s\n", name,
+                       e->string ? e->string : "?", v1, strlen(v1) > 60 ? "..." : "", v2,
+                       strlen(v2) > 60 ? "..." : "");
                 free(v1);
                 free(v2);
                 diffs++;
@@ -228,7 +234,8 @@ static int compare_json(const char *name, const char *made, const char *committe
         }
         cJSON_ArrayForEach(e, b) {
             if (!cJSON_GetObjectItemCaseSensitive(a, e->string)) {
-                printf("  %s: \"%s\" is committed but no longer made\n", name, e->string ? e->string : "?");
+                printf("  %s: \"%s\" is committed but no longer made\n", name,
+                       e->string ? e->string : "?");
                 diffs++;
             }
         }
@@ -297,10 +304,12 @@ static void list_tree(const char *dir, const char *rel, strlist *out) {
 int cmd_fixtures(int argc, char **argv) {
     const char *workspace = NULL;
     bool check = false;
-    const ol_option opts[] = {{"workspace", 'w', "DIR", &workspace, NULL}, {"check", 0, NULL, NULL, &check}, {0}};
+    const ol_option opts[] = {
+        {"workspace", 'w', "DIR", &workspace, NULL}, {"check", 0, NULL, NULL, &check}, {0}};
     char *id;
     int status;
-    if (!opts_one_lesson("fixtures", argc, argv, opts, HELP, "L7.1 --check", &id, &status)) return status;
+    if (!opts_one_lesson("fixtures", argc, argv, opts, HELP, "L7.1 --check", &id, &status))
+        return status;
     ol_ctx ctx;
     lesson l;
     /* the fixtures folder is what this makes: it may be missing */
@@ -318,8 +327,10 @@ int cmd_fixtures(int argc, char **argv) {
                                           : !script ? "\"oracle\"" : "\"fixtures\"");
         rc = OL_USAGE;
     } else if (!is_file(script)) {
-        ol_error("the oracle %s does not exist (lesson.json \"oracle\" names its folder; the script in it "
-                 "is make_fixtures.py)", shown_path(&ctx, script));
+        ol_error(
+            "the oracle %s does not exist (lesson.json \"oracle\" names its folder; the script in it "
+            "is make_fixtures.py)",
+            shown_path(&ctx, script));
         rc = OL_USAGE;
     } else if (!(tmp = ctx_cache_dir(&ctx, "tmp")) || !(scratch = make_temp_dir(tmp, "fixtures"))) {
         rc = OL_USAGE;
@@ -336,8 +347,9 @@ int cmd_fixtures(int argc, char **argv) {
         if (proc_run(&job) != 0) rc = 130;
         else if (job.exit_code != 0) {
             char *log = read_file(job.out_path, NULL), *what = proc_describe(&job);
-            ol_error("the oracle failed (%s):\n%s\nTo rerun it by hand: cd %s && /usr/bin/python3 %s /tmp/out",
-                     what, log ? log : "", ctx.root, shown_path(&ctx, script));
+            ol_error(
+                "the oracle failed (%s):\n%s\nTo rerun it by hand: cd %s && /usr/bin/python3 %s /tmp/out",
+                what, log ? log : "", ctx.root, shown_path(&ctx, script));
             free(log);
             free(what);
             rc = OL_FAIL;
@@ -362,7 +374,8 @@ int cmd_fixtures(int argc, char **argv) {
             if (!is_file(old)) {
                 printf("  %s: new (not committed)\n", name);
                 diffs++;
-            } else if (ends_with(name, ".safetensors")) diffs += compare_safetensors(name, fresh, old);
+            } else if (ends_with(name, ".safetensors"))
+                diffs += compare_safetensors(name, fresh, old);
             else if (ends_with(name, ".json")) diffs += compare_json(name, fresh, old);
             else diffs += compare_bytes(name, fresh, old);
         } else if (same_bytes(fresh, old)) {
@@ -388,24 +401,30 @@ int cmd_fixtures(int argc, char **argv) {
         for (int i = 0; i < have.n; i++) {
             char *fresh = path_join(made, have.v[i]);
             if (!is_file(fresh)) {
-                printf("  %s: committed, but the oracle does not make it (stale: delete it unless a test "
-                       "reads it)\n", have.v[i]);
+                printf(
+                    "  %s: committed, but the oracle does not make it (stale: delete it unless a test "
+                    "reads it)\n",
+                    have.v[i]);
                 if (check) diffs++;
             }
             free(fresh);
         }
         sl_free(&have);
         if (check) {
-            printf("%s: %s\n", l.id, diffs ? "the committed fixtures differ from what the oracle makes (above)"
-                                           : "the committed fixtures are what the oracle makes");
+            printf("%s: %s\n", l.id,
+                   diffs ? "the committed fixtures differ from what the oracle makes (above)"
+                         : "the committed fixtures are what the oracle makes");
             if (diffs)
-                printf("If the oracle changed on purpose, `ol fixtures %s` rewrites them; else find what "
-                       "changed the oracle's output (torch version, seed, script).\n", l.id);
+                printf(
+                    "If the oracle changed on purpose, `ol fixtures %s` rewrites them; else find what "
+                    "changed the oracle's output (torch version, seed, script).\n",
+                    l.id);
             rc = diffs ? OL_FAIL : OL_PASS;
         } else if (written) {
-            printf("%s: %d file%s rewritten. Next: `ol mutants verify %s` (the course tests on the new golden "
-                   "data), then commit %s.\n", l.id, written, written == 1 ? "" : "s", l.id,
-                   shown_path(&ctx, committed));
+            printf(
+                "%s: %d file%s rewritten. Next: `ol mutants verify %s` (the course tests on the new golden "
+                "data), then commit %s.\n",
+                l.id, written, written == 1 ? "" : "s", l.id, shown_path(&ctx, committed));
         } else {
             printf("%s: the oracle made exactly the committed fixtures; nothing changed\n", l.id);
         }
