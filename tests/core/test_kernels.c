@@ -100,24 +100,42 @@ static const int64_t EDGE_SHAPES[][2] = {
 #define N_EDGE_SHAPES (int)(sizeof EDGE_SHAPES / sizeof EDGE_SHAPES[0])
 #define N_RANDOM_SHAPES 12
 
-/* The function's name and the code path TINYLLM_SIMD chose, for messages. */
+/* The code paths: TINYLLM_SIMD unset (AVX-512 or AVX2, the best the CPU
+ * has) with the AVX-512 rows one after another and in pairs
+ * (TINYLLM_GEMV_ROWS), "avx2" (AVX2 at most) and "0" (the portable loops). */
+typedef struct { const char *simd, *rows; } code_path;
+static const code_path PATHS[] = {{NULL, "1"}, {NULL, "2"}, {"avx2", NULL}, {"0", NULL}};
+#define N_PATHS (int)(sizeof PATHS / sizeof PATHS[0])
+
+typedef struct { env_guard simd, rows; } path_guard;
+
+static path_guard path_set(code_path p) {
+    return (path_guard){env_set("TINYLLM_SIMD", p.simd), env_set("TINYLLM_GEMV_ROWS", p.rows)};
+}
+
+static void path_restore(path_guard g) {
+    env_restore(g.rows);
+    env_restore(g.simd);
+}
+
+/* The function's name and the code path chosen, for messages. */
 static const char *simd_label(const char *fn) {
     static char label[64];
-    const char *s = getenv("TINYLLM_SIMD");
+    const char *s = getenv("TINYLLM_SIMD"), *r = getenv("TINYLLM_GEMV_ROWS");
     snprintf(label, sizeof label, "%s (%s)", fn,
-             !s ? "best" : strcmp(s, "avx2") == 0 ? "avx2" : "portable");
+             s && strcmp(s, "avx2") == 0 ? "avx2"
+             : s                         ? "portable"
+             : r && strcmp(r, "2") == 0  ? "best, rows in pairs"
+                                         : "best, rows one by one");
     return label;
 }
 
 /* Runs check(rows, cols, rng) over the edge shapes and random ones, under
- * every code path (TINYLLM_SIMD unset: AVX-512 or AVX2, the best the CPU
- * has; "avx2": AVX2 at most; "0": the portable loops) and 3 threads (more
- * than the rows of some shapes). */
+ * every code path and 3 threads (more than the rows of some shapes). */
 static void over_shapes_and_paths(void (*check)(int64_t, int64_t, tl_pcg32 *)) {
     env_guard threads = env_set("TINYLLM_THREADS", "3");
-    const char *paths[] = {NULL, "avx2", "0"};
-    for (int p = 0; p < 3; p++) {
-        env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
+    for (int p = 0; p < N_PATHS; p++) {
+        path_guard path = path_set(PATHS[p]);
         tl_pcg32 rng;
         tl_pcg32_seed(&rng, 20240907, (uint64_t)p);
         for (int i = 0; i < N_EDGE_SHAPES; i++) check(EDGE_SHAPES[i][0], EDGE_SHAPES[i][1], &rng);
@@ -126,7 +144,7 @@ static void over_shapes_and_paths(void (*check)(int64_t, int64_t, tl_pcg32 *)) {
             int64_t cols = 1 + tl_pcg32_bounded(&rng, 700);
             check(rows, cols, &rng);
         }
-        env_restore(simd);
+        path_restore(path);
     }
     env_restore(threads);
 }
@@ -198,49 +216,114 @@ static void check_one_hot(int64_t rows, int64_t cols) {
 
 START_TEST(gemv_one_hot_rows_pick_exactly_their_column) {
     env_guard threads = env_set("TINYLLM_THREADS", "2");
-    const char *paths[] = {NULL, "avx2", "0"};
-    for (int p = 0; p < 3; p++) {
-        env_guard simd = env_set("TINYLLM_SIMD", paths[p]);
+    for (int p = 0; p < N_PATHS; p++) {
+        path_guard path = path_set(PATHS[p]);
         for (int64_t cols = 1; cols <= 70; cols++) check_one_hot(75, cols);
         check_one_hot(1000, 577);   /* split across threads */
-        env_restore(simd);
+        path_restore(path);
     }
     env_restore(threads);
 }
 END_TEST
 
-/* The AVX2 loops take rows two at a time, each summed as a row alone is (a
- * product of one row): every row of a product must equal, bit for bit, that
- * row multiplied alone, at lengths around the loops' 32- and 8-wide steps. */
+/* The SIMD loops may take rows two at a time, each summed as a row alone is
+ * (a product of one row), and the AVX-512 loops take them in pairs or one
+ * after another (TINYLLM_GEMV_ROWS): every row of a product must equal, bit
+ * for bit, that row multiplied alone, in either order, at lengths around the
+ * loops' 64-, 32-, 16- and 8-wide steps. */
+static void product_and_rows_alone(const float *W, const uint16_t *Wb, const float *x,
+                                   int64_t rows, int64_t cols, const char *order, float *y,
+                                   float *yb, float *one, float *oneb) {
+    env_guard g = env_set("TINYLLM_GEMV_ROWS", order);
+    tl_gemv_f32(W, x, y, rows, cols);
+    tl_gemv_bf16(Wb, x, yb, rows, cols);
+    for (int64_t r = 0; r < rows; r++) {
+        tl_gemv_f32(W + r * cols, x, &one[r], 1, cols);
+        tl_gemv_bf16(Wb + r * cols, x, &oneb[r], 1, cols);
+    }
+    env_restore(g);
+}
+
 START_TEST(gemv_rows_in_pairs_equal_each_row_alone_bit_for_bit) {
-    const int64_t rows = 7, lengths[] = {1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 577, 1031};
+    const int64_t rows = 7, lengths[] = {1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 96, 97, 127, 128,
+                                         129, 577, 1031};
+    const int n_lengths = (int)(sizeof lengths / sizeof lengths[0]);
+    const char *orders[] = {"2", "1"};
     tl_pcg32 rng;
     tl_pcg32_seed(&rng, 11, 3);
-    for (int i = 0; i < 13; i++) {
+    for (int i = 0; i < n_lengths; i++) {
         int64_t cols = lengths[i];
         float *W = xmalloc((size_t)(rows * cols) * sizeof *W), *x = xmalloc((size_t)cols * 4);
         uint16_t *Wb = xmalloc((size_t)(rows * cols) * sizeof *Wb);
-        float y[7], yb[7], one, oneb;
+        float y[2][7], yb[2][7], one[2][7], oneb[2][7];
         for (int64_t k = 0; k < rows * cols; k++) {
             W[k] = uniform(&rng);
             Wb[k] = random_bf16(&rng);
         }
         for (int64_t c = 0; c < cols; c++) x[c] = uniform(&rng);
-        tl_gemv_f32(W, x, y, rows, cols);
-        tl_gemv_bf16(Wb, x, yb, rows, cols);
-        for (int64_t r = 0; r < rows; r++) {
-            tl_gemv_f32(W + r * cols, x, &one, 1, cols);
-            tl_gemv_bf16(Wb + r * cols, x, &oneb, 1, cols);
-            ck_assert_msg(memcmp(&one, &y[r], sizeof one) == 0 &&
-                              memcmp(&oneb, &yb[r], sizeof oneb) == 0,
-                          "row %lld of a [7, %lld] product: f32 %.9g alone vs %.9g in the "
-                          "product, bf16 %.9g vs %.9g", (long long)r, (long long)cols,
-                          (double)one, (double)y[r], (double)oneb, (double)yb[r]);
-        }
+        for (int o = 0; o < 2; o++)
+            product_and_rows_alone(W, Wb, x, rows, cols, orders[o], y[o], yb[o], one[o], oneb[o]);
+        for (int o = 0; o < 2; o++)
+            for (int64_t r = 0; r < rows; r++)
+                ck_assert_msg(memcmp(&one[o][r], &y[0][r], sizeof(float)) == 0 &&
+                                  memcmp(&oneb[o][r], &yb[0][r], sizeof(float)) == 0 &&
+                                  memcmp(&y[o][r], &y[0][r], sizeof(float)) == 0 &&
+                                  memcmp(&yb[o][r], &yb[0][r], sizeof(float)) == 0,
+                              "row %lld of a [7, %lld] product, TINYLLM_GEMV_ROWS=%s: f32 %.9g "
+                              "alone, %.9g in the product, %.9g in pairs; bf16 %.9g, %.9g, %.9g",
+                              (long long)r, (long long)cols, orders[o], (double)one[o][r],
+                              (double)y[o][r], (double)y[0][r], (double)oneb[o][r],
+                              (double)yb[o][r], (double)yb[0][r]);
         free(W);
         free(Wb);
         free(x);
     }
+}
+END_TEST
+
+/* A checkpoint's tensors sit wherever its header ends, rarely on a 64-byte
+ * line: the same weight at every offset from a line must give the same bits
+ * (no loop may peel a head to reach an aligned address). */
+START_TEST(gemv_bits_do_not_depend_on_where_the_weight_sits) {
+    const int64_t rows = 5, cols = 611;
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 5, 8);
+    size_t n = (size_t)(rows * cols);
+    float *line = aligned_alloc(64, (n + 16) * sizeof(float) + 64), *x = xmalloc(cols * 4);
+    uint16_t *line_b = aligned_alloc(64, (n + 32) * sizeof(uint16_t) + 64);
+    float *W = xmalloc(n * sizeof *W), want[5], wantb[5], got[5], gotb[5];
+    uint16_t *Wb = xmalloc(n * sizeof *Wb);
+    ck_assert(line && line_b);
+    for (size_t k = 0; k < n; k++) {
+        W[k] = uniform(&rng);
+        Wb[k] = random_bf16(&rng);
+    }
+    for (int64_t c = 0; c < cols; c++) x[c] = uniform(&rng);
+    for (int p = 0; p < N_PATHS; p++) {
+        path_guard path = path_set(PATHS[p]);
+        for (int off = 0; off < 32; off++) {
+            memcpy(line + off % 16, W, n * sizeof *W);
+            memcpy(line_b + off, Wb, n * sizeof *Wb);
+            tl_gemv_f32(line + off % 16, x, got, rows, cols);
+            tl_gemv_bf16(line_b + off, x, gotb, rows, cols);
+            if (off == 0) {
+                memcpy(want, got, sizeof want);
+                memcpy(wantb, gotb, sizeof wantb);
+            }
+            ck_assert_msg(memcmp(got, want, sizeof got) == 0 &&
+                              memcmp(gotb, wantb, sizeof gotb) == 0,
+                          "%s: the weight %d elements past a 64-byte line gives other bits "
+                          "than on the line (f32 row 0: %.9g vs %.9g; bf16 %.9g vs %.9g)",
+                          simd_label("tl_gemv"), off, (double)got[0], (double)want[0],
+                          (double)gotb[0], (double)wantb[0]);
+        }
+        path_restore(path);
+    }
+    free(line);
+    free(line_b);
+    free(W);
+    free(Wb);
+    free(x);
 }
 END_TEST
 

@@ -354,18 +354,32 @@ __attribute__((target(AVX512))) static inline __m512 load_tail_bf16(const uint16
 
 static inline __mmask16 tail_mask(int64_t left) { return (__mmask16)((1u << left) - 1); }
 
+/* 16 floats of a weight row as two 32-byte loads. A checkpoint's tensors sit
+ * where the safetensors header ends, rarely on a 64-byte line: one 64-byte
+ * load then spans two lines, and on AMD's Zen 5 a row read so streamed at
+ * 0.7 of the read rate (two 32-byte loads: 0.95). Same lanes, same sums. */
+__attribute__((target(AVX512))) static inline __m512 load16_f32(const float *p) {
+    __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(p)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(p + 8)), 1));
+}
+
 __attribute__((target(AVX512))) static inline float dot_f32_avx512(const float *w,
                                                                     const float *x, int64_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0;
     int64_t c = 0;
-    for (; c + 32 <= n; c += 32) {
-        prefetch_ahead(w + c);
-        prefetch_ahead(w + c + 16);
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + c), _mm512_loadu_ps(x + c), a0);
-        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + c + 16), _mm512_loadu_ps(x + c + 16), a1);
+    for (; c + 64 <= n; c += 64) {   /* two of the 32-column steps below */
+        a0 = _mm512_fmadd_ps(load16_f32(w + c), _mm512_loadu_ps(x + c), a0);
+        a1 = _mm512_fmadd_ps(load16_f32(w + c + 16), _mm512_loadu_ps(x + c + 16), a1);
+        a0 = _mm512_fmadd_ps(load16_f32(w + c + 32), _mm512_loadu_ps(x + c + 32), a0);
+        a1 = _mm512_fmadd_ps(load16_f32(w + c + 48), _mm512_loadu_ps(x + c + 48), a1);
+    }
+    if (c + 32 <= n) {
+        a0 = _mm512_fmadd_ps(load16_f32(w + c), _mm512_loadu_ps(x + c), a0);
+        a1 = _mm512_fmadd_ps(load16_f32(w + c + 16), _mm512_loadu_ps(x + c + 16), a1);
+        c += 32;
     }
     if (c + 16 <= n) {
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + c), _mm512_loadu_ps(x + c), a0);
+        a0 = _mm512_fmadd_ps(load16_f32(w + c), _mm512_loadu_ps(x + c), a0);
         c += 16;
     }
     if (c < n) {
@@ -412,10 +426,16 @@ __attribute__((target(AVX512))) static inline float dot_bf16_avx512(const uint16
                                                                      const float *x, int64_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0;
     int64_t c = 0;
-    for (; c + 32 <= n; c += 32) {
-        prefetch_ahead(w + c);
+    for (; c + 64 <= n; c += 64) {   /* two of the 32-column steps below */
         a0 = _mm512_fmadd_ps(load16_bf16(w + c), _mm512_loadu_ps(x + c), a0);
         a1 = _mm512_fmadd_ps(load16_bf16(w + c + 16), _mm512_loadu_ps(x + c + 16), a1);
+        a0 = _mm512_fmadd_ps(load16_bf16(w + c + 32), _mm512_loadu_ps(x + c + 32), a0);
+        a1 = _mm512_fmadd_ps(load16_bf16(w + c + 48), _mm512_loadu_ps(x + c + 48), a1);
+    }
+    if (c + 32 <= n) {
+        a0 = _mm512_fmadd_ps(load16_bf16(w + c), _mm512_loadu_ps(x + c), a0);
+        a1 = _mm512_fmadd_ps(load16_bf16(w + c + 16), _mm512_loadu_ps(x + c + 16), a1);
+        c += 32;
     }
     if (c + 16 <= n) {
         a0 = _mm512_fmadd_ps(load16_bf16(w + c), _mm512_loadu_ps(x + c), a0);
@@ -477,6 +497,21 @@ __attribute__((target(AVX512))) static void rows_bf16_avx512(const void *W, cons
     for (; r + 2 <= end; r += 2)
         dot2_bf16_avx512(w + r * cols, w + (r + 1) * cols, x, cols, y + r, y + r + 1);
     if (r < end) y[r] = dot_bf16_avx512(w + r * cols, x, cols);
+}
+
+/* One row after another: a single sequential stream of W (see gemv_rows_in_pairs). */
+__attribute__((target(AVX512))) static void rows_f32_avx512_seq(const void *W, const float *x,
+                                                                float *y, int64_t cols,
+                                                                int64_t begin, int64_t end) {
+    const float *w = W;
+    for (int64_t r = begin; r < end; r++) y[r] = dot_f32_avx512(w + r * cols, x, cols);
+}
+
+__attribute__((target(AVX512))) static void rows_bf16_avx512_seq(const void *W, const float *x,
+                                                                 float *y, int64_t cols,
+                                                                 int64_t begin, int64_t end) {
+    const uint16_t *w = W;
+    for (int64_t r = begin; r < end; r++) y[r] = dot_bf16_avx512(w + r * cols, x, cols);
 }
 
 #endif /* TL_HAVE_X86 */
@@ -574,6 +609,25 @@ void tl_prefetch_after_product(const tl_region *operand) {
 
 /* ---- matrix-vector products --------------------------------------------- */
 
+/* The AVX-512 rows in pairs (dot2: two streams a row apart sharing x's loads)
+ * or one after another (one sequential stream, no software prefetch); the
+ * bits are the same either way. Pairs were the faster on Intel's Xeons
+ * (course/MS-L7/README.md 4.3); on AMD's Zen 5 the two short interleaved
+ * streams held a core at 0.6-0.7 of its read rate, where one stream reads at
+ * 0.95 (f32) and 0.82 (bf16) of it (4.9). TINYLLM_GEMV_ROWS=1 or 2 chooses. */
+static bool gemv_rows_in_pairs(void) {
+#ifdef TL_HAVE_X86
+    const char *s = getenv("TINYLLM_GEMV_ROWS");
+    if (s && strcmp(s, "1") == 0) return false;
+    if (s && strcmp(s, "2") == 0) return true;
+    __builtin_cpu_init();
+    return !__builtin_cpu_is("amd");
+#else
+    return true;
+#endif
+}
+
+
 /* Null data with a non-empty shape is a caller's bug: say so, touch nothing. */
 static bool gemv_args_ok(const char *op, const void *W, const float *x, float *y,
                          int64_t rows, int64_t cols) {
@@ -613,7 +667,7 @@ void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
     rows_fn *fn = rows_f32_portable;
 #ifdef TL_HAVE_X86
-    if (use_avx512()) fn = rows_f32_avx512;
+    if (use_avx512()) fn = gemv_rows_in_pairs() ? rows_f32_avx512 : rows_f32_avx512_seq;
     else if (use_avx2()) fn = rows_f32_avx2;
 #endif
     split_rows(fn, W, x, y, rows, cols);
@@ -625,7 +679,7 @@ void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
     rows_fn *fn = rows_bf16_portable;
 #ifdef TL_HAVE_X86
-    if (use_avx512()) fn = rows_bf16_avx512;
+    if (use_avx512()) fn = gemv_rows_in_pairs() ? rows_bf16_avx512 : rows_bf16_avx512_seq;
     else if (use_avx2()) fn = rows_bf16_avx2;
 #endif
     split_rows(fn, W, x, y, rows, cols);
