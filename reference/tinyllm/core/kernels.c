@@ -868,6 +868,7 @@ typedef struct {
     const uint16_t *B16;      /* instead of B: BF16 [N, K], dense */
     const uint16_t *packed;   /* A split for AMX tiles (gemm_amx.c), or NULL */
     float *C;
+    bool avx512;              /* A @ B^T on AVX-512 FMAs (gemm_avx512.c), not OpenBLAS */
 } gemm_job;
 
 /* A thread's widened block of a BF16 B, kept for its next block. */
@@ -891,7 +892,8 @@ static void gemm_bf16_by_dots(const gemm_job *j, int64_t c0, int64_t n) {
             j->C[m * j->ldc + c] = dot_bf16_portable(j->B16 + c * j->K, j->A + m * j->lda, j->K);
 }
 
-/* C's columns [c0, c0 + n) through OpenBLAS (a BF16 B widened first). */
+/* C's columns [c0, c0 + n) through OpenBLAS or gemm_avx512.c (a BF16 B
+ * widened first). */
 static void gemm_columns(const gemm_job *j, int64_t c0, int64_t n) {
     const float *b = j->trans_b ? j->B + c0 * j->ldb : j->B + c0;
     int64_t ldb = j->ldb;
@@ -904,6 +906,10 @@ static void gemm_columns(const gemm_job *j, int64_t c0, int64_t n) {
         tl_bf16_to_f32_n(j->B16 + c0 * j->K, wide, (size_t)(n * j->K));
         b = wide;
         ldb = j->K;
+    }
+    if (j->avx512 && !j->trans_a && j->trans_b) {
+        tl_avx512_gemm_nt(j->A, j->lda, b, ldb, j->C + c0, j->ldc, j->M, n, j->K);
+        return;
     }
     cblas_sgemm(CblasRowMajor, j->trans_a ? CblasTrans : CblasNoTrans,
                 j->trans_b ? CblasTrans : CblasNoTrans, (int)j->M, (int)n, (int)j->K, 1.0f,
@@ -923,6 +929,7 @@ static void gemm_chunk(void *ctx, int64_t chunk) {
 
 static void gemm_run(gemm_job *j) {
     sync_blas_threads();
+    j->avx512 = tl_avx512_gemm_wanted(openblas_get_corename());
     j->block = gemm_block_cols(j->N);
     bool small = (double)j->M * (double)j->N * (double)j->K < GEMM_PARALLEL_MIN;
     tl_parallel_chunks(small ? 1 : tl_num_threads(), (j->N + j->block - 1) / j->block,
@@ -942,14 +949,14 @@ void tl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const
         for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, (size_t)N * sizeof *C);
         return;
     }
-    gemm_job j = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, A, B, NULL, NULL, C};
+    gemm_job j = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, A, B, NULL, NULL, C, false};
     gemm_run(&j);
 }
 
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K) {
     if (!gemm_args_ok("tl_gemm_f32_nt", A, B, C, M, N, K)) return;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return; }
-    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, B, NULL, NULL, C};
+    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, B, NULL, NULL, C, false};
     gemm_run(&j);
 }
 
@@ -998,7 +1005,7 @@ static bool gemm_bf16_amx(const float *A, const uint16_t *B, float *C, int64_t M
         amx_pack_job pack = {A + m0 * K, rows, K, packed};
         tl_parallel_chunks(tl_num_threads(), tl_amx_blocks(rows), amx_pack_chunk, &pack);
         gemm_job j = {false, true, rows, N, K, K, K, N, 0, A + m0 * K, NULL, B, packed,
-                      C + m0 * N};
+                      C + m0 * N, false};
         gemm_run(&j);
     }
     return true;
@@ -1014,7 +1021,7 @@ int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int6
     if (!gemm_args_ok("tl_gemm_bf16_nt", A, B, C, M, N, K)) return -1;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return 0; }
     if (gemm_bf16_amx(A, B, C, M, N, K)) return 0;
-    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, NULL, B, NULL, C};
+    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, NULL, B, NULL, C, false};
     gemm_run(&j);
     return 0;
 }

@@ -92,6 +92,15 @@ void tl_amx_pack_block(const float *A, int64_t lda, int64_t M, int64_t K, uint16
 void tl_amx_gemm_rows(const uint16_t *packed, int64_t M, int64_t K, const uint16_t *W,
                       int64_t rows, float *C, int64_t ldc);
 
+/* The f32 GEMM on AVX-512 FMAs (gemm_avx512.c). tl_avx512_gemm_wanted: the
+ * CPU has the AVX-512 loops (use_avx512) and OpenBLAS's core blas_core has
+ * no AVX-512 kernels; TINYLLM_GEMM=blas keeps OpenBLAS, =avx512 takes this
+ * one whatever the core. tl_avx512_gemm_nt writes C[m, n] = A[m, :] . B[n, :]
+ * for m < M, n < N, over K > 0, at row strides lda, ldb and ldc. */
+bool tl_avx512_gemm_wanted(const char *blas_core);
+void tl_avx512_gemm_nt(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                       int64_t ldc, int64_t M, int64_t N, int64_t K);
+
 /* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
  * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
  * weights, so each thread still streams long runs of W. */
