@@ -334,8 +334,8 @@ int main(int argc, char **argv) {
 
     char cpu[256];
     machine_cpu_model(cpu, sizeof cpu);
-    printf("bench_generate: %s, %d cores, load average %.2f at the start; OpenBLAS %s\n", cpu,
-           machine_cores(), machine_load(), tl_blas_prepare());
+    printf("bench_generate: %s, %d cores, load average %.2f at the start; GEMMs on %s\n", cpu,
+           machine_cores(), machine_load(), tl_gemm_kernels());
     printf("command: %s %s %s\n", argv[0], argv[1], argv[2]);
     printf("tinyllm generate's path (generator.c, llama_forward of the reference lessons), "
            "SmolLM2-135M shape, random weights;\na %d-token prompt, %d new tokens; medians of "

@@ -385,8 +385,8 @@ int main(void) {
     qsort(pool, N_GEMV_SHAPES * REPS, sizeof *pool, cmp_double);
     double read_median = pool[N_GEMV_SHAPES * REPS / 2];
 
-    printf("\nprefill: GEMM C[M,N] = A[M,K] @ B[N,K]^T through OpenBLAS %s core\n",
-           tl_blas_prepare());   /* the kernels the runtime's GEMMs run on */
+    printf("\nprefill: GEMM C[M,N] = A[M,K] @ B[N,K]^T on %s\n",
+           tl_gemm_kernels());   /* the kernels the runtime's GEMMs run on */
     warn_if_blas_core_is_old();
     static const int64_t GEMM_SHAPES[][3] = {{128, 1536, 576}, {128, 49152, 576}};
     for (int i = 0; i < 2; i++) {

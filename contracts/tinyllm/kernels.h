@@ -112,4 +112,10 @@ int tl_num_threads(void);
  * GEMM here and in ops.h calls it first. */
 const char *tl_blas_prepare(void);
 
+/* Which kernels the f32 GEMMs' A @ B^T products run on, for reports:
+ * "AVX-512 tiles (gemm_avx512.c)" where the CPU has AVX-512 and OpenBLAS's
+ * core does not use it (TINYLLM_GEMM=blas or =avx512 decides instead), else
+ * "OpenBLAS <core>". A static string; calls tl_blas_prepare. */
+const char *tl_gemm_kernels(void);
+
 #endif

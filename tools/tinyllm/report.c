@@ -85,6 +85,7 @@ int gen_report_write(const gen_report *r, const generator *g, const reply_stats 
     cJSON_AddNumberToObject(machine, "cores", machine_cores());
     cJSON_AddNumberToObject(machine, "load_average_1min", machine_load());
     cJSON_AddStringToObject(machine, "blas_kernels", tl_blas_prepare());
+    cJSON_AddStringToObject(machine, "gemm_kernels", tl_gemm_kernels());
 
     cJSON *p = cJSON_AddObjectToObject(root, "prompt");
     if (rendered) cJSON_AddStringToObject(p, "rendered", rendered);

@@ -34,7 +34,9 @@
  * GEMM (prefill, training) goes to OpenBLAS on one thread per block of
  * columns, the blocks shared by our pool's threads as the GEMVs' rows are
  * (one set of threads in the process: see sync_blas_threads); a BF16
- * weight's GEMM goes to AMX tiles where the CPU has them (gemm_amx.c).
+ * weight's GEMM goes to AMX tiles where the CPU has them (gemm_amx.c), and
+ * A @ B^T to AVX-512 tiles of our own where OpenBLAS runs AVX2 kernels on an
+ * AVX-512 CPU (gemm_avx512.c).
  *
  * Reading ahead. After each one-row product the pool's idle helpers are
  * handed the memory the next products will read (prefetch.c plans it,
@@ -336,9 +338,11 @@ static void cols_bf16_avx2(const void *W, const float *p, float *y, int64_t rows
 
 /* As the AVX2 ones, at 16 lanes: two accumulators per row over 32 columns a
  * step, then 16, then a masked tail; dot2 sums each row exactly as dot does
- * alone (rows are paired by where a thread's block begins). On CPUs with
- * AVX-512 the AVX2 loops' widening and FMAs held a core below its read rate
- * (BF16 at 1 thread: 10.3 GB/s in decode of 13 measured). */
+ * alone (rows are paired by where a thread's block begins), and dot, which
+ * also runs rows one after another (gemv_rows_in_pairs), takes two steps a
+ * turn without software prefetch. On CPUs with AVX-512 the AVX2 loops'
+ * widening and FMAs held a core below its read rate (BF16 at 1 thread: 10.3
+ * GB/s in decode of 13 measured). */
 #define AVX512 "avx512f,avx512bw,avx512vl"
 
 __attribute__((target(AVX512))) static inline __m512 load16_bf16(const uint16_t *p) {
@@ -835,6 +839,14 @@ static void sync_blas_threads(void) {
 const char *tl_blas_prepare(void) {
     sync_blas_threads();
     return openblas_get_corename();
+}
+
+const char *tl_gemm_kernels(void) {
+    static _Thread_local char name[64];
+    const char *core = tl_blas_prepare();
+    if (tl_avx512_gemm_wanted(core)) return "AVX-512 tiles (gemm_avx512.c)";
+    snprintf(name, sizeof name, "OpenBLAS %s", core);
+    return name;
 }
 
 /* How GEMM work is cut among threads: C's columns (B's rows in the Linear
