@@ -289,8 +289,10 @@ START_TEST(gemv_bits_do_not_depend_on_where_the_weight_sits) {
     tl_pcg32 rng;
     tl_pcg32_seed(&rng, 5, 8);
     size_t n = (size_t)(rows * cols);
-    float *line = aligned_alloc(64, (n + 16) * sizeof(float) + 64), *x = xmalloc(cols * 4);
-    uint16_t *line_b = aligned_alloc(64, (n + 32) * sizeof(uint16_t) + 64);
+    /* aligned_alloc wants a multiple of the alignment (ASan checks it) */
+    size_t bytes = ((n + 32) * sizeof(float) + 63) / 64 * 64;
+    float *line = aligned_alloc(64, bytes), *x = xmalloc(cols * 4);
+    uint16_t *line_b = aligned_alloc(64, bytes);
     float *W = xmalloc(n * sizeof *W), want[5], wantb[5], got[5], gotb[5];
     uint16_t *Wb = xmalloc(n * sizeof *Wb);
     ck_assert(line && line_b);
