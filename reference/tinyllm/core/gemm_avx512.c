@@ -107,29 +107,46 @@ __attribute__((target(AVX512))) static void full_tile(const float *A, int64_t ld
     tile(A, lda, B, ldb, C, ldc, K, TILE_A, TILE_B);
 }
 
-/* A tile cut short by M or N: element by element, each summed as in a full one. */
-__attribute__((target(AVX512))) static void edge_tile(const float *A, int64_t lda,
-                                                      const float *B, int64_t ldb, float *C,
-                                                      int64_t ldc, int64_t K, int a, int b) {
-    for (int i = 0; i < a; i++)
-        for (int j = 0; j < b; j++)
-            tile(A + i * lda, lda, B + j * ldb, ldb, C + i * ldc + j, ldc, K, 1, 1);
+/* One row of A against b < TILE_B or fewer rows of B, b a constant per case
+ * so each unrolls: a tile cut short by M or N, each element summed as in a
+ * full one. */
+__attribute__((target(AVX512))) static void edge_row(const float *A, const float *B,
+                                                     int64_t ldb, float *C, int64_t K, int b) {
+    switch (b) {
+    case 6: tile(A, 0, B, ldb, C, 0, K, 1, 6); break;
+    case 5: tile(A, 0, B, ldb, C, 0, K, 1, 5); break;
+    case 4: tile(A, 0, B, ldb, C, 0, K, 1, 4); break;
+    case 3: tile(A, 0, B, ldb, C, 0, K, 1, 3); break;
+    case 2: tile(A, 0, B, ldb, C, 0, K, 1, 2); break;
+    default: tile(A, 0, B, ldb, C, 0, K, 1, 1); break;
+    }
+}
+
+/* Slabs of A's rows of at most SLAB_BYTES, as even as TILE_A allows (128
+ * rows of 576 floats: one slab, not 112 rows and then 16). */
+static int64_t slab_rows(int64_t M, int64_t K) {
+    int64_t slabs = (int64_t)(((size_t)M * (size_t)K * sizeof(float) + SLAB_BYTES - 1) /
+                              SLAB_BYTES);
+    if (slabs < 1) slabs = 1;
+    int64_t rows = (M + slabs - 1) / slabs;
+    return (rows + TILE_A - 1) / TILE_A * TILE_A;
 }
 
 void tl_avx512_gemm_nt(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc, int64_t M, int64_t N, int64_t K) {
-    int64_t slab = (int64_t)(SLAB_BYTES / ((size_t)K * sizeof(float))) / TILE_A * TILE_A;
-    if (slab < TILE_A) slab = TILE_A;
+    int64_t slab = slab_rows(M, K);
     for (int64_t m0 = 0; m0 < M; m0 += slab) {
         int64_t m_end = M - m0 < slab ? M : m0 + slab;
         for (int64_t n = 0; n < N; n += TILE_B) {
             int b = N - n < TILE_B ? (int)(N - n) : TILE_B;
             for (int64_t m = m0; m < m_end; m += TILE_A) {
                 int a = m_end - m < TILE_A ? (int)(m_end - m) : TILE_A;
-                if (a == TILE_A && b == TILE_B)
+                if (a == TILE_A && b == TILE_B) {
                     full_tile(A + m * lda, lda, B + n * ldb, ldb, C + m * ldc + n, ldc, K);
-                else
-                    edge_tile(A + m * lda, lda, B + n * ldb, ldb, C + m * ldc + n, ldc, K, a, b);
+                    continue;
+                }
+                for (int i = 0; i < a; i++)
+                    edge_row(A + (m + i) * lda, B + n * ldb, ldb, C + (m + i) * ldc + n, K, b);
             }
         }
     }
