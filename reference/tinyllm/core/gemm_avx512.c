@@ -123,7 +123,7 @@ __attribute__((target(AVX512))) static void edge_row(const float *A, const float
 }
 
 /* Slabs of A's rows of at most SLAB_BYTES, as even as TILE_A allows (128
- * rows of 576 floats: one slab, not 112 rows and then 16). */
+ * rows of 576 floats: two slabs of 64, not one of 112 and one of 16). */
 static int64_t slab_rows(int64_t M, int64_t K) {
     int64_t slabs = (int64_t)(((size_t)M * (size_t)K * sizeof(float) + SLAB_BYTES - 1) /
                               SLAB_BYTES);

@@ -631,7 +631,6 @@ static bool gemv_rows_in_pairs(void) {
 #endif
 }
 
-
 /* Null data with a non-empty shape is a caller's bug: say so, touch nothing. */
 static bool gemv_args_ok(const char *op, const void *W, const float *x, float *y,
                          int64_t rows, int64_t cols) {
