@@ -1,9 +1,10 @@
 /* Multi-row GEMVs (tl_gemv_multi_*, tl_gemv_t_multi_*): every output against
  * a double-precision reference, on odd sizes (every register-tile tail: M
- * not a multiple of 4, an odd row count, columns not a multiple of 8 or 16),
- * strided W and X (ld above the row length, as a cache view), both code
- * paths (AVX2 and portable), one and two threads; results identical for any
- * thread count; M = 1 on a dense W is the GEMV exactly; bad arguments.
+ * not a multiple of 4 or 8, an odd row count, columns not a multiple of 8,
+ * 16 or 32), strided W and X (ld above the row length, as a cache view),
+ * every code path (AVX-512 where the CPU has it, AVX2, portable), one and
+ * two threads; results identical for any thread count; M = 1 on a dense W
+ * is the GEMV exactly; bad arguments.
  *
  * Tolerance: as tests/core/test_kernels.c, a float sum of n products in any
  * order is within n * 2^-24 * sum |terms| of the exact value (Higham 2002,
@@ -125,16 +126,16 @@ static const int64_t MS[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17};
 #define N_MS (int)(sizeof MS / sizeof MS[0])
 
 static void check_all(bool bf16, bool transposed) {
-    const char *simd[] = {NULL, "0"}, *threads[] = {"1", "2"};
+    const char *simd[] = {NULL, "avx2", "0"}, *threads[] = {"1", "2"};
+    const char *names[] = {"widest SIMD", "AVX2", "portable"};
     tl_pcg32 rng = tl_test_rng(1207);
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 3; s++)
         for (int t = 0; t < 2; t++) {
             if (simd[s]) setenv("TINYLLM_SIMD", simd[s], 1);
             else unsetenv("TINYLLM_SIMD");
             setenv("TINYLLM_THREADS", threads[t], 1);
             char path[64];
-            snprintf(path, sizeof path, "%s, %s thread(s)", simd[s] ? "portable" : "AVX2",
-                     threads[t]);
+            snprintf(path, sizeof path, "%s, %s thread(s)", names[s], threads[t]);
             for (int i = 0; i < N_SHAPES; i++)
                 for (int m = 0; m < N_MS; m++) {
                     /* The two large shapes (there to be split among threads)

@@ -59,7 +59,6 @@ bool tl_avx512_gemm_wanted(const char *blas_core) {
 }
 
 #ifdef TL_GEMM_AVX512
-#define AVX512 "avx512f,avx512bw,avx512vl"
 
 /* A rows x b rows of C from A (row stride lda) and B (ldb), K > 0; a and b
  * are constants where it is inlined, so the loops unroll into registers. */

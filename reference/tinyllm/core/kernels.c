@@ -343,29 +343,6 @@ static void cols_bf16_avx2(const void *W, const float *p, float *y, int64_t rows
  * turn without software prefetch. On CPUs with AVX-512 the AVX2 loops'
  * widening and FMAs held a core below its read rate (BF16 at 1 thread: 10.3
  * GB/s in decode of 13 measured). */
-#define AVX512 "avx512f,avx512bw,avx512vl"
-
-__attribute__((target(AVX512))) static inline __m512 load16_bf16(const uint16_t *p) {
-    __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
-}
-
-__attribute__((target(AVX512))) static inline __m512 load_tail_bf16(const uint16_t *p,
-                                                                     __mmask16 m) {
-    __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
-}
-
-static inline __mmask16 tail_mask(int64_t left) { return (__mmask16)((1u << left) - 1); }
-
-/* 16 floats of a weight row as two 32-byte loads. A checkpoint's tensors sit
- * where the safetensors header ends, rarely on a 64-byte line: one 64-byte
- * load then spans two lines, and on AMD's Zen 5 a row read so streamed at
- * 0.7 of the read rate (two 32-byte loads: 0.95). Same lanes, same sums. */
-__attribute__((target(AVX512))) static inline __m512 load16_f32(const float *p) {
-    __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(p)));
-    return _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(p + 8)), 1));
-}
 
 __attribute__((target(AVX512))) static inline float dot_f32_avx512(const float *w,
                                                                     const float *x, int64_t n) {
@@ -839,6 +816,8 @@ const char *tl_blas_prepare(void) {
     sync_blas_threads();
     return openblas_get_corename();
 }
+
+bool tl_gemm_on_avx512(void) { return tl_avx512_gemm_wanted(tl_blas_prepare()); }
 
 const char *tl_gemm_kernels(void) {
     static _Thread_local char name[64];

@@ -98,6 +98,7 @@ void tl_amx_gemm_rows(const uint16_t *packed, int64_t M, int64_t K, const uint16
  * one whatever the core. tl_avx512_gemm_nt writes C[m, n] = A[m, :] . B[n, :]
  * for m < M, n < N, over K > 0, at row strides lda, ldb and ldc. */
 bool tl_avx512_gemm_wanted(const char *blas_core);
+bool tl_gemm_on_avx512(void);   /* tl_avx512_gemm_wanted for this run's OpenBLAS core */
 void tl_avx512_gemm_nt(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc, int64_t M, int64_t N, int64_t K);
 
@@ -160,6 +161,34 @@ __attribute__((target("avx2,fma"))) static inline __m256 load8_bf16(const uint16
     __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
 }
+
+/* The AVX-512 loops' target (kernels.c, kernels_multi.c, gemm_avx512.c),
+ * and their bf16 loads: sixteen values widened as load8_bf16 widens eight;
+ * the tail's lanes past its mask read nothing and are zero. */
+#define AVX512 "avx512f,avx512bw,avx512vl"
+
+__attribute__((target(AVX512))) static inline __m512 load16_bf16(const uint16_t *p) {
+    __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+__attribute__((target(AVX512))) static inline __m512 load_tail_bf16(const uint16_t *p,
+                                                                     __mmask16 m) {
+    __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+/* 16 floats of a weight row as two 32-byte loads. A checkpoint's tensors sit
+ * where the safetensors header ends, rarely on a 64-byte line: one 64-byte
+ * load then spans two lines, and on AMD's Zen 5 a row read so streamed at
+ * 0.7 of the read rate (two 32-byte loads: 0.95). Same lanes, same sums. */
+__attribute__((target(AVX512))) static inline __m512 load16_f32(const float *p) {
+    __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(p)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(p + 8)), 1));
+}
+
+/* The first `left` (1..16) of sixteen lanes. */
+static inline __mmask16 tail_mask(int64_t left) { return (__mmask16)((1u << left) - 1); }
 
 #endif /* TL_HAVE_X86 */
 

@@ -17,6 +17,11 @@
  *   - p @ W (tl_gemv_t_multi: rows of P weight the rows of W, attention's
  *     probabilities times V): 16 columns against four inputs, eight
  *     accumulators, down every row of W.
+ * AVX-512 (32 zmm registers), the last columns under a mask into the same
+ * sums:
+ *   - W @ x: one row of W against eight inputs, one sequential stream of W
+ *     (two rows' interleaved streams held Zen 5 to half its read rate);
+ *   - p @ W: the column tile at sixteen lanes, over 32 columns.
  * Each result element is one thread's blocked sum, as in kernels.c, so the
  * result does not depend on the thread count; it may differ from
  * tl_gemv_*'s by rounding (another blocking), except at M = 1 on a dense W,
@@ -113,6 +118,23 @@ static inline float weight_at(const void *w, int64_t c, bool bf16) {
     return bf16 ? tl_bf16_to_f32(((const uint16_t *)w)[c]) : ((const float *)w)[c];
 }
 
+/* The eight horizontal sums of a two-row tile at once (a hadd tree, then
+ * the two halves added): short rows (attention's head_dim of 64) spend as
+ * long on eight separate sums as on their FMAs. s gets w0.x0 w1.x0 w0.x1
+ * w1.x1 ... w0.x3 w1.x3; inputs from nx on add zeros. */
+__attribute__((target("avx2"), always_inline))
+static inline void sum_tiles(__m256 a0[TILE_X], __m256 a1[TILE_X], int nx, float s[8]) {
+    #pragma GCC unroll 4
+    for (int m = nx; m < TILE_X; m++) a0[m] = a1[m] = _mm256_setzero_ps();
+    __m256 h0 = _mm256_hadd_ps(a0[0], a1[0]), h1 = _mm256_hadd_ps(a0[1], a1[1]);
+    __m256 h2 = _mm256_hadd_ps(a0[2], a1[2]), h3 = _mm256_hadd_ps(a0[3], a1[3]);
+    h0 = _mm256_hadd_ps(h0, h1);   /* w0.x0 w1.x0 w0.x1 w1.x1, per 128-bit half */
+    h2 = _mm256_hadd_ps(h2, h3);   /* w0.x2 w1.x2 w0.x3 w1.x3, likewise */
+    __m256 sums = _mm256_add_ps(_mm256_permute2f128_ps(h0, h2, 0x20),
+                                _mm256_permute2f128_ps(h0, h2, 0x31));
+    _mm256_storeu_ps(s, sums);
+}
+
 /* Rows w0 and w1 of W against inputs x[0..nx) (x + m * ldx): y0[m * ldy] and
  * y1[m * ldy]. Always inlined with constant nx and bf16, and the loops over m
  * unrolled, so the accumulators live in registers (gcc keeps some of the
@@ -137,19 +159,8 @@ static inline void tile_rows(const void *w0, const void *w1, const float *x, int
             a1[m] = _mm256_fmadd_ps(v1, xv, a1[m]);
         }
     }
-    /* The eight horizontal sums at once (a hadd tree, then the two halves
-     * added): short rows (attention's head_dim of 64) spend as long on
-     * eight separate sums as on their FMAs. Unused inputs add zeros. */
-    #pragma GCC unroll 4
-    for (int m = nx; m < TILE_X; m++) a0[m] = a1[m] = _mm256_setzero_ps();
-    __m256 h0 = _mm256_hadd_ps(a0[0], a1[0]), h1 = _mm256_hadd_ps(a0[1], a1[1]);
-    __m256 h2 = _mm256_hadd_ps(a0[2], a1[2]), h3 = _mm256_hadd_ps(a0[3], a1[3]);
-    h0 = _mm256_hadd_ps(h0, h1);   /* w0.x0 w1.x0 w0.x1 w1.x1, per 128-bit half */
-    h2 = _mm256_hadd_ps(h2, h3);   /* w0.x2 w1.x2 w0.x3 w1.x3, likewise */
-    __m256 sums = _mm256_add_ps(_mm256_permute2f128_ps(h0, h2, 0x20),
-                                _mm256_permute2f128_ps(h0, h2, 0x31));
-    float s[8];   /* w0.x0 w1.x0 w0.x1 w1.x1 w0.x2 w1.x2 w0.x3 w1.x3 */
-    _mm256_storeu_ps(s, sums);
+    float s[8];
+    sum_tiles(a0, a1, nx, s);
     #pragma GCC unroll 4
     for (int m = 0; m < nx; m++) {
         float s0 = s[2 * m], s1 = s[2 * m + 1];
@@ -274,6 +285,179 @@ static void cols_bf16_avx2(const multi_args *a, int64_t begin, int64_t end) {
     cols_avx2(a, begin, end, true);
 }
 
+/* ---- AVX-512 tiles -------------------------------------------------------- */
+
+/* Sixteen lanes; a row tile's sums are folded to eight lanes, then summed as
+ * the AVX2 tile's. On Zen 5 the AVX2 tiles' pairs of rows read a weight at
+ * half a core's rate: 1.9 GEMV passes at M = 2 where this tile takes 1.2
+ * (README 4.10). */
+
+__attribute__((target(AVX512), always_inline))
+static inline __m512 load16_w(const void *w, int64_t c, bool bf16) {
+    return bf16 ? load16_bf16((const uint16_t *)w + c) : load16_f32((const float *)w + c);
+}
+
+__attribute__((target(AVX512), always_inline))
+static inline __m512 load_tail_w(const void *w, int64_t c, __mmask16 k, bool bf16) {
+    return bf16 ? load_tail_bf16((const uint16_t *)w + c, k)
+                : _mm512_maskz_loadu_ps(k, (const float *)w + c);
+}
+
+__attribute__((target(AVX512), always_inline))
+static inline __m256 fold16(__m512 v) {
+    return _mm256_add_ps(_mm512_castps512_ps256(v),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
+/* Row w of W against inputs x[0..nx) (nx <= 8): y[m * ldy]. One row at a
+ * time, without software prefetch: one sequential stream of W, which Zen 5
+ * reads at its full rate where two rows' interleaved streams held it to
+ * half (kernels.c's GEMV rows, README 4.9); eight inputs give each load of
+ * W eight FMAs. */
+__attribute__((target(AVX512), always_inline))
+static inline void tile_row16(const void *w, const float *x, int64_t ldx, int nx, int64_t n,
+                              bool bf16, float *y, int64_t ldy) {
+    __m512 acc[2 * TILE_X];
+    #pragma GCC unroll 8
+    for (int m = 0; m < nx; m++) acc[m] = _mm512_setzero_ps();
+    int64_t c = 0;
+    for (; c + 16 <= n; c += 16) {
+        __m512 v = load16_w(w, c, bf16);
+        #pragma GCC unroll 8
+        for (int m = 0; m < nx; m++)
+            acc[m] = _mm512_fmadd_ps(v, _mm512_loadu_ps(x + m * ldx + c), acc[m]);
+    }
+    if (c < n) {
+        __mmask16 k = tail_mask(n - c);
+        __m512 v = load_tail_w(w, c, k, bf16);
+        #pragma GCC unroll 8
+        for (int m = 0; m < nx; m++)
+            acc[m] = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(k, x + m * ldx + c), acc[m]);
+    }
+    __m256 h[2 * TILE_X];   /* inputs 0-3 and 4-7, summed as the AVX2 tile's two rows */
+    #pragma GCC unroll 8
+    for (int m = 0; m < 2 * TILE_X; m++) h[m] = m < nx ? fold16(acc[m]) : _mm256_setzero_ps();
+    float s[8];   /* x0 x4 x1 x5 x2 x6 x3 x7 */
+    sum_tiles(h, h + TILE_X, TILE_X, s);
+    #pragma GCC unroll 8
+    for (int m = 0; m < nx; m++) y[m * ldy] = s[m < TILE_X ? 2 * m : 2 * (m - TILE_X) + 1];
+}
+
+__attribute__((target(AVX512), always_inline))
+static inline void rows_avx512(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
+    size_t esize = bf16 ? 2 : 4;
+    const char *W = a->W;
+    for (int64_t r = begin; r < end; r++) {
+        const void *w = W + (size_t)(r * a->ldw) * esize;
+        for (int64_t m = 0; m < a->M; m += 2 * TILE_X) {
+            const float *x = a->X + m * a->ldx;
+            float *y = a->Y + m * a->rows + r;
+            int64_t ldx = a->ldx, n = a->cols, ldy = a->rows;
+            switch (a->M - m < 2 * TILE_X ? a->M - m : 2 * TILE_X) {   /* nx as a constant */
+            case 1: tile_row16(w, x, ldx, 1, n, bf16, y, ldy); break;
+            case 2: tile_row16(w, x, ldx, 2, n, bf16, y, ldy); break;
+            case 3: tile_row16(w, x, ldx, 3, n, bf16, y, ldy); break;
+            case 4: tile_row16(w, x, ldx, 4, n, bf16, y, ldy); break;
+            case 5: tile_row16(w, x, ldx, 5, n, bf16, y, ldy); break;
+            case 6: tile_row16(w, x, ldx, 6, n, bf16, y, ldy); break;
+            case 7: tile_row16(w, x, ldx, 7, n, bf16, y, ldy); break;
+            default: tile_row16(w, x, ldx, 8, n, bf16, y, ldy); break;
+            }
+        }
+    }
+}
+
+__attribute__((target(AVX512)))
+static void rows_f32_avx512(const multi_args *a, int64_t begin, int64_t end) {
+    rows_avx512(a, begin, end, false);
+}
+
+__attribute__((target(AVX512)))
+static void rows_bf16_avx512(const multi_args *a, int64_t begin, int64_t end) {
+    rows_avx512(a, begin, end, true);
+}
+
+/* Columns [c, c + 16 * nv) of p[0..nx) @ W; the last nv-th vector under
+ * mask k (all ones but at the end of a row). Prefetch as tile_cols. */
+__attribute__((target(AVX512), always_inline))
+static inline void tile_cols16(const void *W, int64_t ldw, const float *p, int64_t ldp, int nx,
+                               int nv, int64_t rows, int64_t c, __mmask16 k, bool bf16,
+                               float *y, int64_t ldy, int64_t span) {
+    size_t esize = bf16 ? 2 : 4;
+    __m512 a0[TILE_X], a1[TILE_X];
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++) a0[m] = a1[m] = _mm512_setzero_ps();
+    int64_t last = c + 16 * (nv - 1);   /* the vector under the mask */
+    for (int64_t r = 0; r < rows; r++) {
+        const char *w = (const char *)W + (size_t)(r * ldw) * esize;
+        const char *ahead = w + (size_t)(PREFETCH_ROWS * ldw + c) * esize;
+        for (int64_t at = 0; at < span; at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
+        __m512 v0 = nv == 2 ? load16_w(w, c, bf16) : load_tail_w(w, last, k, bf16);
+        __m512 v1 = nv == 2 ? load_tail_w(w, last, k, bf16) : v0;
+        #pragma GCC unroll 4
+        for (int m = 0; m < nx; m++) {
+            __m512 pm = _mm512_set1_ps(p[m * ldp + r]);
+            a0[m] = _mm512_fmadd_ps(pm, v0, a0[m]);
+            if (nv == 2) a1[m] = _mm512_fmadd_ps(pm, v1, a1[m]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++) {
+        if (nv == 2) {
+            _mm512_storeu_ps(y + m * ldy + c, a0[m]);
+            _mm512_mask_storeu_ps(y + m * ldy + last, k, a1[m]);
+        } else {
+            _mm512_mask_storeu_ps(y + m * ldy + last, k, a0[m]);
+        }
+    }
+}
+
+__attribute__((target(AVX512), always_inline))
+static inline void cols_avx512(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
+    size_t esize = bf16 ? 2 : 4;
+    int64_t span = (end - begin) * (int64_t)esize, first = span, each = 0;
+    if (span > PREFETCH_SPAN_MAX) first = 0, each = 64;
+    for (int64_t r = 0; r < PREFETCH_ROWS && r < a->rows; r++)   /* the first tiles' start */
+        for (int64_t at = 0; at < (first ? span : 64); at += 64)
+            _mm_prefetch((const char *)a->W + (size_t)(r * a->ldw + begin) * esize + at,
+                         _MM_HINT_T0);
+    for (int64_t c = begin; c < end;) {
+        int64_t left = end - c;
+        int nv = left > 16 ? 2 : 1;
+        __mmask16 k = tail_mask(left - 16 * (nv - 1) < 16 ? left - 16 * (nv - 1) : 16);
+        for (int64_t m = 0; m < a->M; m += TILE_X) {
+            const float *p = a->X + m * a->ldx;
+            float *y = a->Y + m * a->cols;
+            int nx = a->M - m < TILE_X ? (int)(a->M - m) : TILE_X;
+#define TILE(NX, NV) \
+    tile_cols16(a->W, a->ldw, p, a->ldx, NX, NV, a->rows, c, k, bf16, y, a->cols, \
+                c == begin && m == 0 ? first : each)
+            switch (nx * 2 + nv - 1) {   /* every (nx, nv) pair, as constants */
+            case 2: TILE(1, 1); break;
+            case 3: TILE(1, 2); break;
+            case 4: TILE(2, 1); break;
+            case 5: TILE(2, 2); break;
+            case 6: TILE(3, 1); break;
+            case 7: TILE(3, 2); break;
+            case 8: TILE(4, 1); break;
+            default: TILE(4, 2); break;
+            }
+#undef TILE
+        }
+        c += left < 32 ? left : 32;
+    }
+}
+
+__attribute__((target(AVX512)))
+static void cols_f32_avx512(const multi_args *a, int64_t begin, int64_t end) {
+    cols_avx512(a, begin, end, false);
+}
+
+__attribute__((target(AVX512)))
+static void cols_bf16_avx512(const multi_args *a, int64_t begin, int64_t end) {
+    cols_avx512(a, begin, end, true);
+}
+
 #endif /* TL_HAVE_X86 */
 
 /* ---- splitting among threads ---------------------------------------------- */
@@ -327,9 +511,9 @@ static bool multi_args_ok(const char *op, const void *W, int64_t ldw, const floa
     return true;
 }
 
-static void multi(const char *op, multi_fn *portable, multi_fn *avx2, const void *W,
-                  int64_t ldw, const float *X, int64_t ldx, float *Y, int64_t M, int64_t rows,
-                  int64_t cols, bool transposed) {
+static void multi(const char *op, multi_fn *portable, multi_fn *avx2, multi_fn *avx512,
+                  const void *W, int64_t ldw, const float *X, int64_t ldx, float *Y, int64_t M,
+                  int64_t rows, int64_t cols, bool transposed) {
     if (!multi_args_ok(op, W, ldw, X, ldx, Y, M, rows, cols, transposed)) return;
     if ((transposed ? rows : cols) <= 0) {
         memset(Y, 0, (size_t)(M * (transposed ? cols : rows)) * sizeof *Y);
@@ -337,18 +521,25 @@ static void multi(const char *op, multi_fn *portable, multi_fn *avx2, const void
     }
     multi_fn *fn = portable;
 #ifdef TL_HAVE_X86
-    if (use_avx2()) fn = avx2;
+    if (use_avx512()) fn = avx512;
+    else if (use_avx2()) fn = avx2;
+#else
+    (void)avx2, (void)avx512;
 #endif
     multi_args a = {W, ldw, X, ldx, Y, M, rows, cols};
     if (transposed) split(fn, &a, cols, rows, 16);
     else split(fn, &a, rows, cols, 2);
 }
 
-#ifndef TL_HAVE_X86   /* no AVX2 versions: the portable ones stand in */
+#ifndef TL_HAVE_X86   /* no SIMD versions: the portable ones stand in */
 #define rows_f32_avx2 rows_f32_portable
 #define rows_bf16_avx2 rows_bf16_portable
 #define cols_f32_avx2 cols_f32_portable
 #define cols_bf16_avx2 cols_bf16_portable
+#define rows_f32_avx512 rows_f32_portable
+#define rows_bf16_avx512 rows_bf16_portable
+#define cols_f32_avx512 cols_f32_portable
+#define cols_bf16_avx512 cols_bf16_portable
 #endif
 
 /* One input on a dense W is the GEMV itself (decode stays as it was). */
@@ -358,8 +549,8 @@ void tl_gemv_multi_f32(const float *W, int64_t ldw, const float *X, int64_t ldx,
         tl_gemv_f32(W, X, Y, rows, cols);
         return;
     }
-    multi("tl_gemv_multi_f32", rows_f32_portable, rows_f32_avx2, W, ldw, X, ldx, Y, M, rows,
-          cols, false);
+    multi("tl_gemv_multi_f32", rows_f32_portable, rows_f32_avx2, rows_f32_avx512, W, ldw, X,
+          ldx, Y, M, rows, cols, false);
 }
 
 void tl_gemv_multi_bf16(const uint16_t *W, int64_t ldw, const float *X, int64_t ldx, float *Y,
@@ -368,8 +559,8 @@ void tl_gemv_multi_bf16(const uint16_t *W, int64_t ldw, const float *X, int64_t 
         tl_gemv_bf16(W, X, Y, rows, cols);
         return;
     }
-    multi("tl_gemv_multi_bf16", rows_bf16_portable, rows_bf16_avx2, W, ldw, X, ldx, Y, M, rows,
-          cols, false);
+    multi("tl_gemv_multi_bf16", rows_bf16_portable, rows_bf16_avx2, rows_bf16_avx512, W, ldw,
+          X, ldx, Y, M, rows, cols, false);
 }
 
 void tl_gemv_t_multi_f32(const float *W, int64_t ldw, const float *P, int64_t ldp, float *Y,
@@ -378,8 +569,8 @@ void tl_gemv_t_multi_f32(const float *W, int64_t ldw, const float *P, int64_t ld
         tl_gemv_t_f32(W, P, Y, rows, cols);
         return;
     }
-    multi("tl_gemv_t_multi_f32", cols_f32_portable, cols_f32_avx2, W, ldw, P, ldp, Y, M, rows,
-          cols, true);
+    multi("tl_gemv_t_multi_f32", cols_f32_portable, cols_f32_avx2, cols_f32_avx512, W, ldw, P,
+          ldp, Y, M, rows, cols, true);
 }
 
 void tl_gemv_t_multi_bf16(const uint16_t *W, int64_t ldw, const float *P, int64_t ldp,
@@ -388,6 +579,6 @@ void tl_gemv_t_multi_bf16(const uint16_t *W, int64_t ldw, const float *P, int64_
         tl_gemv_t_bf16(W, P, Y, rows, cols);
         return;
     }
-    multi("tl_gemv_t_multi_bf16", cols_bf16_portable, cols_bf16_avx2, W, ldw, P, ldp, Y, M,
-          rows, cols, true);
+    multi("tl_gemv_t_multi_bf16", cols_bf16_portable, cols_bf16_avx2, cols_bf16_avx512, W,
+          ldw, P, ldp, Y, M, rows, cols, true);
 }
