@@ -31,11 +31,16 @@
  * by bench/bench_multi.c (make bench-multi) on SmolLM2-135M's projections:
  * up to them one pass over b beats GEMM's packing (and, for BF16, its block
  * widening, so BF16 gains up to M = 48: 1.5-2x at 32); above, OpenBLAS's
- * AVX-512 kernels win the arithmetic (F32 from M = 12 on). */
+ * AVX-512 kernels win the arithmetic (F32 from M = 12 on). Where GEMM runs
+ * on gemm_avx512.c's unpacked tiles (no packing to save), the multi-row
+ * GEMVs win up to M = 4 only, either dtype (Zen 5: 1.3x F32 and 1.7x BF16 at
+ * M = 4 on one thread, 0.8x and 0.9x at M = 8; README 4.10). */
 #define MULTI_ROWS_F32 8
 #define MULTI_ROWS_BF16 32
+#define MULTI_ROWS_UNPACKED_GEMM 4
 
 static int64_t multi_rows_max(tl_dtype b) {
+    if (tl_gemm_on_avx512()) return MULTI_ROWS_UNPACKED_GEMM;
     return b == TL_BF16 ? MULTI_ROWS_BF16 : MULTI_ROWS_F32;
 }
 /* Batches are shared among threads when each product reads fewer weights
@@ -352,7 +357,7 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
     if (w->dtype == TL_BF16 && layout_of(w, &mw) && mw.by_rows) {
         /* Read in place: a few rows in one pass, more block-widened by GEMM. */
         const uint16_t *wb = (const uint16_t *)mw.data;
-        if (rows <= MULTI_ROWS_BF16) {
+        if (rows <= multi_rows_max(TL_BF16)) {
             tl_gemv_multi_bf16(wb, mw.ld, x, in, y, rows, out, in);
             return 0;
         }
@@ -361,7 +366,7 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
     tl_tensor *wc = operand("linear", w, false, &mw);
     if (!wc) return -1;
     if (!blas_fits("linear", mw.ld, 0, 0, 0, 0)) return -1;
-    if (rows <= MULTI_ROWS_F32 && mw.by_rows) {
+    if (rows <= multi_rows_max(TL_F32) && mw.by_rows) {
         tl_gemv_multi_f32((const float *)mw.data, mw.ld, x, in, y, rows, out, in);
         return 0;
     }
