@@ -104,8 +104,12 @@ void tl_avx512_gemm_nt(const float *A, int64_t lda, const float *B, int64_t ldb,
 
 /* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
  * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
- * weights, so each thread still streams long runs of W. */
-#define CHUNKS_PER_THREAD 8
+ * weights, so each thread still streams long runs of W. Each chunk starts a
+ * new stream (the prefetchers ramp up again) and claims a ticket on a line
+ * both cores write: at 8 a thread, BF16 decode on two Zen 5 threads took
+ * 7.13 ms a token, at 4 6.97, at 2 6.66-6.73 (README 4.10). Two still leave
+ * a late helper's chunk to the caller (pool.c). */
+#define CHUNKS_PER_THREAD 2
 #define CHUNK_MIN_WEIGHTS (32 * 1024)
 
 /* Threads for a product of rows x cols weights: none to spare on a small one,
