@@ -237,17 +237,38 @@ static inline void tile_cols(const void *W, int64_t ldw, const float *p, int64_t
     }
 }
 
-__attribute__((target("avx2,fma"), always_inline))
-static inline void cols_avx2(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
-    size_t esize = bf16 ? 2 : 4;
-    /* A short span (attention's head_dim) is asked for whole by the first
-     * tile; a long one line by line, each tile its own. */
-    int64_t span = (end - begin) * (int64_t)esize, first = span, each = 0;
-    if (span > PREFETCH_SPAN_MAX) first = 0, each = 64;
-    for (int64_t r = 0; r < PREFETCH_ROWS && r < a->rows; r++)   /* the first tiles' start */
-        for (int64_t at = 0; at < (first ? span : 64); at += 64)
+/* How the column tiles of [begin, end) ask for W ahead: a short span
+ * (attention's head_dim) whole by the first tile (*first bytes), a long one
+ * line by line, each tile its own (*each); the first tiles' start now. */
+static inline void cols_prefetch_plan(const multi_args *a, int64_t begin, int64_t end,
+                                      size_t esize, int64_t *first, int64_t *each) {
+    int64_t span = (end - begin) * (int64_t)esize;
+    *first = span, *each = 0;
+    if (span > PREFETCH_SPAN_MAX) *first = 0, *each = 64;
+    for (int64_t r = 0; r < PREFETCH_ROWS && r < a->rows; r++)
+        for (int64_t at = 0; at < (*first ? span : 64); at += 64)
             _mm_prefetch((const char *)a->W + (size_t)(r * a->ldw + begin) * esize + at,
                          _MM_HINT_T0);
+}
+
+/* Calls TILE(NX, NV) with every (nx, nv) pair as constants, so that each
+ * tile is inlined with its loops unrolled. */
+#define EVERY_TILE(nx, nv, TILE)        \
+    switch ((nx) * 2 + (nv) - 1) {      \
+    case 2: TILE(1, 1); break;          \
+    case 3: TILE(1, 2); break;          \
+    case 4: TILE(2, 1); break;          \
+    case 5: TILE(2, 2); break;          \
+    case 6: TILE(3, 1); break;          \
+    case 7: TILE(3, 2); break;          \
+    case 8: TILE(4, 1); break;          \
+    default: TILE(4, 2); break;         \
+    }
+
+__attribute__((target("avx2,fma"), always_inline))
+static inline void cols_avx2(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
+    int64_t first, each;
+    cols_prefetch_plan(a, begin, end, bf16 ? 2 : 4, &first, &each);
     int64_t c = begin;
     while (c + 8 <= end) {
         int nv = c + 16 <= end ? 2 : 1;
@@ -258,16 +279,7 @@ static inline void cols_avx2(const multi_args *a, int64_t begin, int64_t end, bo
 #define TILE(NX, NV) \
     tile_cols(a->W, a->ldw, p, a->ldx, NX, NV, a->rows, c, bf16, y, a->cols, \
               c == begin && m == 0 ? first : each)
-            switch (nx * 2 + nv - 1) {   /* every (nx, nv) pair, as constants */
-            case 2: TILE(1, 1); break;
-            case 3: TILE(1, 2); break;
-            case 4: TILE(2, 1); break;
-            case 5: TILE(2, 2); break;
-            case 6: TILE(3, 1); break;
-            case 7: TILE(3, 2); break;
-            case 8: TILE(4, 1); break;
-            default: TILE(4, 2); break;
-            }
+            EVERY_TILE(nx, nv, TILE)
 #undef TILE
         }
         c += 8 * nv;
@@ -377,8 +389,9 @@ static void rows_bf16_avx512(const multi_args *a, int64_t begin, int64_t end) {
     rows_avx512(a, begin, end, true);
 }
 
-/* Columns [c, c + 16 * nv) of p[0..nx) @ W; the last nv-th vector under
- * mask k (all ones but at the end of a row). Prefetch as tile_cols. */
+/* Columns [c, c + 16 * nv) of p[0..nx) @ W, the last of the nv vectors
+ * under mask k (all ones except at the end of a row). Prefetch as
+ * tile_cols. */
 __attribute__((target(AVX512), always_inline))
 static inline void tile_cols16(const void *W, int64_t ldw, const float *p, int64_t ldp, int nx,
                                int nv, int64_t rows, int64_t c, __mmask16 k, bool bf16,
@@ -414,13 +427,8 @@ static inline void tile_cols16(const void *W, int64_t ldw, const float *p, int64
 
 __attribute__((target(AVX512), always_inline))
 static inline void cols_avx512(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
-    size_t esize = bf16 ? 2 : 4;
-    int64_t span = (end - begin) * (int64_t)esize, first = span, each = 0;
-    if (span > PREFETCH_SPAN_MAX) first = 0, each = 64;
-    for (int64_t r = 0; r < PREFETCH_ROWS && r < a->rows; r++)   /* the first tiles' start */
-        for (int64_t at = 0; at < (first ? span : 64); at += 64)
-            _mm_prefetch((const char *)a->W + (size_t)(r * a->ldw + begin) * esize + at,
-                         _MM_HINT_T0);
+    int64_t first, each;
+    cols_prefetch_plan(a, begin, end, bf16 ? 2 : 4, &first, &each);
     for (int64_t c = begin; c < end;) {
         int64_t left = end - c;
         int nv = left > 16 ? 2 : 1;
@@ -432,16 +440,7 @@ static inline void cols_avx512(const multi_args *a, int64_t begin, int64_t end, 
 #define TILE(NX, NV) \
     tile_cols16(a->W, a->ldw, p, a->ldx, NX, NV, a->rows, c, k, bf16, y, a->cols, \
                 c == begin && m == 0 ? first : each)
-            switch (nx * 2 + nv - 1) {   /* every (nx, nv) pair, as constants */
-            case 2: TILE(1, 1); break;
-            case 3: TILE(1, 2); break;
-            case 4: TILE(2, 1); break;
-            case 5: TILE(2, 2); break;
-            case 6: TILE(3, 1); break;
-            case 7: TILE(3, 2); break;
-            case 8: TILE(4, 1); break;
-            default: TILE(4, 2); break;
-            }
+            EVERY_TILE(nx, nv, TILE)
 #undef TILE
         }
         c += left < 32 ? left : 32;
