@@ -357,7 +357,9 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
     if (w->dtype == TL_BF16 && layout_of(w, &mw) && mw.by_rows) {
         /* Read in place: a few rows in one pass, more block-widened by GEMM. */
         const uint16_t *wb = (const uint16_t *)mw.data;
-        if (rows <= multi_rows_max(TL_BF16)) {
+        /* Up to the old crossover a strided weight stays here: GEMM would
+         * widen a copy of it. */
+        if (rows <= multi_rows_max(TL_BF16) || (rows <= MULTI_ROWS_BF16 && mw.ld != in)) {
             tl_gemv_multi_bf16(wb, mw.ld, x, in, y, rows, out, in);
             return 0;
         }
