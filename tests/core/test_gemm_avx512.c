@@ -1,11 +1,13 @@
 /* The f32 GEMM on AVX-512 FMAs (gemm_avx512.c) and the OpenBLAS path it
  * replaces on CPUs whose OpenBLAS runs AVX2 kernels: under TINYLLM_GEMM=avx512
- * and =blas, every C[m, n] of tl_sgemm (A @ B^T, at leading dimensions wider
- * than the rows) and of tl_gemm_bf16_nt lies within K * 2^-24 * sum |a b| of
- * the exact product (in double), at shapes around the 4 x 6 tiles and the
- * 16-wide steps of k, and nothing past a row of C is written. The AVX-512
- * kernel sums each element the same way wherever it sits (a full tile or an
- * edge), so every element equals that element multiplied alone, bit for bit.
+ * and =blas, every C[m, n] of tl_sgemm (A @ B^T and A @ B, at leading
+ * dimensions wider than the rows) and of tl_gemm_bf16_nt lies within
+ * K * 2^-24 * sum |a b| of the exact product (in double), at shapes around
+ * the 8 x 32 tiles, the 16-wide steps of k and the 256-deep panels, and
+ * nothing past a row of C is written. The AVX-512 kernel sums each element
+ * the same way wherever it sits (a full tile or an edge, the first panel of
+ * k or a later one), so every element equals that element multiplied alone,
+ * bit for bit; and C does not depend on how many threads share the blocks.
  * On a CPU without AVX-512 both settings take OpenBLAS and the bounds hold. */
 #include <check.h>
 #include <float.h>
@@ -30,9 +32,10 @@ static float uniform(tl_pcg32 *rng) { return 2.0f * tl_pcg32_uniform(rng) - 1.0f
 static const char *const CHOICES[] = {"avx512", "blas"};
 
 /* M, N, K: tails of both tile sides, k around 16, and SmolLM2's widths. */
-static const int64_t SHAPES[][3] = {{1, 1, 1},   {4, 6, 16},   {5, 7, 17},    {3, 5, 15},
-                                    {9, 13, 33}, {8, 12, 64},  {33, 300, 576}, {130, 70, 1536},
-                                    {2, 1031, 40}};
+static const int64_t SHAPES[][3] = {{1, 1, 1},     {4, 6, 16},    {5, 7, 17},
+                                    {3, 5, 15},    {9, 13, 33},   {8, 12, 64},
+                                    {33, 300, 576}, {130, 70, 1536}, {2, 1031, 40},
+                                    {17, 33, 257}, {384, 64, 128}, {40, 48, 9}};
 #define N_SHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
 
 static void set_choice(const char *choice) { setenv("TINYLLM_GEMM", choice, 1); }
@@ -99,8 +102,8 @@ START_TEST(avx512_gemm_sums_every_element_as_it_would_alone) {
     tl_pcg32 rng;
     tl_pcg32_seed(&rng, 43, 2);
     const int64_t M = 11, N = 17;
-    const int64_t lengths[] = {1, 15, 16, 17, 63, 577};
-    for (int i = 0; i < 6; i++) {
+    const int64_t lengths[] = {1, 15, 16, 17, 63, 256, 257, 577};
+    for (int i = 0; i < 8; i++) {
         int64_t K = lengths[i];
         float *A = checked_malloc((size_t)(M * K) * 4), *B = checked_malloc((size_t)(N * K) * 4);
         float *C = checked_malloc((size_t)(M * N) * 4);
@@ -109,8 +112,12 @@ START_TEST(avx512_gemm_sums_every_element_as_it_would_alone) {
         tl_gemm_f32_nt(A, B, C, M, N, K);
         for (int64_t m = 0; m < M; m++)
             for (int64_t n = 0; n < N; n++) {
-                float one;
+                float one, one_nn;
                 tl_gemm_f32_nt(A + m * K, B + n * K, &one, 1, 1, K);
+                tl_sgemm(false, false, 1, 1, K, A + m * K, K, B + n * K, 1, &one_nn, 1);
+                ck_assert_msg(memcmp(&one, &one_nn, sizeof one) == 0,
+                              "K = %lld: A @ B^T and A @ B of one element differ (%.9g, %.9g)",
+                              (long long)K, (double)one, (double)one_nn);
                 ck_assert_msg(memcmp(&one, &C[m * N + n], sizeof one) == 0,
                               "[%lld, %lld, %lld]: C[%lld, %lld] = %.9g in the product, %.9g "
                               "alone", (long long)M, (long long)N, (long long)K, (long long)m,
@@ -118,6 +125,96 @@ START_TEST(avx512_gemm_sums_every_element_as_it_would_alone) {
             }
         free(A), free(B), free(C);
     }
+    unsetenv("TINYLLM_GEMM");
+}
+END_TEST
+
+/* tl_sgemm's A @ B (B [K, N] row-major: attention's p @ v) on the AVX-512
+ * tiles and OpenBLAS, against the exact product, nothing past a row written. */
+START_TEST(avx512_gemm_of_a_by_b_matches_the_exact_product) {
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 47, 3);
+    for (int c = 0; c < 2; c++) {
+        set_choice(CHOICES[c]);
+        for (int s = 0; s < N_SHAPES; s++) {
+            int64_t M = SHAPES[s][0], N = SHAPES[s][1], K = SHAPES[s][2];
+            int64_t lda = K + 3, ldb = N + 5, ldc = N + 2;
+            float *A = checked_malloc((size_t)(M * lda) * 4);
+            float *B = checked_malloc((size_t)(K * ldb) * 4);
+            float *C = checked_malloc((size_t)(M * ldc) * 4);
+            for (int64_t i = 0; i < M * lda; i++) A[i] = uniform(&rng);
+            for (int64_t i = 0; i < K * ldb; i++) B[i] = uniform(&rng);
+            for (int64_t i = 0; i < M * ldc; i++) C[i] = 42.0f;
+            tl_sgemm(false, false, M, N, K, A, lda, B, ldb, C, ldc);
+            for (int64_t m = 0; m < M; m++) {
+                for (int64_t n = 0; n < N; n++) {
+                    double exact = 0, mag = 0;
+                    for (int64_t k = 0; k < K; k++) {
+                        double p = (double)A[m * lda + k] * B[k * ldb + n];
+                        exact += p, mag += fabs(p);
+                    }
+                    double tol = (double)K * 0x1p-24 * mag + DBL_MIN;
+                    ck_assert_msg(fabs(C[m * ldc + n] - exact) <= tol,
+                                  "TINYLLM_GEMM=%s A @ B [%lld, %lld, %lld]: C[%lld, %lld] = "
+                                  "%.9g (exact %.9g, tolerance %.3g)", CHOICES[c], (long long)M,
+                                  (long long)N, (long long)K, (long long)m, (long long)n,
+                                  (double)C[m * ldc + n], exact, tol);
+                }
+                for (int64_t n = N; n < ldc; n++)
+                    ck_assert_msg(C[m * ldc + n] == 42.0f,
+                                  "TINYLLM_GEMM=%s A @ B: C[%lld, %lld], past row %lld's %lld "
+                                  "columns, was written", CHOICES[c], (long long)m, (long long)n,
+                                  (long long)m, (long long)N);
+            }
+            free(A), free(B), free(C);
+        }
+    }
+    unsetenv("TINYLLM_GEMM");
+}
+END_TEST
+
+/* A product's blocks of rows and columns depend on its shape alone, so its
+ * bits do not depend on how many threads share them: A @ B^T, A @ B and the
+ * BF16 form at 1, 2 and 3 threads, on both GEMMs, at shapes that cut rows
+ * (few columns) and columns. */
+START_TEST(gemm_is_identical_for_any_thread_count) {
+    static const int64_t CUTS[][3] = {{384, 64, 128}, {200, 70, 300}, {128, 576, 64}};
+    static const char *const COUNTS[] = {"1", "2", "3"};
+    tl_pcg32 rng;
+    tl_pcg32_seed(&rng, 53, 4);
+    char *saved = getenv("TINYLLM_THREADS") ? strdup(getenv("TINYLLM_THREADS")) : NULL;
+    for (int c = 0; c < 2; c++) {
+        set_choice(CHOICES[c]);
+        for (int s = 0; s < 3; s++) {
+            int64_t M = CUTS[s][0], N = CUTS[s][1], K = CUTS[s][2];
+            float *A = checked_malloc((size_t)(M * K) * 4);
+            float *B = checked_malloc((size_t)(N * K) * 4);
+            uint16_t *B16 = checked_malloc((size_t)(N * K) * 2);
+            float *C[3][3];
+            for (int64_t i = 0; i < M * K; i++) A[i] = uniform(&rng);
+            for (int64_t i = 0; i < N * K; i++) B[i] = uniform(&rng);
+            for (int64_t i = 0; i < N * K; i++) B16[i] = tl_f32_to_bf16(B[i]);
+            for (int t = 0; t < 3; t++) {
+                setenv("TINYLLM_THREADS", COUNTS[t], 1);
+                for (int f = 0; f < 3; f++) C[t][f] = checked_malloc((size_t)(M * N) * 4);
+                tl_sgemm(false, true, M, N, K, A, K, B, K, C[t][0], N);
+                tl_sgemm(false, false, M, N, K, A, K, B, N, C[t][1], N);   /* B read as [K, N] */
+                ck_assert_int_eq(tl_gemm_bf16_nt(A, B16, C[t][2], M, N, K), 0);
+            }
+            for (int t = 1; t < 3; t++)
+                for (int f = 0; f < 3; f++) {
+                    ck_assert_msg(memcmp(C[0][f], C[t][f], (size_t)(M * N) * 4) == 0,
+                                  "TINYLLM_GEMM=%s [%lld, %lld, %lld], %s: %s threads differ "
+                                  "from 1", CHOICES[c], (long long)M, (long long)N, (long long)K,
+                                  f == 0 ? "A @ B^T" : f == 1 ? "A @ B" : "bf16", COUNTS[t]);
+                }
+            for (int t = 0; t < 3; t++)
+                for (int f = 0; f < 3; f++) free(C[t][f]);
+            free(A), free(B), free(B16);
+        }
+    }
+    if (saved) setenv("TINYLLM_THREADS", saved, 1); else unsetenv("TINYLLM_THREADS");
+    free(saved);
     unsetenv("TINYLLM_GEMM");
 }
 END_TEST

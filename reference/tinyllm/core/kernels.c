@@ -832,13 +832,16 @@ const char *tl_gemm_kernels(void) {
  * at most GEMM_BLOCK_MAX, at least GEMM_BLOCKS_MIN of them when N allows
  * blocks of 64: two threads then share even a [576, 576] projection. Each
  * block is one OpenBLAS call, which packs A again (at 112-column blocks that
- * was 6% of a prefill), hence blocks no smaller than needed. A block of a
- * BF16 B is widened into the thread's scratch (at most 512 x K floats, in L2
- * at SmolLM2's widths) just before its product. Blocks depend on N alone,
+ * was 6% of a prefill), hence blocks no smaller than needed. On OpenBLAS a
+ * block of a BF16 B is widened into the thread's scratch (at most 512 x K
+ * floats, in L2 at SmolLM2's widths) just before its product; gemm_avx512.c
+ * widens it into its panels instead. Blocks depend on N alone,
  * so C does not depend on the thread count (OpenBLAS's sums do depend on
  * how a product is cut). Under GEMM_PARALLEL_MIN multiply-adds a product
- * runs on the calling thread. */
-enum { GEMM_BLOCK_MAX = 512, GEMM_BLOCKS_MIN = 4, GEMM_BLOCK_LEAST = 64 };
+ * runs on the calling thread. When N gives fewer than GEMM_BLOCKS_MIN blocks
+ * (attention's products: N is 64 or the keys' count), A's rows are cut too,
+ * in blocks of a multiple of 8 rows that depend on M and N alone. */
+enum { GEMM_BLOCK_MAX = 512, GEMM_BLOCKS_MIN = 4, GEMM_BLOCK_LEAST = 64, GEMM_ROWS_LEAST = 32 };
 #define GEMM_PARALLEL_MIN ((double)(1 << 20))
 
 static int64_t gemm_block_cols(int64_t N) {
@@ -851,14 +854,23 @@ static int64_t gemm_block_cols(int64_t N) {
     return (cols + 15) / 16 * 16;
 }
 
+static int64_t gemm_block_rows(int64_t M, int64_t col_blocks) {
+    int64_t want = (GEMM_BLOCKS_MIN + col_blocks - 1) / col_blocks;
+    int64_t most = M / GEMM_ROWS_LEAST;
+    int64_t blocks = want < most ? want : most;
+    if (blocks <= 1) return M;
+    int64_t rows = (M + blocks - 1) / blocks;
+    return (rows + 7) / 8 * 8;
+}
+
 typedef struct {
     bool trans_a, trans_b;
-    int64_t M, N, K, lda, ldb, ldc, block;
+    int64_t M, N, K, lda, ldb, ldc, block, row_block;
     const float *A, *B;
     const uint16_t *B16;      /* instead of B: BF16 [N, K], dense */
     const uint16_t *packed;   /* A split for AMX tiles (gemm_amx.c), or NULL */
     float *C;
-    bool avx512;              /* A @ B^T on AVX-512 FMAs (gemm_avx512.c), not OpenBLAS */
+    bool avx512;              /* on AVX-512 FMAs (gemm_avx512.c), not OpenBLAS */
 } gemm_job;
 
 /* A thread's widened block of a BF16 B, kept for its next block. */
@@ -876,54 +888,71 @@ static float *widen_scratch(size_t floats) {
 
 /* C's columns [c0, c0 + n) of a BF16 product by dot products: the block
  * when its scratch cannot be had (a chunk has no way to fail). */
-static void gemm_bf16_by_dots(const gemm_job *j, int64_t c0, int64_t n) {
-    for (int64_t m = 0; m < j->M; m++)
+static void gemm_bf16_by_dots(const gemm_job *j, int64_t m0, int64_t rows, int64_t c0,
+                              int64_t n) {
+    for (int64_t m = m0; m < m0 + rows; m++)
         for (int64_t c = c0; c < c0 + n; c++)
             j->C[m * j->ldc + c] = dot_bf16_portable(j->B16 + c * j->K, j->A + m * j->lda, j->K);
 }
 
-/* C's columns [c0, c0 + n) through OpenBLAS or gemm_avx512.c (a BF16 B
- * widened first). */
-static void gemm_columns(const gemm_job *j, int64_t c0, int64_t n) {
+/* C's rows [m0, m0 + rows) by columns [c0, c0 + n) through OpenBLAS or
+ * gemm_avx512.c (a BF16 B widened first). */
+static void gemm_block(const gemm_job *j, int64_t m0, int64_t rows, int64_t c0, int64_t n) {
     const float *b = j->trans_b ? j->B + c0 * j->ldb : j->B + c0;
+    const float *a = j->trans_a ? j->A + m0 : j->A + m0 * j->lda;
+    float *c = j->C + m0 * j->ldc + c0;
     int64_t ldb = j->ldb;
+    if (j->avx512 && !j->trans_a) {   /* BF16 read in place; false: no scratch for a panel */
+        if (j->B16 && tl_avx512_gemm_bf16_nt(a, j->lda, j->B16 + c0 * j->K, j->K, c, j->ldc,
+                                             rows, n, j->K))
+            return;
+        if (!j->B16 && j->trans_b && tl_avx512_gemm_nt(a, j->lda, b, ldb, c, j->ldc, rows, n,
+                                                       j->K))
+            return;
+        if (!j->B16 && !j->trans_b) {
+            tl_avx512_gemm_nn(a, j->lda, b, ldb, c, j->ldc, rows, n, j->K);
+            return;
+        }
+    }
     if (j->B16) {
         float *wide = widen_scratch((size_t)(n * j->K));
         if (!wide) {
-            gemm_bf16_by_dots(j, c0, n);
+            gemm_bf16_by_dots(j, m0, rows, c0, n);
             return;
         }
         tl_bf16_to_f32_n(j->B16 + c0 * j->K, wide, (size_t)(n * j->K));
         b = wide;
         ldb = j->K;
     }
-    if (j->avx512 && !j->trans_a && j->trans_b) {
-        tl_avx512_gemm_nt(j->A, j->lda, b, ldb, j->C + c0, j->ldc, j->M, n, j->K);
-        return;
-    }
+    bool trans_b = j->trans_b || j->B16;
     cblas_sgemm(CblasRowMajor, j->trans_a ? CblasTrans : CblasNoTrans,
-                j->trans_b ? CblasTrans : CblasNoTrans, (int)j->M, (int)n, (int)j->K, 1.0f,
-                j->A, (int)j->lda, b, (int)ldb, 0.0f, j->C + c0, (int)j->ldc);
+                trans_b ? CblasTrans : CblasNoTrans, (int)rows, (int)n, (int)j->K, 1.0f, a,
+                (int)j->lda, b, (int)ldb, 0.0f, c, (int)j->ldc);
 }
 
 /* A block of C's columns: on AMX tiles its multiple of 16 (every block but
  * N's last is one), the rest through OpenBLAS. */
 static void gemm_chunk(void *ctx, int64_t chunk) {
     const gemm_job *j = ctx;
-    int64_t c0 = chunk * j->block, n = j->N - c0 < j->block ? j->N - c0 : j->block;
-    int64_t tiled = j->packed ? n / 16 * 16 : 0;
+    int64_t col_blocks = (j->N + j->block - 1) / j->block;
+    int64_t m0 = chunk / col_blocks * j->row_block, c0 = chunk % col_blocks * j->block;
+    int64_t rows = j->M - m0 < j->row_block ? j->M - m0 : j->row_block;
+    int64_t n = j->N - c0 < j->block ? j->N - c0 : j->block;
+    int64_t tiled = j->packed ? n / 16 * 16 : 0;   /* AMX: row_block is M */
     if (tiled > 0)
         tl_amx_gemm_rows(j->packed, j->M, j->K, j->B16 + c0 * j->K, tiled, j->C + c0, j->ldc);
-    if (tiled < n) gemm_columns(j, c0 + tiled, n - tiled);
+    if (tiled < n) gemm_block(j, m0, rows, c0 + tiled, n - tiled);
 }
 
 static void gemm_run(gemm_job *j) {
     sync_blas_threads();
     j->avx512 = tl_avx512_gemm_wanted(openblas_get_corename());
     j->block = gemm_block_cols(j->N);
+    int64_t col_blocks = (j->N + j->block - 1) / j->block;
+    j->row_block = j->packed ? j->M : gemm_block_rows(j->M, col_blocks);
     bool small = (double)j->M * (double)j->N * (double)j->K < GEMM_PARALLEL_MIN;
-    tl_parallel_chunks(small ? 1 : tl_num_threads(), (j->N + j->block - 1) / j->block,
-                       gemm_chunk, j);
+    tl_parallel_chunks(small ? 1 : tl_num_threads(),
+                       col_blocks * ((j->M + j->row_block - 1) / j->row_block), gemm_chunk, j);
 }
 
 void tl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float *A,
@@ -939,14 +968,16 @@ void tl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const
         for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, (size_t)N * sizeof *C);
         return;
     }
-    gemm_job j = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, A, B, NULL, NULL, C, false};
+    gemm_job j = {.trans_a = trans_a, .trans_b = trans_b, .M = M, .N = N, .K = K, .lda = lda,
+                  .ldb = ldb, .ldc = ldc, .A = A, .B = B, .C = C};
     gemm_run(&j);
 }
 
 void tl_gemm_f32_nt(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K) {
     if (!gemm_args_ok("tl_gemm_f32_nt", A, B, C, M, N, K)) return;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return; }
-    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, B, NULL, NULL, C, false};
+    gemm_job j = {.trans_b = true, .M = M, .N = N, .K = K, .lda = K, .ldb = K, .ldc = N,
+                  .A = A, .B = B, .C = C};
     gemm_run(&j);
 }
 
@@ -994,8 +1025,8 @@ static bool gemm_bf16_amx(const float *A, const uint16_t *B, float *C, int64_t M
         int64_t rows = M - m0 < slab ? M - m0 : slab;
         amx_pack_job pack = {A + m0 * K, rows, K, packed};
         tl_parallel_chunks(tl_num_threads(), tl_amx_blocks(rows), amx_pack_chunk, &pack);
-        gemm_job j = {false, true, rows, N, K, K, K, N, 0, A + m0 * K, NULL, B, packed,
-                      C + m0 * N, false};
+        gemm_job j = {.trans_b = true, .M = rows, .N = N, .K = K, .lda = K, .ldb = K, .ldc = N,
+                      .A = A + m0 * K, .B16 = B, .packed = packed, .C = C + m0 * N};
         gemm_run(&j);
     }
     return true;
@@ -1004,14 +1035,16 @@ static bool gemm_bf16_amx(const float *A, const uint16_t *B, float *C, int64_t M
 /* BLAS has no bf16 GEMM that reads f32 activations, so each thread widens
  * the block of B it is about to multiply (gemm_chunk): B is read once and
  * never widened whole, and the widened block is still in L2 when OpenBLAS
- * packs it. A CPU with AMX multiplies BF16 tiles instead (gemm_amx.c). */
+ * packs it. gemm_avx512.c reads the BF16 block into its panels. A CPU with
+ * AMX multiplies BF16 tiles instead (gemm_amx.c). */
 int tl_gemm_bf16_nt(const float *A, const uint16_t *B, float *C, int64_t M, int64_t N,
                     int64_t K) {
     if (M <= 0 || N <= 0) return 0;
     if (!gemm_args_ok("tl_gemm_bf16_nt", A, B, C, M, N, K)) return -1;
     if (K <= 0) { memset(C, 0, (size_t)M * (size_t)N * sizeof *C); return 0; }
     if (gemm_bf16_amx(A, B, C, M, N, K)) return 0;
-    gemm_job j = {false, true, M, N, K, K, K, N, 0, A, NULL, B, NULL, C, false};
+    gemm_job j = {.trans_b = true, .M = M, .N = N, .K = K, .lda = K, .ldb = K, .ldc = N,
+                  .A = A, .B16 = B, .C = C};
     gemm_run(&j);
     return 0;
 }

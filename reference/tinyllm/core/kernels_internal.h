@@ -96,10 +96,15 @@ void tl_amx_gemm_rows(const uint16_t *packed, int64_t M, int64_t K, const uint16
  * CPU has the AVX-512 loops (use_avx512) and OpenBLAS's core blas_core has
  * no AVX-512 kernels; TINYLLM_GEMM=blas keeps OpenBLAS, =avx512 takes this
  * one whatever the core. tl_avx512_gemm_nt writes C[m, n] = A[m, :] . B[n, :]
- * for m < M, n < N, over K > 0, at row strides lda, ldb and ldc. */
+ * for m < M, n < N, over K > 0, at row strides lda, ldb and ldc;
+ * tl_avx512_gemm_nn writes C[m, n] = sum over k of A[m, k] B[k, n]. */
 bool tl_avx512_gemm_wanted(const char *blas_core);
 bool tl_gemm_on_avx512(void);   /* tl_avx512_gemm_wanted for this run's OpenBLAS core */
-void tl_avx512_gemm_nt(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+bool tl_avx512_gemm_nt(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                       int64_t ldc, int64_t M, int64_t N, int64_t K);
+bool tl_avx512_gemm_bf16_nt(const float *A, int64_t lda, const uint16_t *B, int64_t ldb,
+                            float *C, int64_t ldc, int64_t M, int64_t N, int64_t K);
+void tl_avx512_gemm_nn(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc, int64_t M, int64_t N, int64_t K);
 
 /* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
