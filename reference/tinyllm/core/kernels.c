@@ -828,34 +828,40 @@ const char *tl_gemm_kernels(void) {
 }
 
 /* How GEMM work is cut among threads: C's columns (B's rows in the Linear
- * layout) in blocks, a multiple of 16 columns (OpenBLAS's widest tile) and
- * at most GEMM_BLOCK_MAX, at least GEMM_BLOCKS_MIN of them when N allows
- * blocks of 64: two threads then share even a [576, 576] projection. Each
- * block is one OpenBLAS call, which packs A again (at 112-column blocks that
- * was 6% of a prefill), hence blocks no smaller than needed. On OpenBLAS a
- * block of a BF16 B is widened into the thread's scratch (at most 512 x K
+ * layout) in blocks of at most GEMM_BLOCK_MAX, at least gemm_blocks_min of
+ * them when N allows blocks of 64: two threads then share even a [576, 576]
+ * projection. On OpenBLAS a block is a multiple of 16 columns (its widest
+ * tile), and each block is one call, which packs A again (at 112-column
+ * blocks that was 6% of a prefill), hence 4 blocks. gemm_avx512.c packs
+ * nothing of A, and its tiles are 32 columns wide: a multiple of 32, 6
+ * blocks, so that N = 576 is 6 blocks of 96, not 4 of 144, each ending in a
+ * half-empty tile (2 threads, 128 x 576 x 1536: 669 -> 602 us). On OpenBLAS
+ * a block of a BF16 B is widened into the thread's scratch (at most 512 x K
  * floats, in L2 at SmolLM2's widths) just before its product; gemm_avx512.c
- * widens it into its panels instead. Blocks depend on N alone,
- * so C does not depend on the thread count (OpenBLAS's sums do depend on
- * how a product is cut). Under GEMM_PARALLEL_MIN multiply-adds a product
- * runs on the calling thread. When N gives fewer than GEMM_BLOCKS_MIN blocks
+ * widens it into its panels instead. Blocks depend on N and the GEMM alone,
+ * so C does not depend on the thread count (OpenBLAS's sums do depend on how
+ * a product is cut). Under GEMM_PARALLEL_MIN multiply-adds a product runs on
+ * the calling thread. When N gives fewer than gemm_blocks_min blocks
  * (attention's products: N is 64 or the keys' count), A's rows are cut too,
  * in blocks of a multiple of 8 rows that depend on M and N alone. */
-enum { GEMM_BLOCK_MAX = 512, GEMM_BLOCKS_MIN = 4, GEMM_BLOCK_LEAST = 64, GEMM_ROWS_LEAST = 32 };
+enum { GEMM_BLOCK_MAX = 512, GEMM_BLOCK_LEAST = 64, GEMM_ROWS_LEAST = 32 };
 #define GEMM_PARALLEL_MIN ((double)(1 << 20))
 
-static int64_t gemm_block_cols(int64_t N) {
+static int64_t gemm_blocks_min(bool avx512) { return avx512 ? 6 : 4; }
+
+static int64_t gemm_block_cols(int64_t N, bool avx512) {
+    int64_t step = avx512 ? 32 : 16;
     int64_t blocks = (N + GEMM_BLOCK_MAX - 1) / GEMM_BLOCK_MAX;
     int64_t most = (N + GEMM_BLOCK_LEAST - 1) / GEMM_BLOCK_LEAST;   /* blocks of 64 */
-    int64_t want = most < GEMM_BLOCKS_MIN ? most : GEMM_BLOCKS_MIN;
+    int64_t want = most < gemm_blocks_min(avx512) ? most : gemm_blocks_min(avx512);
     if (blocks < want) blocks = want;
     if (blocks < 1) blocks = 1;
     int64_t cols = (N + blocks - 1) / blocks;
-    return (cols + 15) / 16 * 16;
+    return (cols + step - 1) / step * step;
 }
 
-static int64_t gemm_block_rows(int64_t M, int64_t col_blocks) {
-    int64_t want = (GEMM_BLOCKS_MIN + col_blocks - 1) / col_blocks;
+static int64_t gemm_block_rows(int64_t M, int64_t col_blocks, bool avx512) {
+    int64_t want = (gemm_blocks_min(avx512) + col_blocks - 1) / col_blocks;
     int64_t most = M / GEMM_ROWS_LEAST;
     int64_t blocks = want < most ? want : most;
     if (blocks <= 1) return M;
@@ -947,9 +953,9 @@ static void gemm_chunk(void *ctx, int64_t chunk) {
 static void gemm_run(gemm_job *j) {
     sync_blas_threads();
     j->avx512 = tl_avx512_gemm_wanted(openblas_get_corename());
-    j->block = gemm_block_cols(j->N);
+    j->block = gemm_block_cols(j->N, j->avx512);
     int64_t col_blocks = (j->N + j->block - 1) / j->block;
-    j->row_block = j->packed ? j->M : gemm_block_rows(j->M, col_blocks);
+    j->row_block = j->packed ? j->M : gemm_block_rows(j->M, col_blocks, j->avx512);
     bool small = (double)j->M * (double)j->N * (double)j->K < GEMM_PARALLEL_MIN;
     tl_parallel_chunks(small ? 1 : tl_num_threads(),
                        col_blocks * ((j->M + j->row_block - 1) / j->row_block), gemm_chunk, j);
