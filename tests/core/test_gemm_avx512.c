@@ -29,6 +29,20 @@ static void *checked_malloc(size_t bytes) {
 
 static float uniform(tl_pcg32 *rng) { return 2.0f * tl_pcg32_uniform(rng) - 1.0f; }
 
+/* n floats uniform in [-1, 1). */
+static float *random_floats(tl_pcg32 *rng, int64_t n) {
+    float *v = checked_malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) v[i] = uniform(rng);
+    return v;
+}
+
+/* n floats of 42, to see what a product writes past its rows. */
+static float *marked_floats(int64_t n) {
+    float *v = checked_malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) v[i] = 42.0f;
+    return v;
+}
+
 static const char *const CHOICES[] = {"avx512", "blas"};
 
 /* M, N, K: tails of both tile sides, k around 16, and SmolLM2's widths. */
@@ -47,20 +61,20 @@ START_TEST(avx512_gemm_matches_the_exact_product_in_f32_and_bf16) {
         set_choice(CHOICES[c]);
         for (int s = 0; s < N_SHAPES; s++) {
             int64_t M = SHAPES[s][0], N = SHAPES[s][1], K = SHAPES[s][2];
-            int64_t lda = K + 3, ldb = K + 5, ldc = N + 2;
-            float *A = checked_malloc((size_t)(M * lda) * 4);
-            float *B = checked_malloc((size_t)(N * ldb) * 4);
-            float *C = checked_malloc((size_t)(M * ldc) * 4);
-            float *Cb = checked_malloc((size_t)(M * N) * 4);
+            int64_t lda = K + 3, ldb = K + 5, ldc = N + 2, ldbt = N + 5;
+            float *A = random_floats(&rng, M * lda), *B = random_floats(&rng, N * ldb);
+            float *C = marked_floats(M * ldc), *Cb = checked_malloc((size_t)(M * N) * 4);
+            float *Bt = checked_malloc((size_t)(K * ldbt) * 4), *Ct = marked_floats(M * ldc);
             uint16_t *B16 = checked_malloc((size_t)(N * K) * 2);
-            for (int64_t i = 0; i < M * lda; i++) A[i] = uniform(&rng);
-            for (int64_t i = 0; i < N * ldb; i++) B[i] = uniform(&rng);
             for (int64_t n = 0; n < N; n++)
-                for (int64_t k = 0; k < K; k++) B16[n * K + k] = tl_f32_to_bf16(B[n * ldb + k]);
-            for (int64_t i = 0; i < M * ldc; i++) C[i] = 42.0f;
+                for (int64_t k = 0; k < K; k++) {
+                    B16[n * K + k] = tl_f32_to_bf16(B[n * ldb + k]);
+                    Bt[k * ldbt + n] = B[n * ldb + k];   /* the same B as [K, N]: A @ B */
+                }
             float *Ad = checked_malloc((size_t)(M * K) * 4);   /* A dense, for the bf16 form */
             for (int64_t m = 0; m < M; m++) memcpy(Ad + m * K, A + m * lda, (size_t)K * 4);
             tl_sgemm(false, true, M, N, K, A, lda, B, ldb, C, ldc);
+            tl_sgemm(false, false, M, N, K, A, lda, Bt, ldbt, Ct, ldc);
             ck_assert_int_eq(tl_gemm_bf16_nt(Ad, B16, Cb, M, N, K), 0);
             for (int64_t m = 0; m < M; m++) {
                 for (int64_t n = 0; n < N; n++) {
@@ -73,20 +87,21 @@ START_TEST(avx512_gemm_matches_the_exact_product_in_f32_and_bf16) {
                     double tol = (double)K * 0x1p-24 * mag + DBL_MIN;
                     double tol_b = (double)K * 0x1p-24 * mag_b + DBL_MIN;
                     ck_assert_msg(fabs(C[m * ldc + n] - exact) <= tol &&
+                                      fabs(Ct[m * ldc + n] - exact) <= tol &&
                                       fabs(Cb[m * N + n] - exact_b) <= tol_b,
                                   "TINYLLM_GEMM=%s [%lld, %lld, %lld]: C[%lld, %lld] = %.9g "
-                                  "(exact %.9g, tolerance %.3g), bf16 %.9g (exact %.9g)",
-                                  CHOICES[c], (long long)M, (long long)N, (long long)K,
+                                  "(exact %.9g, tolerance %.3g), A @ B %.9g, bf16 %.9g (exact "
+                                  "%.9g)", CHOICES[c], (long long)M, (long long)N, (long long)K,
                                   (long long)m, (long long)n, (double)C[m * ldc + n], exact, tol,
-                                  (double)Cb[m * N + n], exact_b);
+                                  (double)Ct[m * ldc + n], (double)Cb[m * N + n], exact_b);
                 }
                 for (int64_t n = N; n < ldc; n++)
-                    ck_assert_msg(C[m * ldc + n] == 42.0f,
+                    ck_assert_msg(C[m * ldc + n] == 42.0f && Ct[m * ldc + n] == 42.0f,
                                   "TINYLLM_GEMM=%s: C[%lld, %lld], past row %lld's %lld columns, "
                                   "was written", CHOICES[c], (long long)m, (long long)n,
                                   (long long)m, (long long)N);
             }
-            free(A), free(Ad), free(B), free(B16), free(C), free(Cb);
+            free(A), free(Ad), free(B), free(Bt), free(B16), free(C), free(Ct), free(Cb);
         }
     }
     unsetenv("TINYLLM_GEMM");
@@ -105,10 +120,8 @@ START_TEST(avx512_gemm_sums_every_element_as_it_would_alone) {
     const int64_t lengths[] = {1, 15, 16, 17, 63, 256, 257, 577};
     for (int i = 0; i < 8; i++) {
         int64_t K = lengths[i];
-        float *A = checked_malloc((size_t)(M * K) * 4), *B = checked_malloc((size_t)(N * K) * 4);
+        float *A = random_floats(&rng, M * K), *B = random_floats(&rng, N * K);
         float *C = checked_malloc((size_t)(M * N) * 4);
-        for (int64_t j = 0; j < M * K; j++) A[j] = uniform(&rng);
-        for (int64_t j = 0; j < N * K; j++) B[j] = uniform(&rng);
         tl_gemm_f32_nt(A, B, C, M, N, K);
         for (int64_t m = 0; m < M; m++)
             for (int64_t n = 0; n < N; n++) {
@@ -129,50 +142,6 @@ START_TEST(avx512_gemm_sums_every_element_as_it_would_alone) {
 }
 END_TEST
 
-/* tl_sgemm's A @ B (B [K, N] row-major: attention's p @ v) on the AVX-512
- * tiles and OpenBLAS, against the exact product, nothing past a row written. */
-START_TEST(avx512_gemm_of_a_by_b_matches_the_exact_product) {
-    tl_pcg32 rng;
-    tl_pcg32_seed(&rng, 47, 3);
-    for (int c = 0; c < 2; c++) {
-        set_choice(CHOICES[c]);
-        for (int s = 0; s < N_SHAPES; s++) {
-            int64_t M = SHAPES[s][0], N = SHAPES[s][1], K = SHAPES[s][2];
-            int64_t lda = K + 3, ldb = N + 5, ldc = N + 2;
-            float *A = checked_malloc((size_t)(M * lda) * 4);
-            float *B = checked_malloc((size_t)(K * ldb) * 4);
-            float *C = checked_malloc((size_t)(M * ldc) * 4);
-            for (int64_t i = 0; i < M * lda; i++) A[i] = uniform(&rng);
-            for (int64_t i = 0; i < K * ldb; i++) B[i] = uniform(&rng);
-            for (int64_t i = 0; i < M * ldc; i++) C[i] = 42.0f;
-            tl_sgemm(false, false, M, N, K, A, lda, B, ldb, C, ldc);
-            for (int64_t m = 0; m < M; m++) {
-                for (int64_t n = 0; n < N; n++) {
-                    double exact = 0, mag = 0;
-                    for (int64_t k = 0; k < K; k++) {
-                        double p = (double)A[m * lda + k] * B[k * ldb + n];
-                        exact += p, mag += fabs(p);
-                    }
-                    double tol = (double)K * 0x1p-24 * mag + DBL_MIN;
-                    ck_assert_msg(fabs(C[m * ldc + n] - exact) <= tol,
-                                  "TINYLLM_GEMM=%s A @ B [%lld, %lld, %lld]: C[%lld, %lld] = "
-                                  "%.9g (exact %.9g, tolerance %.3g)", CHOICES[c], (long long)M,
-                                  (long long)N, (long long)K, (long long)m, (long long)n,
-                                  (double)C[m * ldc + n], exact, tol);
-                }
-                for (int64_t n = N; n < ldc; n++)
-                    ck_assert_msg(C[m * ldc + n] == 42.0f,
-                                  "TINYLLM_GEMM=%s A @ B: C[%lld, %lld], past row %lld's %lld "
-                                  "columns, was written", CHOICES[c], (long long)m, (long long)n,
-                                  (long long)m, (long long)N);
-            }
-            free(A), free(B), free(C);
-        }
-    }
-    unsetenv("TINYLLM_GEMM");
-}
-END_TEST
-
 /* A product's blocks of rows and columns depend on its shape alone, so its
  * bits do not depend on how many threads share them: A @ B^T, A @ B and the
  * BF16 form at 1, 2 and 3 threads, on both GEMMs, at shapes that cut rows
@@ -187,12 +156,9 @@ START_TEST(gemm_is_identical_for_any_thread_count) {
         set_choice(CHOICES[c]);
         for (int s = 0; s < 3; s++) {
             int64_t M = CUTS[s][0], N = CUTS[s][1], K = CUTS[s][2];
-            float *A = checked_malloc((size_t)(M * K) * 4);
-            float *B = checked_malloc((size_t)(N * K) * 4);
+            float *A = random_floats(&rng, M * K), *B = random_floats(&rng, N * K);
             uint16_t *B16 = checked_malloc((size_t)(N * K) * 2);
             float *C[3][3];
-            for (int64_t i = 0; i < M * K; i++) A[i] = uniform(&rng);
-            for (int64_t i = 0; i < N * K; i++) B[i] = uniform(&rng);
             for (int64_t i = 0; i < N * K; i++) B16[i] = tl_f32_to_bf16(B[i]);
             for (int t = 0; t < 3; t++) {
                 setenv("TINYLLM_THREADS", COUNTS[t], 1);
