@@ -624,10 +624,13 @@ END_TEST
 /* ---- a few rows against one matrix (the multi-row GEMVs) ---------------- */
 
 /* Row counts on both sides of the crossovers to GEMM (8 rows for an F32
- * matrix, 32 for BF16, ops_linalg.c), with register-tile tails (not
- * multiples of 4), on one and two threads: every path agrees with the double
- * reference; up to the crossover (the multi-row GEMVs) the two thread counts
- * give the same bits (OpenBLAS's GEMM beyond it need not). */
+ * matrix, 32 for BF16, 4 where GEMM runs on gemm_avx512.c; ops_linalg.c),
+ * with register-tile tails (not multiples of 4), on one and two threads, for
+ * F32, BF16 and a BF16 view of every row's middle columns (a row stride past
+ * its width: the multi-row GEMVs up to 32 rows, a widened copy beyond):
+ * every path agrees with the double reference; up to the crossover (the
+ * multi-row GEMVs) the two thread counts give the same bits (OpenBLAS's GEMM
+ * beyond it need not). */
 static const int64_t FEW_ROWS[] = {2, 3, 5, 8, 9, 17, 32, 33};
 #define N_FEW_ROWS (int)(sizeof FEW_ROWS / sizeof FEW_ROWS[0])
 
@@ -636,10 +639,11 @@ START_TEST(linear_few_rows_match_the_reference_for_both_dtypes_and_thread_counts
     tl_pcg32 rng = tl_test_rng(81);
     const int64_t sizes[][2] = {{37, 29}, {263, 577}};   /* [out, in], odd; 577 is split */
     tl_no_grad_push();
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 3; d++)
         for (int s = 0; s < 2; s++) {
-            tl_tensor *w = tl_randn(&rng, TL_SHAPE(sizes[s][0], sizes[s][1]));
+            tl_tensor *w = tl_randn(&rng, TL_SHAPE(sizes[s][0], sizes[s][1] + (d == 2 ? 7 : 0)));
             if (d) w = tl_cast(w, TL_BF16);
+            if (d == 2) w = tl_narrow(w, 1, 3, sizes[s][1]);   /* row stride in + 7 */
             for (int i = 0; i < N_FEW_ROWS; i++) {
                 tl_tensor *x = tl_randn(&rng, TL_SHAPE(1, FEW_ROWS[i], sizes[s][1]));
                 setenv("TINYLLM_THREADS", "1", 1);
@@ -649,7 +653,8 @@ START_TEST(linear_few_rows_match_the_reference_for_both_dtypes_and_thread_counts
                 unsetenv("TINYLLM_THREADS");
                 char what[96], msg[512];
                 snprintf(what, sizeof what, "%s linear, %lld rows, [%lld, %lld]",
-                         d ? "BF16" : "F32", (long long)FEW_ROWS[i], (long long)sizes[s][0],
+                         d == 2 ? "strided BF16" : d ? "BF16" : "F32", (long long)FEW_ROWS[i],
+                         (long long)sizes[s][0],
                          (long long)sizes[s][1]);
                 int64_t M = FEW_ROWS[i], in = sizes[s][1], out = sizes[s][0];
                 assert_matches_bmm(tl_reshape(one, TL_SHAPE(1, 1, M, out)),
