@@ -624,7 +624,7 @@ END_TEST
 /* ---- a few rows against one matrix (the multi-row GEMVs) ---------------- */
 
 /* Row counts on both sides of the crossovers to GEMM (8 rows for an F32
- * matrix, 32 for BF16, 4 where GEMM runs on gemm_avx512.c; ops_linalg.c),
+ * matrix, 32 for BF16, 8 where GEMM runs on gemm_avx512.c; ops_linalg.c),
  * with register-tile tails (not multiples of 4), on one and two threads, for
  * F32, BF16 and a BF16 view of every row's middle columns (a row stride past
  * its width: the multi-row GEMVs up to 32 rows, a widened copy beyond):

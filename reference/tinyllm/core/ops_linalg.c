@@ -32,15 +32,16 @@
  * up to them one pass over b beats GEMM's packing (and, for BF16, its block
  * widening, so BF16 gains up to M = 48: 1.5-2x at 32); above, OpenBLAS's
  * AVX-512 kernels win the arithmetic (F32 from M = 12 on). Where GEMM runs
- * on gemm_avx512.c's unpacked tiles (no packing to save), the multi-row
- * GEMVs win up to M = 4 only, either dtype (Zen 5: 1.3x F32 and 1.7x BF16 at
- * M = 4 on one thread, 0.8x and 0.9x at M = 8; README 4.10). */
+ * on gemm_avx512.c, whose panels of B^T cost a pass over b that reads it at
+ * a third of a GEMV's rate, the multi-row GEMVs win up to M = 8, either
+ * dtype (Zen 5, one thread, GEMM over the GEMVs: M = 8 F32 1.05-1.24x, BF16
+ * 0.93-1.06x; two threads BF16 1.57x; M = 12 0.78x; README 4.11). */
 #define MULTI_ROWS_F32 8
 #define MULTI_ROWS_BF16 32
-#define MULTI_ROWS_UNPACKED_GEMM 4
+#define MULTI_ROWS_AVX512_GEMM 8
 
 static int64_t multi_rows_max(tl_dtype b) {
-    if (tl_gemm_on_avx512()) return MULTI_ROWS_UNPACKED_GEMM;
+    if (tl_gemm_on_avx512()) return MULTI_ROWS_AVX512_GEMM;
     return b == TL_BF16 ? MULTI_ROWS_BF16 : MULTI_ROWS_F32;
 }
 /* Batches are shared among threads when each product reads fewer weights
