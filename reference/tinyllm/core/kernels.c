@@ -901,8 +901,8 @@ static void gemm_bf16_by_dots(const gemm_job *j, int64_t m0, int64_t rows, int64
             j->C[m * j->ldc + c] = dot_bf16_portable(j->B16 + c * j->K, j->A + m * j->lda, j->K);
 }
 
-/* C's rows [m0, m0 + rows) by columns [c0, c0 + n) through OpenBLAS or
- * gemm_avx512.c (a BF16 B widened first). */
+/* C's rows [m0, m0 + rows) by columns [c0, c0 + n) through gemm_avx512.c
+ * or OpenBLAS (for which a BF16 B is widened first). */
 static void gemm_block(const gemm_job *j, int64_t m0, int64_t rows, int64_t c0, int64_t n) {
     const float *b = j->trans_b ? j->B + c0 * j->ldb : j->B + c0;
     const float *a = j->trans_a ? j->A + m0 : j->A + m0 * j->lda;
@@ -936,8 +936,8 @@ static void gemm_block(const gemm_job *j, int64_t m0, int64_t rows, int64_t c0, 
                 (int)j->lda, b, (int)ldb, 0.0f, c, (int)j->ldc);
 }
 
-/* A block of C's columns: on AMX tiles its multiple of 16 (every block but
- * N's last is one), the rest through OpenBLAS. */
+/* A block of C: on AMX tiles its columns' multiple of 16 (every block but
+ * N's last is one), the rest through gemm_block. */
 static void gemm_chunk(void *ctx, int64_t chunk) {
     const gemm_job *j = ctx;
     int64_t col_blocks = (j->N + j->block - 1) / j->block;
