@@ -16,7 +16,7 @@ layer_of() {
     tensor) echo 3 ;;                            # creation and element access
     inputs|broadcast) echo 4 ;;                  # what ops do with their inputs
     cast|views|autograd|ops_*) echo 5 ;;         # the ops-autograd cycle
-    nn|nn_fuse|safetensors) echo 6 ;;
+    nn|nn_fuse|nn_pack|safetensors) echo 6 ;;
     nn_layers|nn_load|safetensors_write|checkpoint) echo 7 ;;
     nn_adopt) echo 8 ;;
     # the tokenizer and chat templates (tokenizer.h, chat_template.h)

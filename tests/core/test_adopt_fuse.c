@@ -5,7 +5,8 @@
  * nothing. A fuse gives one weight whose row blocks are the parts, copying
  * only when the parts are not already back to back, and then handing the
  * mapped pages of the originals back (their resident size, read from
- * /proc/self/smaps, drops). */
+ * /proc/self/smaps, drops). Packing then moves every weight into one region
+ * of huge pages, keeping pointers, values, read-only flags and fused parts. */
 #include <check.h>
 #include <inttypes.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../reference/tinyllm/core/internal.h"   /* a storage's record of parts */
 #include "tinyllm/autograd.h"
 #include "tinyllm/nn.h"
 #include "tinyllm/ops.h"
@@ -258,15 +260,23 @@ START_TEST(adopt_rejects_a_shape_that_does_not_fit)
 }
 END_TEST
 
+/* A fresh model (no values of its own) that adopted dir's checkpoint, loaded
+ * as dtype; returns the checkpoint, for the caller to free. */
+static tl_checkpoint *adopt_into(mini_model *m, const char *dir, tl_dtype dtype) {
+    *m = mini_new(NULL, false);
+    tl_checkpoint *c = tl_checkpoint_load(dir, dtype);
+    tl_assert_ok(c);
+    ck_assert_int_eq(tl_module_adopt_checkpoint(m->root, c, true), 0);
+    return c;
+}
+
 /* ---- fusing ------------------------------------------------------------- */
 
 START_TEST(fuse_copies_parts_that_are_apart_and_releases_their_pages)
 {
     char *dir = temp_dir();
-    mini_model src = saved_model(dir, TL_F32, false, 5);
-    mini_model m = mini_new(NULL, false);
-    tl_checkpoint *c = tl_checkpoint_load(dir, TL_F32);
-    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, true), 0);
+    mini_model src = saved_model(dir, TL_F32, false, 5), m;
+    tl_checkpoint *c = adopt_into(&m, dir, TL_F32);
     tl_checkpoint_free(c);
     tl_state_dict before = tl_module_state_dict(m.root);
 
@@ -324,10 +334,8 @@ END_TEST
 START_TEST(fuse_of_parts_back_to_back_in_the_file_copies_nothing)
 {
     char *dir = temp_dir();
-    mini_model src = saved_model(dir, TL_BF16, false, 6);
-    mini_model m = mini_new(NULL, false);
-    tl_checkpoint *c = tl_checkpoint_load(dir, TL_BF16);
-    ck_assert_int_eq(tl_module_adopt_checkpoint(m.root, c, true), 0);
+    mini_model src = saved_model(dir, TL_BF16, false, 6), m;
+    tl_checkpoint *c = adopt_into(&m, dir, TL_BF16);
     size_t owned = tl_owned_bytes();
     void *gate_data = tl_data(m.gate);
     tl_tensor *gate_up = tl_linear_fuse((tl_tensor *[]){m.gate, m.up}, 2);
@@ -489,6 +497,142 @@ START_TEST(fuse_errors)
     tl_assert_error(tl_linear_fuse((tl_tensor *[]){w, w5}, 2), "part 1 F32 [4, 5] does not match");
     tl_tensor_free(bf);
     tl_tensor_free(ids);
+    tl_module_free(a);
+}
+END_TEST
+
+/* Fails unless rc is -1 and the error message contains needle. */
+static void assert_status_error(int rc, const char *needle) {
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(tl_error() && strstr(tl_error(), needle), "error '%s'; expected '%s'",
+                  tl_error() ? tl_error() : "(none)", needle);
+    tl_clear_error();
+}
+
+/* Packing after the load (nn.h: tl_weights_pack): every weight, mapped or
+ * owned, fused or not, moves into one region that starts on a 2 MiB
+ * boundary, in the order listed; tensors keep their pointers, values,
+ * strides and read-only flag; the fused weights keep computing their parts
+ * in one product, to the same bits; the map's pages are handed back. */
+START_TEST(pack_moves_every_weight_into_one_region_and_keeps_the_rest)
+{
+    char *dir = temp_dir();
+    mini_model src = saved_model(dir, TL_BF16, false, 9), m;
+    tl_checkpoint *c = adopt_into(&m, dir, TL_BF16);
+    tl_tensor *qkv = tl_linear_fuse((tl_tensor *[]){m.q, m.k, m.v}, 3);     /* a copy */
+    tl_tensor *gate_up = tl_linear_fuse((tl_tensor *[]){m.gate, m.up}, 2);  /* in the map */
+    tl_assert_ok(qkv);
+    tl_assert_ok(gate_up);
+    ck_assert(inside(tl_data(gate_up), c->files[0]));
+
+    /* Region order: embed, qkv (q, k, v), o, gate_up (gate, up), down, norm, head. */
+    tl_tensor *list[] = {m.embed, m.q, m.k, m.v, m.o, m.gate, m.up, m.down, m.norm, m.head,
+                         qkv, gate_up, m.q};   /* m.q twice */
+    enum { LISTED = sizeof list / sizeof list[0], PARAMS = 10 };
+    tl_tensor *before[LISTED];
+    for (int i = 0; i < LISTED; i++) before[i] = tl_clone(list[i]);   /* pages resident */
+    long mapped_kb = 0;   /* what is left in the map: all but q, k, v */
+    for (int i = 0; i < PARAMS; i++)
+        if (inside(tl_data(list[i]), c->files[0])) mapped_kb += (long)tl_numel(list[i]) * 2 / 1024;
+    const void *in_map = tl_data(m.o);
+    long map_kb = resident_kb(in_map);
+    tl_no_grad_push();
+    tl_tensor *x = tl_randn(&(tl_pcg32){3, 1, 0, 0}, TL_SHAPE(1, HIDDEN));
+    tl_tensor *k_out = tl_linear(x, m.k, NULL), *up_out = tl_linear(x, m.up, NULL);
+
+    ck_assert_int_eq(tl_weights_pack(list, LISTED), 0);
+    const char *start = tl_data(m.embed), *last = start;
+    ck_assert_msg((uintptr_t)start % (2u << 20) == 0, "the region starts at %p", (void *)start);
+    for (int i = 0; i < LISTED; i++) {
+        ck_assert_msg(!inside(tl_data(list[i]), c->files[0]), "tensor %d is still mapped", i);
+        ck_assert_int_eq(list[i]->strides[0], before[i]->strides[0]);
+        assert_same_values(list[i], before[i], "packed value");
+        ck_assert_msg((const char *)tl_data(list[i]) >= last || i >= PARAMS || list[i] == m.k ||
+                      list[i] == m.v || list[i] == m.up, "tensor %d is out of order", i);
+        if (i < PARAMS) last = tl_data(list[i]);
+    }
+    ck_assert_ptr_eq(tl_module_param(m.root, "model.self_attn.o_proj.weight"), m.o);
+    ck_assert_ptr_eq(tl_data(m.k), (const uint16_t *)tl_data(qkv) + HIDDEN * HIDDEN);
+    ck_assert_ptr_eq(tl_data(m.up), (const uint16_t *)tl_data(gate_up) + FFN * HIDDEN);
+    ck_assert_ptr_eq(m.k->storage, qkv->storage);
+    ck_assert_ptr_eq(m.up->storage, gate_up->storage);
+    ck_assert_msg(qkv->storage->fused && gate_up->storage->fused, "a fused record was lost");
+    tl_clear_error();
+    ck_assert_int_eq(tl_set(m.o, (const int64_t[]){0, 0}, 1.0), -1);   /* still read-only */
+    ck_assert(strstr(tl_error(), "read-only"));
+    assert_bits(tl_linear(x, m.k, NULL), k_out, "k from the packed qkv");
+    assert_bits(tl_linear(x, m.up, NULL), up_out, "up from the packed gate_up");
+    tl_no_grad_pop();
+    long dropped = map_kb - resident_kb(in_map);
+    /* Each tensor's first and last page may hold a neighbour's bytes: kept. */
+    ck_assert_msg(dropped >= mapped_kb - 7 * 2 * 4,
+                  "the map's resident size went from %ld kB down by %ld; %ld kB were weights",
+                  map_kb, dropped, mapped_kb);
+
+    tl_checkpoint_free(c);
+    tl_module_free(m.root);   /* the region lives on in the fused weights */
+    assert_same_values(tl_narrow(gate_up, 0, FFN, FFN), before[6], "after the module");
+    tl_tensor_free(qkv);
+    tl_tensor_free(gate_up);
+    tl_module_free(src.root);
+    remove_tree(dir);
+}
+END_TEST
+
+/* Owned parameters packed twice, a tied head listed beside the embedding:
+ * the second region replaces the first, whose bytes are given back
+ * (tl_owned_bytes counts one region, which 64-byte alignment makes at most
+ * 63 bytes a storage larger); the tie stays one storage; a packed parameter
+ * still trains; the module's free gives every byte back. */
+START_TEST(pack_twice_keeps_one_region_and_a_tie_tied)
+{
+    tl_pcg32 rng = tl_test_rng(12);
+    size_t owned_at_start = tl_owned_bytes();
+    mini_model m = mini_new(&rng, true);
+    tl_state_dict sd = tl_module_state_dict(m.root);
+    tl_tensor **list = malloc((size_t)sd.count * sizeof *list);
+    for (int i = 0; i < sd.count; i++) list[i] = sd.items[i].tensor;   /* the tie twice */
+    tl_tensor *embed = tl_clone(m.embed);
+    size_t owned = tl_owned_bytes();
+    ck_assert_int_eq(tl_weights_pack(list, sd.count), 0);
+    size_t one_region = tl_owned_bytes();
+    ck_assert_uint_ge(one_region, owned);
+    ck_assert_uint_le(one_region, owned + 63 * (size_t)sd.count);
+    ck_assert_ptr_eq(m.head->storage, m.embed->storage);
+    ck_assert_int_eq(tl_weights_pack(list, sd.count), 0);
+    ck_assert_uint_eq(tl_owned_bytes(), one_region);
+    assert_same_values(m.head, embed, "the tied head");
+    ck_assert_int_eq(tl_weights_pack(list, 0), 0);
+    ck_assert(m.q->requires_grad);
+    tl_tensor *loss = tl_sum_all(tl_linear(tl_ones(TL_F32, TL_SHAPE(1, HIDDEN)), m.q, NULL));
+    ck_assert_int_eq(tl_backward(loss), 0);
+    tl_assert_ok(m.q->grad);
+    free(list);
+    tl_state_dict_free(&sd);
+    tl_module_free(m.root);
+    ck_assert_uint_eq(tl_owned_bytes(), owned_at_start);
+}
+END_TEST
+
+START_TEST(pack_errors_change_nothing)
+{
+    tl_module *a = tl_module_new("A");
+    tl_tensor *w = tl_module_param_new(a, "w", TL_SHAPE(4, 3));
+    tl_tensor *before = tl_clone(w);
+    const void *data = tl_data(w);
+    assert_status_error(tl_weights_pack((tl_tensor *[]){w}, -1),
+                        "tl_weights_pack: needs n >= 0 tensors and an array of them (got n=-1)");
+    assert_status_error(tl_weights_pack(NULL, 2), "(got n=2 and no array)");
+    assert_status_error(tl_weights_pack((tl_tensor *[]){w, NULL, w}, 3),
+                        "tl_weights_pack: tensor 1 of 3 is NULL");
+    tl_fail("cause");
+    ck_assert_int_eq(tl_weights_pack((tl_tensor *[]){w, NULL}, 2), -1);
+    ck_assert_str_eq(tl_error(), "cause");
+    assert_status_error(tl_weights_pack((tl_tensor *[]){w, tl_ones(TL_F32, TL_SHAPE(4, 3))}, 2),
+                        "tl_weights_pack: tensor 1 [4, 3] lives in a scope; pack owned tensors "
+                        "(parameters, fused weights)");
+    ck_assert_ptr_eq(tl_data(w), data);
+    assert_same_values(w, before, "after the failures");
     tl_module_free(a);
 }
 END_TEST

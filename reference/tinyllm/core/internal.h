@@ -68,6 +68,7 @@ struct tl_storage {
     bool file_backed;              /* external memory mapping a file */
     int refs;                      /* owned tensors using it (not ARENA) */
     tl_fused_rows *fused;          /* set by tl_linear_fuse; freed with the storage */
+    tl_storage *base;              /* data lies inside base's, held by a reference */
 };
 
 #define TL_NODE_MAX_INPUTS 4
@@ -104,6 +105,16 @@ tl_tensor *tl_tensor_wrap_mapped(const void *data, tl_dtype dt, int ndim, const 
  * read-only file mapping are no longer needed, so they stop counting as
  * resident; reading them again faults them back in from the file. */
 void tl_drop_file_pages(const void *data, size_t nbytes);
+/* Owned storage of nbytes (> 0) in anonymous pages of its own, aligned to 2 MiB
+ * and marked for transparent huge pages (a hint: 4 KiB pages where the kernel
+ * has none); zero, one reference. For weights packed after a load. */
+tl_storage *tl_storage_new_huge(size_t nbytes);
+/* Storage over [data, data + nbytes), which lies inside base's data: holds a
+ * reference to base until it is released itself; no reference of its own yet
+ * (refs 0: each tensor pointed at it takes one). */
+tl_storage *tl_storage_new_within(tl_storage *base, void *data, size_t nbytes, bool readonly);
+/* Drops one reference to st (NULL: nothing); the last frees it. */
+void tl_storage_release(tl_storage *st);
 
 /* ---- error.c --------------------------------------------------------- */
 

@@ -276,7 +276,7 @@ static tl_storage *arena_storage_new(scope *s, size_t nbytes) {
     arena_storage *st = arena_alloc(s, HEADER(arena_storage) + nbytes);
     if (!st) return NULL;
     st->s = (tl_storage){ (char *)st + HEADER(arena_storage), nbytes, TL_STORAGE_ARENA, false,
-                          false, 0, NULL };
+                          false, 0, NULL, NULL };
     st->home = s;
     return &st->s;
 }
@@ -304,7 +304,7 @@ static tl_storage *heap_storage_new(size_t nbytes) {
             return tl_fail("out of memory: cannot allocate %zu bytes for an owned tensor",
                            nbytes);
         }
-        *st = (tl_storage){ pages, nbytes, TL_STORAGE_PAGES, false, false, 1, NULL };
+        *st = (tl_storage){ pages, nbytes, TL_STORAGE_PAGES, false, false, 1, NULL, NULL };
         atomic_fetch_add(&owned_bytes, nbytes);
         return st;
     }
@@ -313,7 +313,7 @@ static tl_storage *heap_storage_new(size_t nbytes) {
         return tl_fail("out of memory: cannot allocate %zu bytes for an owned tensor", nbytes);
     tl_storage *st = mem;
     *st = (tl_storage){ (char *)mem + HEADER(tl_storage), nbytes, TL_STORAGE_HEAP, false, false,
-                        1, NULL };
+                        1, NULL, NULL };
     memset(st->data, 0, nbytes);
     atomic_fetch_add(&owned_bytes, nbytes);
     return st;
@@ -325,7 +325,44 @@ static void storage_release(tl_storage *st) {
     if (st->kind == TL_STORAGE_HEAP || st->kind == TL_STORAGE_PAGES)
         atomic_fetch_sub(&owned_bytes, st->nbytes);
     if (st->kind == TL_STORAGE_PAGES) munmap(st->data, page_round(st->nbytes));
+    tl_storage *base = st->base;
     free(st);   /* heap: header and data; pages and external: the header only */
+    storage_release(base);
+}
+
+void tl_storage_release(tl_storage *st) { storage_release(st); }
+
+enum { HUGE_PAGE = 2 << 20 };
+
+tl_storage *tl_storage_new_huge(size_t nbytes) {
+    size_t len = page_round(nbytes);
+    if (nbytes == 0 || len < nbytes || len > SIZE_MAX - HUGE_PAGE)
+        return tl_fail("tl_storage_new_huge: cannot allocate %zu bytes", nbytes);
+    tl_storage *st = malloc(sizeof *st);
+    char *raw = st ? mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+    if (raw == MAP_FAILED) {
+        free(st);
+        return tl_fail("out of memory: cannot allocate %zu bytes for packed weights", nbytes);
+    }
+    /* Keep the 2 MiB-aligned part of the mapping (release unmaps len bytes). */
+    char *at = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+    if (at > raw) munmap(raw, (size_t)(at - raw));
+    if (raw + len + HUGE_PAGE > at + len) munmap(at + len, (size_t)(raw + HUGE_PAGE - at));
+#ifdef MADV_HUGEPAGE
+    madvise(at, len, MADV_HUGEPAGE);
+#endif
+    *st = (tl_storage){ at, nbytes, TL_STORAGE_PAGES, false, false, 1, NULL, NULL };
+    atomic_fetch_add(&owned_bytes, nbytes);
+    return st;
+}
+
+tl_storage *tl_storage_new_within(tl_storage *base, void *data, size_t nbytes, bool readonly) {
+    tl_storage *st = malloc(sizeof *st);
+    if (!st) return tl_fail("out of memory: cannot make a storage header");
+    *st = (tl_storage){ data, nbytes, TL_STORAGE_EXTERNAL, readonly, false, 0, NULL, base };
+    base->refs++;
+    return st;
 }
 
 static scope *storage_home(const tl_storage *st) {
@@ -420,7 +457,8 @@ static tl_tensor *wrap(const char *fn, const void *data, tl_dtype dt, int ndim,
         free(st);
         return tl_fail("out of memory: cannot wrap external data");
     }
-    *st = (tl_storage){ (void *)data, bytes, TL_STORAGE_EXTERNAL, true, file_backed, 1, NULL };
+    *st = (tl_storage){ (void *)data, bytes, TL_STORAGE_EXTERNAL, true, file_backed, 1, NULL,
+                        NULL };
     *t = probe;
     t->owned = true;
     t->storage = st;
