@@ -167,24 +167,30 @@ int tl_module_adopt_checkpoint(tl_module *m, tl_checkpoint *c, bool strict);
 tl_tensor *tl_linear_fuse(tl_tensor *const *parts, int n);
 
 /* ---- packing weights into huge pages after the load ---------------------- */
+/* Told, as a pack copies, how many bytes of how many are done. */
+typedef void (*tl_pack_progress)(size_t done, size_t total, void *ctx);
+
 /* Moves the data of n owned tensors (a model's parameters and its fused
  * weights) into one region of anonymous memory aligned to 2 MiB and marked
- * for transparent huge pages, so that a forward reads them with one TLB entry
- * per 2 MiB rather than per 4 KiB. Each distinct storage is copied once, 64-byte aligned,
- * in the order the tensors come; every listed tensor keeps its tl_tensor
- * pointer, dtype, shape, strides, values and read-only flag, and a fused
- * weight keeps its parts. The old storage is released (pages of a mapped
- * checkpoint are handed back to the kernel, so one resident copy remains; a
- * tensor not listed that shared it keeps it). A tensor listed twice, or
- * sharing a storage with another, is fine. For inference: pack after
- * adopting and fusing. The region goes with the last tensor in it.
+ * for transparent huge pages, so that a forward reads them with one TLB
+ * entry per 2 MiB, not per 4 KiB. Each distinct storage is copied once,
+ * 64-byte aligned, in the order the tensors come; every listed tensor keeps
+ * its tl_tensor pointer, dtype, shape, strides, values and read-only flag,
+ * and a fused weight keeps its parts. The old storage is released (pages of
+ * a mapped checkpoint are handed back to the kernel, so one resident copy
+ * remains; a tensor not listed that shared it keeps it). A tensor listed
+ * twice, or sharing a storage with another, is fine. progress (NULL: none)
+ * is called with ctx after each piece of at most 8 MiB copied. For inference:
+ * pack after adopting and fusing. Memory: the region is the weights' size;
+ * while a storage is copied, it is resident twice. The region goes with the
+ * last tensor in it.
  * Returns 0 (n == 0 too) or -1, changing nothing: n < 0 or tensors NULL
  * ("tl_weights_pack: needs n >= 0 tensors and an array of them (got n=-1)");
  * a NULL tensor (its cause kept, else "tl_weights_pack: tensor 2 of 5 is
  * NULL"); a tensor of a scope ("tl_weights_pack: tensor 0 [4, 3] lives in a
  * scope; pack owned tensors (parameters, fused weights)"); memory
  * ("tl_weights_pack: out of memory: ... (the weights stay where they were)"). */
-int tl_weights_pack(tl_tensor *const *tensors, int n);
+int tl_weights_pack(tl_tensor *const *tensors, int n, tl_pack_progress progress, void *ctx);
 
 /* ---- ModuleList: children named "0", "1", ... --------------------------- */
 /* A new empty ModuleList (tl_module_new's errors). */

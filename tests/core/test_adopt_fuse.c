@@ -540,7 +540,7 @@ START_TEST(pack_moves_every_weight_into_one_region_and_keeps_the_rest)
     tl_tensor *x = tl_randn(&(tl_pcg32){3, 1, 0, 0}, TL_SHAPE(1, HIDDEN));
     tl_tensor *k_out = tl_linear(x, m.k, NULL), *up_out = tl_linear(x, m.up, NULL);
 
-    ck_assert_int_eq(tl_weights_pack(list, LISTED), 0);
+    ck_assert_int_eq(tl_weights_pack(list, LISTED, NULL, NULL), 0);
     const char *start = tl_data(m.embed), *last = start;
     ck_assert_msg((uintptr_t)start % (2u << 20) == 0, "the region starts at %p", (void *)start);
     for (int i = 0; i < LISTED; i++) {
@@ -579,6 +579,20 @@ START_TEST(pack_moves_every_weight_into_one_region_and_keeps_the_rest)
 }
 END_TEST
 
+typedef struct {
+    int calls;
+    size_t done, total;
+} progress_seen;
+
+static void note_progress(size_t done, size_t total, void *ctx) {
+    progress_seen *seen = ctx;
+    ck_assert_uint_gt(done, seen->done);   /* it only grows */
+    ck_assert_uint_le(done, total);
+    seen->calls++;
+    seen->done = done;
+    seen->total = total;
+}
+
 /* Owned parameters packed twice, a tied head listed beside the embedding:
  * the second region replaces the first, whose bytes are given back
  * (tl_owned_bytes counts one region, which 64-byte alignment makes at most
@@ -594,15 +608,20 @@ START_TEST(pack_twice_keeps_one_region_and_a_tie_tied)
     for (int i = 0; i < sd.count; i++) list[i] = sd.items[i].tensor;   /* the tie twice */
     tl_tensor *embed = tl_clone(m.embed);
     size_t owned = tl_owned_bytes();
-    ck_assert_int_eq(tl_weights_pack(list, sd.count), 0);
+    progress_seen seen = {0, 0, 0};
+    ck_assert_int_eq(tl_weights_pack(list, sd.count, note_progress, &seen), 0);
     size_t one_region = tl_owned_bytes();
+    /* Every byte of the weights told, once, in order (the tie counted once). */
+    ck_assert_int_ge(seen.calls, 1);
+    ck_assert_uint_eq(seen.done, (size_t)weight_bytes(m.root));
+    ck_assert_uint_eq(seen.total, (size_t)weight_bytes(m.root));
     ck_assert_uint_ge(one_region, owned);
     ck_assert_uint_le(one_region, owned + 63 * (size_t)sd.count);
     ck_assert_ptr_eq(m.head->storage, m.embed->storage);
-    ck_assert_int_eq(tl_weights_pack(list, sd.count), 0);
+    ck_assert_int_eq(tl_weights_pack(list, sd.count, NULL, NULL), 0);
     ck_assert_uint_eq(tl_owned_bytes(), one_region);
     assert_same_values(m.head, embed, "the tied head");
-    ck_assert_int_eq(tl_weights_pack(list, 0), 0);
+    ck_assert_int_eq(tl_weights_pack(list, 0, NULL, NULL), 0);
     ck_assert(m.q->requires_grad);
     tl_tensor *loss = tl_sum_all(tl_linear(tl_ones(TL_F32, TL_SHAPE(1, HIDDEN)), m.q, NULL));
     ck_assert_int_eq(tl_backward(loss), 0);
@@ -620,15 +639,16 @@ START_TEST(pack_errors_change_nothing)
     tl_tensor *w = tl_module_param_new(a, "w", TL_SHAPE(4, 3));
     tl_tensor *before = tl_clone(w);
     const void *data = tl_data(w);
-    assert_status_error(tl_weights_pack((tl_tensor *[]){w}, -1),
+    assert_status_error(tl_weights_pack((tl_tensor *[]){w}, -1, NULL, NULL),
                         "tl_weights_pack: needs n >= 0 tensors and an array of them (got n=-1)");
-    assert_status_error(tl_weights_pack(NULL, 2), "(got n=2 and no array)");
-    assert_status_error(tl_weights_pack((tl_tensor *[]){w, NULL, w}, 3),
+    assert_status_error(tl_weights_pack(NULL, 2, NULL, NULL), "(got n=2 and no array)");
+    assert_status_error(tl_weights_pack((tl_tensor *[]){w, NULL, w}, 3, NULL, NULL),
                         "tl_weights_pack: tensor 1 of 3 is NULL");
     tl_fail("cause");
-    ck_assert_int_eq(tl_weights_pack((tl_tensor *[]){w, NULL}, 2), -1);
+    ck_assert_int_eq(tl_weights_pack((tl_tensor *[]){w, NULL}, 2, NULL, NULL), -1);
     ck_assert_str_eq(tl_error(), "cause");
-    assert_status_error(tl_weights_pack((tl_tensor *[]){w, tl_ones(TL_F32, TL_SHAPE(4, 3))}, 2),
+    tl_tensor *scoped = tl_ones(TL_F32, TL_SHAPE(4, 3));
+    assert_status_error(tl_weights_pack((tl_tensor *[]){w, scoped}, 2, NULL, NULL),
                         "tl_weights_pack: tensor 1 [4, 3] lives in a scope; pack owned tensors "
                         "(parameters, fused weights)");
     ck_assert_ptr_eq(tl_data(w), data);

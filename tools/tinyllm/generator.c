@@ -46,16 +46,24 @@ static int read_generation_stops(const char *dir, int64_t *stops, int max) {
     return count;
 }
 
-/* Touches every page of every weight, so the load is over when this returns
- * (a mapped checkpoint is otherwise read on first use, inside the first
- * token's time), and counts the bytes. */
-static int64_t page_in(tl_module *root, generator_progress progress, void *ctx) {
+/* The bytes of the model's weights, a tied one counted once. */
+static int64_t weight_bytes(tl_module *root) {
     tl_state_dict sd = tl_module_state_dict(root);
-    int64_t total = 0, done = 0;
+    int64_t total = 0;
     for (int i = 0; i < sd.count; i++) {
         const tl_tensor *t = sd.items[i].tensor;
         if (!sd.items[i].shared) total += tl_numel(t) * (int64_t)tl_dtype_size(t->dtype);
     }
+    tl_state_dict_free(&sd);
+    return total;
+}
+
+/* Touches every page of every weight, so the load is over when this returns
+ * (a mapped checkpoint is otherwise read on first use, inside the first
+ * token's time). */
+static void page_in(tl_module *root, int64_t total, generator_progress progress, void *ctx) {
+    tl_state_dict sd = tl_module_state_dict(root);
+    int64_t done = 0;
     volatile unsigned char sink = 0;
     int64_t reported = 0;
     for (int i = 0; i < sd.count; i++) {
@@ -72,7 +80,6 @@ static int64_t page_in(tl_module *root, generator_progress progress, void *ctx) 
     }
     (void)sink;
     tl_state_dict_free(&sd);
-    return total;
 }
 
 /* The groups fused after the load: sibling projections by their last name. */
@@ -130,22 +137,37 @@ static int fuse_projections(generator *g, int dtype) {
     return 0;
 }
 
+/* Progress of a pack, in the generator's terms. */
+typedef struct {
+    generator_progress progress;
+    void *ctx;
+} pack_report;
+
+static void report_pack(size_t done, size_t total, void *ctx) {
+    const pack_report *r = ctx;
+    r->progress((int64_t)done, (int64_t)total, r->ctx);
+}
+
 /* Moves every weight into huge pages (nn.h: tl_weights_pack), after the
- * fuse and once the checkpoint is read: one TLB entry per 2 MiB of weights,
- * in anonymous memory (course/MS-L7/README.md 4.12). Like fusing, an
- * optimisation: if it cannot be done, the weights stay where they are.
- * TINYLLM_PACK=0 leaves them in place (to measure what it gives). */
-static void pack_weights(generator *g) {
+ * fuse: one TLB entry per 2 MiB of weights, in anonymous memory (course/
+ * MS-L7/README.md 4.12). The copy reads every weight, so it is the load's
+ * last pass. Like fusing, an optimisation: false (the weights stay where
+ * they are) when it cannot be done, or when TINYLLM_PACK=0 asks (to measure
+ * it, or to load a large model faster). */
+static bool pack_weights(generator *g, generator_progress progress, void *ctx) {
     const char *env = getenv("TINYLLM_PACK");
-    if (env && strcmp(env, "0") == 0) return;
+    if (env && strcmp(env, "0") == 0) return false;
     tl_state_dict sd = tl_module_state_dict(g->model.module);
     tl_tensor **all = malloc((size_t)(sd.count + g->n_fused + 1) * sizeof *all);
     int n = 0;
     for (int i = 0; all && i < sd.count; i++) all[n++] = sd.items[i].tensor;
     for (int i = 0; all && i < g->n_fused; i++) all[n++] = g->fused[i];
-    if (!all || tl_weights_pack(all, n) != 0) tl_clear_error();
+    pack_report report = {progress, ctx};
+    bool packed = all && tl_weights_pack(all, n, progress ? report_pack : NULL, &report) == 0;
+    if (!packed) tl_clear_error();
     free(all);
     tl_state_dict_free(&sd);
+    return packed;
 }
 
 int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, bool cached,
@@ -167,8 +189,8 @@ int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, b
         return -1;
     }
     malloc_trim(0);
-    g->weight_bytes = page_in(g->model.module, progress, ctx);
-    pack_weights(g);
+    g->weight_bytes = weight_bytes(g->model.module);
+    if (!pack_weights(g, progress, ctx)) page_in(g->model.module, g->weight_bytes, progress, ctx);
     g->load_seconds = generator_now() - t0;
 
     int n = read_generation_stops(dir, g->stops, GENERATOR_MAX_STOPS);

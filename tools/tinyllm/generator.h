@@ -12,8 +12,13 @@
  * runtime (nn.h: tl_linear_fuse): the state dict is unchanged, the parts
  * become views of one weight, and tl_linear on a part computes the siblings
  * in the same pass (one thread-pool job instead of three, or two).
- * TINYLLM_FUSE=0 leaves them apart (to measure what fusing buys). Every
- * phase is timed and the resident size read at the points the report names.
+ * TINYLLM_FUSE=0 leaves them apart (to measure what fusing buys). Then
+ * every weight is copied once into one region of huge pages (nn.h:
+ * tl_weights_pack) and the mapped pages are handed back: still one resident
+ * copy, read with one TLB entry per 2 MiB; TINYLLM_PACK=0 keeps the weights
+ * in the map (a faster load, slower tokens: course/MS-L7/README.md 4.12).
+ * Every phase is timed and the resident size read at the points the report
+ * names.
  *
  * Errors: functions return -1 with tl_error() saying what and what to do.
  */

@@ -57,7 +57,19 @@ static int distinct_storages(tl_tensor *const *tensors, int n, tl_storage **out)
     return count;
 }
 
-int tl_weights_pack(tl_tensor *const *tensors, int n) {
+/* Copies nbytes in pieces, telling progress after each. */
+static void copy_reporting(char *to, const char *from, size_t nbytes, size_t *done, size_t total,
+                           tl_pack_progress progress, void *ctx) {
+    enum { PIECE = 8 << 20 };
+    for (size_t at = 0; at < nbytes; at += PIECE) {
+        size_t piece = nbytes - at < PIECE ? nbytes - at : PIECE;
+        memcpy(to + at, from + at, piece);
+        *done += piece;
+        if (progress) progress(*done, total, ctx);
+    }
+}
+
+int tl_weights_pack(tl_tensor *const *tensors, int n, tl_pack_progress progress, void *ctx) {
     if (!packable(tensors, n)) return -1;
     if (n == 0) return 0;
     tl_storage **old = malloc((size_t)n * sizeof *old);
@@ -91,9 +103,11 @@ int tl_weights_pack(tl_tensor *const *tensors, int n) {
                               tl_error());
     }
 
+    size_t done = 0, bytes = 0;
+    for (int s = 0; s < count; s++) bytes += old[s]->nbytes;
     for (int s = 0; s < count; s++) {
         tl_storage *from = old[s], *to = copy[s];
-        if (from->nbytes > 0) memcpy(to->data, from->data, from->nbytes);
+        copy_reporting(to->data, from->data, from->nbytes, &done, bytes, progress, ctx);
         to->fused = from->fused;   /* offsets are the same in the copy */
         from->fused = NULL;
         const void *data = from->data;
