@@ -622,6 +622,11 @@ START_TEST(pack_twice_keeps_one_region_and_a_tie_tied)
     ck_assert_uint_eq(tl_owned_bytes(), one_region);
     assert_same_values(m.head, embed, "the tied head");
     ck_assert_int_eq(tl_weights_pack(list, 0, NULL, NULL), 0);
+    tl_tensor *empty = tl_tensor_new_owned(TL_F32, TL_SHAPE(0, HIDDEN));   /* no bytes */
+    ck_assert_int_eq(tl_weights_pack(&empty, 1, NULL, NULL), 0);
+    ck_assert_int_eq(tl_weights_pack((tl_tensor *[]){empty, m.norm}, 2, NULL, NULL), 0);
+    ck_assert_int_eq(tl_numel(empty), 0);
+    tl_tensor_free(empty);
     ck_assert(m.q->requires_grad);
     tl_tensor *loss = tl_sum_all(tl_linear(tl_ones(TL_F32, TL_SHAPE(1, HIDDEN)), m.q, NULL));
     ck_assert_int_eq(tl_backward(loss), 0);

@@ -18,6 +18,7 @@
  * The old storage is released; pages of a mapped file are handed back.
  * Everything that can fail is done before the first tensor changes.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,9 +82,19 @@ int tl_weights_pack(tl_tensor *const *tensors, int n, tl_pack_progress progress,
     }
     int count = distinct_storages(tensors, n, old);
     size_t total = 0;
-    for (int s = 0; s < count; s++) total += aligned_size(old[s]->nbytes);
-    tl_storage *region = total > 0 ? tl_storage_new_huge(total) : NULL;
-    bool ok = total == 0 || region;
+    bool ok = true;
+    for (int s = 0; s < count && ok; s++) {
+        ok = old[s]->nbytes <= SIZE_MAX - PACK_ALIGN - total;
+        if (ok) total += aligned_size(old[s]->nbytes);
+    }
+    if (ok && total == 0) {   /* only empty tensors: nothing to move */
+        free(old);
+        free(copy);
+        return 0;
+    }
+    tl_storage *region = ok ? tl_storage_new_huge(total) : NULL;
+    if (!ok) tl_fail("the weights' sizes add up to more than memory holds");
+    ok = region != NULL;
     size_t at = 0;
     for (int s = 0; ok && s < count; s++) {
         copy[s] = tl_storage_new_within(region, (char *)region->data + at, old[s]->nbytes,
@@ -113,12 +124,14 @@ int tl_weights_pack(tl_tensor *const *tensors, int n, tl_pack_progress progress,
         const void *data = from->data;
         size_t nbytes = from->nbytes;
         bool mapped = from->file_backed;
-        for (int i = 0; i < n; i++) {
-            if (tensors[i]->storage != from) continue;
-            to->refs++;
-            tensors[i]->storage = to;
-            tl_storage_release(from);
-        }
+        int moved = 0;
+        for (int i = 0; i < n; i++)
+            if (tensors[i]->storage == from) {
+                tensors[i]->storage = to;
+                to->refs++;
+                moved++;
+            }
+        while (moved-- > 0) tl_storage_release(from);   /* the last one may free it */
         if (mapped) tl_drop_file_pages(data, nbytes);   /* still mapped while the file is */
     }
     tl_storage_release(region);   /* its copies hold it now */
