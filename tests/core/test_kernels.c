@@ -881,6 +881,72 @@ START_TEST(parallel_chunks_runs_every_chunk_once) {
 }
 END_TEST
 
+/* tl_parallel_range: every item in exactly one block; every block starts at
+ * a multiple of `least` (claimed from the front) or ends n minus one (from
+ * the back); all but the one that takes what is left are multiples of it. */
+typedef struct {
+    int counts[5000];
+    int64_t n, least;
+    int misplaced, short_blocks, blocks;
+    char first_bad[96];
+} range_record;
+
+static void count_range(void *ctx, int64_t begin, int64_t end) {
+    range_record *r = ctx;
+    for (int64_t i = begin; i < end; i++) __atomic_fetch_add(&r->counts[i], 1, __ATOMIC_RELAXED);
+    bool placed = begin % r->least == 0 || (r->n - end) % r->least == 0;
+    if ((end - begin) % r->least != 0) __atomic_fetch_add(&r->short_blocks, 1, __ATOMIC_RELAXED);
+    if ((!placed || end <= begin) && __atomic_fetch_add(&r->misplaced, 1, __ATOMIC_RELAXED) == 0)
+        snprintf(r->first_bad, sizeof r->first_bad, "[%lld, %lld)", (long long)begin,
+                 (long long)end);
+    __atomic_fetch_add(&r->blocks, 1, __ATOMIC_RELAXED);
+}
+
+static void nested_range(void *ctx, int64_t c) {
+    range_record *r = ctx;
+    tl_parallel_range(2, r->n, r->least, count_range, r);   /* inside a chunk: one block */
+    (void)c;
+}
+
+START_TEST(parallel_range_covers_every_item_once) {
+    static range_record r;
+    const int threads[] = {1, 2, 3, 8};
+    for (int t = 0; t < 4; t++)
+        for (int rep = 0; rep < 60; rep++) {   /* back-to-back jobs: late helpers */
+            memset(&r, 0, sizeof r);
+            r.n = 1 + (rep * 677) % 5000;
+            r.least = 1 + rep % 7;
+            tl_parallel_range(threads[t], r.n, r.least, count_range, &r);
+            for (int64_t i = 0; i < 5000; i++)
+                if (r.counts[i] != (i < r.n))
+                    ck_abort_msg("%d threads, n %lld, least %lld: item %lld ran %d times",
+                                 threads[t], (long long)r.n, (long long)r.least, (long long)i,
+                                 r.counts[i]);
+            if (r.misplaced || r.short_blocks > 1)
+                ck_abort_msg("%d threads, n %lld, least %lld: block %s misplaced, %d blocks "
+                             "not a multiple of least", threads[t], (long long)r.n,
+                             (long long)r.least, r.first_bad, r.short_blocks);
+            /* Two threads take a quarter of what is left, not blocks of `least`:
+             * some 4 ln(n / least) claims, not n / least. */
+            if (threads[t] == 2 && r.n >= 64 * r.least && r.blocks > 40)
+                ck_abort_msg("n %lld, least %lld: %d blocks", (long long)r.n,
+                             (long long)r.least, r.blocks);
+        }
+    memset(&r, 0, sizeof r);
+    r.n = 100, r.least = 1;
+    tl_parallel_range(1, r.n, 1, count_range, &r);
+    ck_assert_int_eq(r.blocks, 1);   /* one thread: one call over everything */
+    tl_parallel_range(2, 0, 4, count_range, &r);   /* nothing to do */
+    tl_parallel_range(2, -3, 4, count_range, &r);
+    ck_assert_int_eq(r.blocks, 1);
+    memset(&r, 0, sizeof r);
+    r.n = 300, r.least = 8;
+    tl_parallel_chunks(2, 2, nested_range, &r);   /* inside a chunk: one block each */
+    ck_assert_int_eq(r.blocks, 2);
+    for (int64_t i = 0; i < 300; i++) ck_assert_int_eq(r.counts[i], 2);
+}
+END_TEST
+
 static void *call_from_another_thread(void *arg) {
     chunk_record *r = arg;
     for (int rep = 0; rep < 200; rep++) tl_parallel_chunks(2, 100, count_chunk, r);

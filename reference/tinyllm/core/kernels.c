@@ -621,25 +621,30 @@ static bool gemv_args_ok(const char *op, const void *W, const float *x, float *y
     return true;
 }
 
+/* The smallest block of rows two threads share a product in: 16 KB of BF16. */
+enum { ROWS_BLOCK_WEIGHTS = 8192 };
+
 typedef struct {
     rows_fn *fn;
     const void *W;
     const float *x;
     float *y;
-    int64_t rows, cols, per_chunk;
+    int64_t rows, cols;
 } rows_job;
 
-static void rows_chunk(void *ctx, int64_t c) {
+static void rows_range(void *ctx, int64_t begin, int64_t end) {
     const rows_job *j = ctx;
-    int64_t begin = c * j->per_chunk, end = begin + j->per_chunk;
-    j->fn(j->W, j->x, j->y, j->cols, begin, end < j->rows ? end : j->rows);
+    j->fn(j->W, j->x, j->y, j->cols, begin, end);
 }
 
+/* Rows claimed from both ends (tl_parallel_range): each thread reads W as one
+ * stream and they meet within a block of about ROWS_BLOCK_WEIGHTS weights, an
+ * even number of rows, so the pairs kernels keep their pairs. */
 static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
                        int64_t cols) {
-    int threads = gemv_threads(rows, cols);
-    rows_job j = {fn, W, x, y, rows, cols, chunk_size(rows, (double)cols, threads)};
-    tl_parallel_chunks(threads, (rows + j.per_chunk - 1) / j.per_chunk, rows_chunk, &j);
+    rows_job j = {fn, W, x, y, rows, cols};
+    int64_t least = ROWS_BLOCK_WEIGHTS / cols / 2 * 2;
+    tl_parallel_range(gemv_threads(rows, cols), rows, least > 2 ? least : 2, rows_range, &j);
 }
 
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols) {

@@ -107,7 +107,9 @@ bool tl_avx512_gemm_bf16_nt(const float *A, int64_t lda, const uint16_t *B, int6
 void tl_avx512_gemm_nn(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc, int64_t M, int64_t N, int64_t K);
 
-/* Work is cut into chunks of rows any thread may take (tl_parallel_chunks):
+/* The one-row GEMVs claim rows from both ends of W (tl_parallel_range), so
+ * no thread waits for another's last chunk (README 4.13). The column and
+ * multi-row GEMVs cut their work into chunks any thread may take (tl_parallel_chunks):
  * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
  * weights, so each thread still streams long runs of W. Each chunk starts a
  * new stream (the prefetchers ramp up again) and claims a ticket on a line

@@ -280,3 +280,54 @@ void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx) 
     }
     pthread_mutex_unlock(&pool.busy);
 }
+
+/* tl_parallel_range: what is left is [lo, hi), both in one word, so a claim
+ * from either end is one compare-and-swap. Each claim takes a share of what
+ * is left (1 / (2 * threads), in multiples of `least`), so the first blocks
+ * are long runs and the last ones small: threads that meet in the middle
+ * wait for one small block, not for a quarter of the product as fixed
+ * chunks did (README 4.13). */
+typedef struct {
+    tl_range_fn fn;
+    void *ctx;
+    int64_t least;
+    int threads;
+    atomic_uint_least64_t ends;   /* lo << 32 | hi */
+} range_job;
+
+static bool claim(range_job *r, bool from_back, int64_t *begin, int64_t *end) {
+    uint64_t e = atomic_load_explicit(&r->ends, memory_order_relaxed);
+    for (;;) {
+        int64_t lo = (int64_t)(e >> 32), hi = (int64_t)(uint32_t)e, left = hi - lo;
+        if (left <= 0) return false;
+        int64_t take = left / (2 * r->threads) / r->least * r->least;
+        if (take < r->least) take = r->least;
+        if (take > left) take = left;
+        int64_t b = from_back ? hi - take : lo;
+        uint64_t next = from_back ? (uint64_t)lo << 32 | (uint64_t)b
+                                  : (uint64_t)(lo + take) << 32 | (uint64_t)hi;
+        if (atomic_compare_exchange_weak_explicit(&r->ends, &e, next, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *begin = b;
+            *end = b + take;
+            return true;
+        }
+    }
+}
+
+static void range_lane(void *ctx, int64_t lane) {
+    range_job *r = ctx;
+    int64_t begin, end;
+    while (claim(r, lane % 2 == 1, &begin, &end)) r->fn(r->ctx, begin, end);
+}
+
+void tl_parallel_range(int threads, int64_t n, int64_t least, tl_range_fn fn, void *ctx) {
+    if (n <= 0) return;
+    if (least < 1) least = 1;
+    if (threads <= 1 || n <= least || n > (int64_t)UINT32_MAX || inside_chunk) {
+        fn(ctx, 0, n);
+        return;
+    }
+    range_job r = {fn, ctx, least, threads, (uint64_t)n};
+    tl_parallel_chunks(threads, threads, range_lane, &r);
+}
