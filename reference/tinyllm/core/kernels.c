@@ -955,6 +955,13 @@ static void gemm_chunk(void *ctx, int64_t chunk) {
     if (tiled < n) gemm_block(j, m0, rows, c0 + tiled, n - tiled);
 }
 
+/* Columns [begin * 32, end * 32) of C, all of A's rows (tl_parallel_range). */
+static void gemm_cols_range(void *ctx, int64_t begin, int64_t end) {
+    const gemm_job *j = ctx;
+    int64_t c0 = begin * 32, stop = end * 32 < j->N ? end * 32 : j->N;
+    gemm_block(j, 0, j->M, c0, stop - c0);
+}
+
 static void gemm_run(gemm_job *j) {
     sync_blas_threads();
     j->avx512 = tl_avx512_gemm_wanted(openblas_get_corename());
@@ -962,6 +969,16 @@ static void gemm_run(gemm_job *j) {
     int64_t col_blocks = (j->N + j->block - 1) / j->block;
     j->row_block = j->packed ? j->M : gemm_block_rows(j->M, col_blocks, j->avx512);
     bool small = (double)j->M * (double)j->N * (double)j->K < GEMM_PARALLEL_MIN;
+    /* On gemm_avx512.c's A @ B^T each element of C is one chain of FMAs however
+     * the product is cut, so threads claim groups of 32 columns (a tile's width)
+     * from both ends and finish within a group of each other; with blocks fixed
+     * in advance one thread waited up to a block, a sixth of the product, for
+     * the other (README 4.13). */
+    if (j->avx512 && !j->trans_a && !j->packed && (j->B16 || j->trans_b) && !small &&
+        j->row_block == j->M) {
+        tl_parallel_range(tl_num_threads(), (j->N + 31) / 32, 1, gemm_cols_range, j);
+        return;
+    }
     tl_parallel_chunks(small ? 1 : tl_num_threads(),
                        col_blocks * ((j->M + j->row_block - 1) / j->row_block), gemm_chunk, j);
 }
