@@ -100,15 +100,16 @@ void tl_exp_f32_n(const float *x, float *y, int64_t n);
 typedef void (*tl_chunk_fn)(void *ctx, int64_t chunk);
 void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx);
 /* Runs fn(ctx, begin, end) over blocks that cover [0, n) once, on up to
- * `threads` threads as tl_parallel_chunks does, each thread claiming blocks
- * from one end of what is left: one thread from the front, the next from the
- * back, and so on. Blocks start at a share of what is left and shrink to
- * `least` (a multiple of `least` except the last block), so two threads each
- * read one stream, front to middle and back to middle, and meet within a
- * block: the caller waits at most one small block for the other thread.
- * Blocks depend on timing, so fn must give each item the same result in any
- * block (the GEMV rows do). An n of 2^32 or more runs on the calling thread
- * alone, as does a call from inside a chunk. */
+ * `threads` threads as tl_parallel_chunks does: [0, n) is cut into one part
+ * per thread (on multiples of `least`), each thread runs its part front to
+ * back in blocks of `least`, then takes the back half of what is left of
+ * the fullest other part, until nothing is left. So each thread reads its
+ * part as one stream, threads finish within a block of each other, and a
+ * helper the system has not scheduled has its part done by the others.
+ * Every block is a multiple of `least` long but one (when least does not
+ * divide n). Blocks depend on timing, so fn must give each item the same
+ * result in any block (the GEMV rows do). An n of 2^32 or more runs on the
+ * calling thread alone, as does a call from inside a chunk. */
 typedef void (*tl_range_fn)(void *ctx, int64_t begin, int64_t end);
 void tl_parallel_range(int threads, int64_t n, int64_t least, tl_range_fn fn, void *ctx);
 /* Threads the kernels use: TINYLLM_THREADS when it is a whole number from 1

@@ -637,9 +637,9 @@ static void rows_range(void *ctx, int64_t begin, int64_t end) {
     j->fn(j->W, j->x, j->y, j->cols, begin, end);
 }
 
-/* Rows claimed from both ends (tl_parallel_range): each thread reads W as one
- * stream and they meet within a block of about ROWS_BLOCK_WEIGHTS weights, an
- * even number of rows, so the pairs kernels keep their pairs. */
+/* Rows shared by tl_parallel_range: each thread reads its part of W as one
+ * stream, and threads finish within a block of about ROWS_BLOCK_WEIGHTS
+ * weights (an even number of rows, so the pairs kernels keep their pairs). */
 static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
                        int64_t cols) {
     rows_job j = {fn, W, x, y, rows, cols};
@@ -970,10 +970,10 @@ static void gemm_run(gemm_job *j) {
     j->row_block = j->packed ? j->M : gemm_block_rows(j->M, col_blocks, j->avx512);
     bool small = (double)j->M * (double)j->N * (double)j->K < GEMM_PARALLEL_MIN;
     /* On gemm_avx512.c's A @ B^T each element of C is one chain of FMAs however
-     * the product is cut, so threads claim groups of 32 columns (a tile's width)
-     * from both ends and finish within a group of each other; with blocks fixed
-     * in advance one thread waited up to a block, a sixth of the product, for
-     * the other (README 4.13). */
+     * the product is cut, so threads share groups of 32 columns (a tile's width)
+     * through tl_parallel_range and finish within a group of each other; with
+     * blocks fixed in advance one thread waited up to a block, a sixth of the
+     * product, for the other (README 4.13). */
     if (j->avx512 && !j->trans_a && !j->packed && (j->B16 || j->trans_b) && !small &&
         j->row_block == j->M) {
         tl_parallel_range(tl_num_threads(), (j->N + 31) / 32, 1, gemm_cols_range, j);

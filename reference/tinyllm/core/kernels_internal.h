@@ -107,9 +107,11 @@ bool tl_avx512_gemm_bf16_nt(const float *A, int64_t lda, const uint16_t *B, int6
 void tl_avx512_gemm_nn(const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                        int64_t ldc, int64_t M, int64_t N, int64_t K);
 
-/* The one-row GEMVs claim rows from both ends of W (tl_parallel_range), so
- * no thread waits for another's last chunk (README 4.13). The column and
- * multi-row GEMVs cut their work into chunks any thread may take (tl_parallel_chunks):
+/* The one-row GEMVs share rows through tl_parallel_range (a part of W per
+ * thread, read as one stream, the rest taken by whoever is done first), so no
+ * thread waits for another's last chunk (README 4.13). The column and
+ * multi-row GEMVs cut their work into chunks any thread may take
+ * (tl_parallel_chunks):
  * about CHUNKS_PER_THREAD per thread, each at least CHUNK_MIN_WEIGHTS
  * weights, so each thread still streams long runs of W. Each chunk starts a
  * new stream (the prefetchers ramp up again) and claims a ticket on a line

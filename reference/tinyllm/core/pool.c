@@ -281,44 +281,81 @@ void tl_parallel_chunks(int threads, int64_t chunks, tl_chunk_fn fn, void *ctx) 
     pthread_mutex_unlock(&pool.busy);
 }
 
-/* tl_parallel_range: what is left is [lo, hi), both in one word, so a claim
- * from either end is one compare-and-swap. Each claim takes a share of what
- * is left (1 / (2 * threads), in multiples of `least`), so the first blocks
- * are long runs and the last ones small: threads that meet in the middle
- * wait for one small block, not for a quarter of the product as fixed
- * chunks did (README 4.13). */
+/* tl_parallel_range: [0, n) is cut into one part per thread, each part's
+ * span of what is left in one word (lo << 32 | hi), so taking from either end
+ * is one compare-and-swap. A thread runs its own part front to back in
+ * blocks of `least`, one stream through memory, then takes the back half of
+ * what is left of the fullest other part, until nothing is left: threads
+ * finish within a block of each other, and a thread that never comes has its
+ * part taken by the others. Two threads claiming from the two ends of one
+ * shared span did as well at the end, but every block the back thread took
+ * started a new stream: BF16 decode on 2 threads 0.71 of the read bound
+ * against 0.77 (README 4.13). */
+typedef struct {
+    _Alignas(64) atomic_uint_least64_t span;   /* lo << 32 | hi */
+} range_part;
+
 typedef struct {
     tl_range_fn fn;
     void *ctx;
     int64_t least;
-    int threads;
-    atomic_uint_least64_t ends;   /* lo << 32 | hi */
+    int parts;
+    range_part part[MAX_HELPERS + 1];
 } range_job;
 
-static bool claim(range_job *r, bool from_back, int64_t *begin, int64_t *end) {
-    uint64_t e = atomic_load_explicit(&r->ends, memory_order_relaxed);
+static bool take_front(range_part *p, int64_t least, int64_t *begin, int64_t *end) {
+    uint64_t v = atomic_load_explicit(&p->span, memory_order_relaxed);
     for (;;) {
-        int64_t lo = (int64_t)(e >> 32), hi = (int64_t)(uint32_t)e, left = hi - lo;
-        if (left <= 0) return false;
-        int64_t take = left / (2 * r->threads) / r->least * r->least;
-        if (take < r->least) take = r->least;
-        if (take > left) take = left;
-        int64_t b = from_back ? hi - take : lo;
-        uint64_t next = from_back ? (uint64_t)lo << 32 | (uint64_t)b
-                                  : (uint64_t)(lo + take) << 32 | (uint64_t)hi;
-        if (atomic_compare_exchange_weak_explicit(&r->ends, &e, next, memory_order_relaxed,
+        int64_t lo = (int64_t)(v >> 32), hi = (int64_t)(uint32_t)v;
+        if (lo >= hi) return false;
+        int64_t take = hi - lo < least ? hi - lo : least;
+        uint64_t next = (uint64_t)(lo + take) << 32 | (uint64_t)hi;
+        if (atomic_compare_exchange_weak_explicit(&p->span, &v, next, memory_order_relaxed,
                                                   memory_order_relaxed)) {
-            *begin = b;
-            *end = b + take;
+            *begin = lo;
+            *end = lo + take;
             return true;
         }
     }
 }
 
-static void range_lane(void *ctx, int64_t lane) {
+/* The back half of what is left of p, in multiples of least (all of a last
+ * piece shorter than that). */
+static bool take_back_half(range_part *p, int64_t least, int64_t *begin, int64_t *end) {
+    uint64_t v = atomic_load_explicit(&p->span, memory_order_relaxed);
+    for (;;) {
+        int64_t lo = (int64_t)(v >> 32), hi = (int64_t)(uint32_t)v, left = hi - lo;
+        if (left <= 0) return false;
+        int64_t take = left / 2 / least * least;
+        if (take < least) take = least < left ? least : left;
+        uint64_t next = (uint64_t)lo << 32 | (uint64_t)(hi - take);
+        if (atomic_compare_exchange_weak_explicit(&p->span, &v, next, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *begin = hi - take;
+            *end = hi;
+            return true;
+        }
+    }
+}
+
+static int64_t left_in(range_part *p) {
+    uint64_t v = atomic_load_explicit(&p->span, memory_order_relaxed);
+    return (int64_t)(uint32_t)v - (int64_t)(v >> 32);
+}
+
+static void range_part_run(void *ctx, int64_t own) {
     range_job *r = ctx;
     int64_t begin, end;
-    while (claim(r, lane % 2 == 1, &begin, &end)) r->fn(r->ctx, begin, end);
+    while (take_front(&r->part[own], r->least, &begin, &end)) r->fn(r->ctx, begin, end);
+    for (;;) {
+        int fullest = -1;
+        for (int i = 0; i < r->parts; i++)
+            if (left_in(&r->part[i]) > 0 &&
+                (fullest < 0 || left_in(&r->part[i]) > left_in(&r->part[fullest])))
+                fullest = i;
+        if (fullest < 0) return;
+        if (take_back_half(&r->part[fullest], r->least, &begin, &end)) r->fn(r->ctx, begin, end);
+    }
 }
 
 void tl_parallel_range(int threads, int64_t n, int64_t least, tl_range_fn fn, void *ctx) {
@@ -328,6 +365,12 @@ void tl_parallel_range(int threads, int64_t n, int64_t least, tl_range_fn fn, vo
         fn(ctx, 0, n);
         return;
     }
-    range_job r = {fn, ctx, least, threads, (uint64_t)n};
-    tl_parallel_chunks(threads, threads, range_lane, &r);
+    if (threads > MAX_HELPERS + 1) threads = MAX_HELPERS + 1;
+    range_job r = {.fn = fn, .ctx = ctx, .least = least, .parts = threads};
+    for (int i = 0; i < threads; i++) {   /* parts start on multiples of least */
+        int64_t lo = n * i / threads / least * least;
+        int64_t hi = i == threads - 1 ? n : n * (i + 1) / threads / least * least;
+        atomic_init(&r.part[i].span, (uint64_t)lo << 32 | (uint64_t)hi);
+    }
+    tl_parallel_chunks(threads, threads, range_part_run, &r);
 }
