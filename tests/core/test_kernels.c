@@ -956,7 +956,8 @@ typedef struct {
 static void slow_first_half(void *ctx, int64_t begin, int64_t end) {
     steal_record *r = ctx;
     if (begin < 20) nanosleep(&(struct timespec){0, 1000000}, NULL);
-    for (int64_t i = begin; i < end; i++) r->by_caller[i] = pthread_equal(pthread_self(), r->caller);
+    int on_caller = pthread_equal(pthread_self(), r->caller) != 0;
+    for (int64_t i = begin; i < end; i++) r->by_caller[i] = on_caller;
 }
 
 START_TEST(parallel_range_takes_from_a_slower_part) {
