@@ -882,9 +882,10 @@ START_TEST(parallel_chunks_runs_every_chunk_once) {
 }
 END_TEST
 
-/* tl_parallel_range: every item in exactly one block; every block starts at
- * a multiple of `least` or ends n minus one (a part's front, or the back of
- * what was left of one); all blocks but one are multiples of `least` long. */
+/* tl_parallel_range: every item in exactly one block; every block starts on
+ * a multiple of `least` or ends a multiple of `least` before n (a part's
+ * front, or the back of what was left of one); all blocks but one are
+ * multiples of `least` long. */
 typedef struct {
     int counts[5000];
     int64_t n, least;

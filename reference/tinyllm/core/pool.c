@@ -349,10 +349,11 @@ static void range_part_run(void *ctx, int64_t own) {
     while (take_front(&r->part[own], r->least, &begin, &end)) r->fn(r->ctx, begin, end);
     for (;;) {
         int fullest = -1;
-        for (int i = 0; i < r->parts; i++)
-            if (left_in(&r->part[i]) > 0 &&
-                (fullest < 0 || left_in(&r->part[i]) > left_in(&r->part[fullest])))
-                fullest = i;
+        int64_t most = 0;
+        for (int i = 0; i < r->parts; i++) {
+            int64_t left = left_in(&r->part[i]);
+            if (left > most) most = left, fullest = i;
+        }
         if (fullest < 0) return;
         if (take_back_half(&r->part[fullest], r->least, &begin, &end)) r->fn(r->ctx, begin, end);
     }
