@@ -92,6 +92,33 @@ START_TEST(large_outputs_are_shared_among_threads)
 }
 END_TEST
 
+/* An op that calls libm per element (cos, sin, ...) is shared from 4,096
+ * elements: rope's tables at prefill. cos and sin of 5,003 angles (a ragged
+ * last block) on 1 and 3 threads are each element's cosf and sinf, bit for
+ * bit. */
+START_TEST(libm_ops_are_shared_from_4096_elements_exactly)
+{
+    enum { N = 5003 };
+    tl_tensor *x = tl_empty(TL_F32, TL_SHAPE(N));
+    tl_assert_ok(x);
+    for (int i = 0; i < N; i++) tl_f32(x)[i] = (float)i * 0.37f - 900.0f;
+    const char *counts[] = {"1", "3"};
+    for (int c = 0; c < 2; c++) {
+        setenv("TINYLLM_THREADS", counts[c], 1);
+        tl_tensor *co = tl_cos(x), *si = tl_sin(x);
+        tl_assert_ok(co);
+        tl_assert_ok(si);
+        for (int i = 0; i < N; i++) {
+            float v = tl_f32(x)[i];
+            ck_assert_msg(tl_f32(co)[i] == cosf(v) && tl_f32(si)[i] == sinf(v),
+                          "%s threads, element %d: cos %.9g sin %.9g, expected %.9g %.9g",
+                          counts[c], i, tl_f32(co)[i], tl_f32(si)[i], cosf(v), sinf(v));
+        }
+    }
+    unsetenv("TINYLLM_THREADS");
+}
+END_TEST
+
 START_TEST(scalar_ops_pow_and_clamp_by_hand)
 {
     tl_tensor *x = tl_from_f32((float[]){ -2, 0.5f, 3 }, TL_SHAPE(3));

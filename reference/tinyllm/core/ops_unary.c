@@ -131,36 +131,50 @@ static int unary_backward(tl_node *node, tl_tensor *g, tl_tensor **grad_in) {
     return 0;
 }
 
-/* Outputs of at least this many elements are shared among threads, in
- * pieces of PIECE_ELEMENTS (64 KB of f32); each element is computed alike
- * on any thread. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16, PIECE_ELEMENTS = 1 << 14 };
+/* Outputs of at least this many elements are shared among threads, one part
+ * each (tl_parallel_range, in blocks of BLOCK_ELEMENTS); each element is
+ * computed alike on any thread. An op that calls libm per element costs
+ * tens of times a pass over memory, so it is shared from LIBM_PARALLEL_MIN
+ * elements: rope's cos and sin tables at prefill (8K each per layer) were
+ * work one thread did alone on a two-thread prefill. */
+enum {
+    PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12,
+    LIBM_PARALLEL_MIN = 1 << 12, LIBM_BLOCK = 1 << 9,
+};
+
+static bool calls_libm(unop op) {
+    switch (op) {
+    case POW: case LOG: case TANH: case ERF: case GELU: case GELU_TANH: case COS: case SIN:
+        return true;
+    default:
+        return false;
+    }
+}
 
 typedef struct {
     unop op;
     const float *in;
     float *out;
-    int64_t n;
     float p, q;
 } unary_job;
 
-static void unary_piece(void *ctx, int64_t piece) {
+static void unary_block(void *ctx, int64_t begin, int64_t end) {
     const unary_job *j = ctx;
-    int64_t begin = piece * PIECE_ELEMENTS, n = j->n - begin;
-    forward(j->op, j->in + begin, j->out + begin, n < PIECE_ELEMENTS ? n : PIECE_ELEMENTS, j->p,
-            j->q);
+    forward(j->op, j->in + begin, j->out + begin, end - begin, j->p, j->q);
 }
 
 static tl_tensor *unary(const char *name, unop op, tl_tensor *t, double p, double q) {
     tl_tensor *x = tl_float_input(name, t);
     tl_tensor *out = x ? tl_new_f32(x->ndim, x->shape) : NULL;
     if (!out) return NULL;
-    unary_job j = {op, tl_data(x), out->storage->data, tl_numel(x), (float)p, (float)q};
-    if (j.n >= PARALLEL_MIN_ELEMENTS && tl_num_threads() > 1)
-        tl_parallel_chunks(tl_num_threads(), (j.n + PIECE_ELEMENTS - 1) / PIECE_ELEMENTS,
-                           unary_piece, &j);
+    bool slow = calls_libm(op);
+    unary_job j = {op, tl_data(x), out->storage->data, (float)p, (float)q};
+    int64_t n = tl_numel(x);
+    if (n >= (slow ? LIBM_PARALLEL_MIN : PARALLEL_MIN_ELEMENTS) && tl_num_threads() > 1)
+        tl_parallel_range(tl_num_threads(), n, slow ? LIBM_BLOCK : BLOCK_ELEMENTS, unary_block,
+                          &j);
     else
-        forward(op, j.in, j.out, j.n, j.p, j.q);
+        forward(op, j.in, j.out, n, j.p, j.q);
     tl_node *node = tl_record(out, name, unary_backward, 1, &t);
     if (node) {
         node->i[0] = op;
