@@ -4,8 +4,9 @@
  * last axis); each operand contributes a start offset and a step along the
  * row, 0 where it is stretched. Equal contiguous shapes are one long row, so
  * the common case is a plain loop the compiler vectorises. A large output
- * (a prefill's activations) is cut into pieces the threads share
- * (tl_parallel_chunks); each element is computed alike on any thread.
+ * (a prefill's activations) is cut into one part per thread
+ * (tl_parallel_range), so a thread takes the same rows of each op in turn;
+ * each element is computed alike on any thread.
  */
 #include <math.h>
 #include <string.h>
@@ -14,9 +15,9 @@
 #include "tinyllm/kernels.h"
 
 /* Outputs of at least this many elements are shared among threads, in
- * pieces of about PIECE_ELEMENTS (64 KB of f32): below, waking a thread
- * costs more than it saves. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16, PIECE_ELEMENTS = 1 << 14 };
+ * blocks of about BLOCK_ELEMENTS: below, waking a thread costs more than it
+ * saves. */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
 
 /* ---- the row walk -------------------------------------------------------- */
 
@@ -105,28 +106,25 @@ static int64_t row_start(const row_walk *w, int k, int64_t r) {
     return offset;
 }
 
-/* A piece of the output for one thread: whole rows, or a stretch of the one
+/* A block of the output for one thread: whole rows, or a stretch of the one
  * long row. */
 typedef struct {
     binop op;
     const row_walk *w;
     const float *a, *b;
     float *o;
-    int64_t rows_per_piece, elements_per_piece;   /* one of them is used */
 } binary_job;
 
-static void binary_piece(void *ctx, int64_t piece) {
+static void binary_block(void *ctx, int64_t begin, int64_t end) {
     const binary_job *j = ctx;
     const row_walk *w = j->w;
     if (w->rows == 1) {
-        int64_t begin = piece * j->elements_per_piece, n = w->row_len - begin;
-        if (n > j->elements_per_piece) n = j->elements_per_piece;
         binary_row(j->op, j->o + begin, j->a + w->outer[0].offset + begin * w->step[0],
-                   w->step[0], j->b + w->outer[1].offset + begin * w->step[1], w->step[1], n);
+                   w->step[0], j->b + w->outer[1].offset + begin * w->step[1], w->step[1],
+                   end - begin);
         return;
     }
-    int64_t end = (piece + 1) * j->rows_per_piece;
-    for (int64_t r = piece * j->rows_per_piece; r < end && r < w->rows; r++)
+    for (int64_t r = begin; r < end; r++)
         binary_row(j->op, j->o + r * w->row_len, j->a + row_start(w, 0, r), w->step[0],
                    j->b + row_start(w, 1, r), w->step[1], w->row_len);
 }
@@ -148,11 +146,12 @@ static tl_tensor *binary(const char *name, binop op, tl_tensor *a, tl_tensor *b,
     float *o = out->storage->data;
     int64_t numel = w.rows * w.row_len;
     if (numel >= PARALLEL_MIN_ELEMENTS && tl_num_threads() > 1) {
-        int64_t rows_per_piece = PIECE_ELEMENTS / (w.row_len ? w.row_len : 1) + 1;
-        binary_job j = {op, &w, pa, pb, o, rows_per_piece, PIECE_ELEMENTS};
-        int64_t pieces = w.rows == 1 ? (w.row_len + PIECE_ELEMENTS - 1) / PIECE_ELEMENTS
-                                     : (w.rows + rows_per_piece - 1) / rows_per_piece;
-        tl_parallel_chunks(tl_num_threads(), pieces, binary_piece, &j);
+        binary_job j = {op, &w, pa, pb, o};
+        int64_t rows_per_block = BLOCK_ELEMENTS / (w.row_len ? w.row_len : 1) + 1;
+        if (w.rows == 1)
+            tl_parallel_range(tl_num_threads(), w.row_len, BLOCK_ELEMENTS, binary_block, &j);
+        else
+            tl_parallel_range(tl_num_threads(), w.rows, rows_per_block, binary_block, &j);
     } else {
         for (int64_t r = 0; r < w.rows; r++, row_walk_next(&w))
             binary_row(op, o + r * w.row_len, pa + w.outer[0].offset, w.step[0],

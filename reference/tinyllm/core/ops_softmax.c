@@ -68,21 +68,20 @@ static void softmax_row(const float *x, float *y, int64_t n, bool take_log) {
 }
 
 /* Softmaxes of at least this many elements share their rows among threads
- * (attention's scores at prefill), in pieces of about PIECE_ELEMENTS; a row
+ * (attention's scores at prefill), in blocks of about BLOCK_ELEMENTS; a row
  * is one thread's, so results do not depend on the thread count. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16, PIECE_ELEMENTS = 1 << 14 };
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
 
 typedef struct {
     const float *x;
     float *y;
-    int64_t rows, n, rows_per_piece;
+    int64_t rows, n;
     bool take_log;
 } rows_job;
 
-static void softmax_piece(void *ctx, int64_t piece) {
+static void softmax_block(void *ctx, int64_t begin, int64_t end) {
     const rows_job *j = ctx;
-    for (int64_t o = piece * j->rows_per_piece; o < (piece + 1) * j->rows_per_piece &&
-                                                 o < j->rows; o++)
+    for (int64_t o = begin; o < end; o++)
         softmax_row(j->x + o * j->n, j->y + o * j->n, j->n, j->take_log);
 }
 
@@ -104,10 +103,10 @@ static tl_tensor *softmax_forward(const char *op, tl_tensor *t, int axis, bool t
     int64_t outer, n, inner;
     split_axis(t, ax, &outer, &n, &inner);
     if (inner == 1) {   /* the last axis: whole rows through the vector exp */
-        rows_job j = {x, y, outer, n, PIECE_ELEMENTS / (n ? n : 1) + 1, take_log};
+        rows_job j = {x, y, outer, n, take_log};
         bool share = outer * n >= PARALLEL_MIN_ELEMENTS && outer > 1;
-        tl_parallel_chunks(share ? tl_num_threads() : 1,
-                           (outer + j.rows_per_piece - 1) / j.rows_per_piece, softmax_piece, &j);
+        tl_parallel_range(share ? tl_num_threads() : 1, outer, BLOCK_ELEMENTS / (n ? n : 1) + 1,
+                          softmax_block, &j);
         *axis_out = ax;
         return out;
     }
