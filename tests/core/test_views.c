@@ -1,6 +1,7 @@
 /* Views (tensor.h): new headers over the same storage. A write through one
  * shows in the other; each view is differentiable. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tinyllm/autograd.h"
@@ -179,5 +180,50 @@ START_TEST(bf16_cast_passes_gradient_through)
     ck_assert_int_eq(tl_backward(tl_sum_all(tl_mul_scalar(y, 2.0))), 0);
     ck_assert(tl_item_at(x->grad, 0) == 2.0 && tl_item_at(x->grad, 1) == 2.0);
     ck_assert_int_eq(x->grad->dtype, TL_F32);
+}
+END_TEST
+
+/* Copies of 2^16 elements and more share their rows among threads: heads
+ * gathered from [B, T, H, D] into [B, H, T, D] (tl_contiguous of a permute),
+ * a copy into a narrow of a larger tensor (a cache append) and a BF16 view
+ * widened into F32 (against its own elements). Integers below 2^24, so every
+ * element is exact, on 1 and 3 threads. */
+START_TEST(large_strided_copies_are_exact_on_any_thread_count)
+{
+    enum { B = 2, T = 130, H = 3, D = 200 };   /* 156,000 elements */
+    tl_tensor *x = iota(TL_SHAPE(B, T, H, D));
+    const char *counts[] = {"1", "3"};
+    for (int c = 0; c < 2; c++) {
+        setenv("TINYLLM_THREADS", counts[c], 1);
+        tl_tensor *heads = tl_contiguous(tl_permute(x, (const int[]){0, 2, 1, 3}));
+        tl_tensor *cache = tl_zeros(TL_F32, TL_SHAPE(B, H, T + 7, D));
+        tl_tensor *slot = tl_narrow(cache, 2, 7, T);
+        ck_assert_int_eq(tl_copy_into(slot, tl_permute(x, (const int[]){0, 2, 1, 3})), 0);
+        tl_tensor *half = tl_cast(tl_narrow(x, 3, 0, D / 2), TL_BF16);   /* rounded: its own */
+        tl_tensor *wide = tl_empty(TL_F32, TL_SHAPE(B, H, T, D / 2));
+        tl_tensor *small = tl_narrow(tl_permute(half, (const int[]){0, 2, 1, 3}), 3, 0, D / 2);
+        tl_assert_ok(heads);
+        tl_assert_ok(small);
+        ck_assert_int_eq(tl_copy_into(wide, small), 0);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t t = 0; t < T; t++)
+                    for (int64_t d = 0; d < D; d++) {
+                        float v = (float)(((b * T + t) * H + h) * D + d);
+                        int64_t at = ((b * H + h) * T + t) * D + d;
+                        int64_t in_cache = ((b * H + h) * (T + 7) + t + 7) * D + d;
+                        int64_t widened = ((b * H + h) * T + t) * (D / 2) + d;
+                        int64_t in_half = ((b * T + t) * H + h) * (D / 2) + d;
+                        if (tl_f32(heads)[at] != v || tl_f32(cache)[in_cache] != v ||
+                            (d < D / 2 && tl_f32(wide)[widened] != tl_item_at(half, in_half)))
+                            ck_abort_msg("%s threads: [%lld, %lld, %lld, %lld]", counts[c],
+                                         (long long)b, (long long)h, (long long)t, (long long)d);
+                    }
+        for (int64_t i = 0; i < B * H * 7 * D; i++) {   /* the slots before stay zero */
+            int64_t row = i / D, d = i % D, bh = row / 7, t = row % 7;
+            ck_assert(tl_f32(cache)[(bh * (T + 7) + t) * D + d] == 0.0f);
+        }
+    }
+    unsetenv("TINYLLM_THREADS");
 }
 END_TEST

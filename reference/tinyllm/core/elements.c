@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "tinyllm/bf16.h"
+#include "tinyllm/kernels.h"   /* tl_parallel_range: pool.c, layer 0 */
 
 /* ---- the strided walk ---------------------------------------------------- */
 
@@ -33,23 +34,57 @@ void tl_iter_next(tl_iter *it) {
     }
 }
 
+/* An iterator over ndim axes placed at element `flat` of the walk. */
+static void iter_at(tl_iter *it, int ndim, const int64_t *shape, const int64_t *strides,
+                    int64_t offset, int64_t flat) {
+    tl_iter_init(it, ndim, shape, strides, offset);
+    for (int d = ndim - 1; d >= 0; d--) {
+        it->index[d] = flat % shape[d];
+        it->offset += it->index[d] * strides[d];
+        flat /= shape[d];
+    }
+}
+
+typedef struct {
+    int ndim;   /* of the rows' walk: the copy's axes but the last */
+    const int64_t *shape, *src_strides, *dst_strides;
+    int64_t src_offset, dst_offset, row;
+    const char *src;
+    char *dst;
+    size_t src_elem, dst_elem;
+    tl_row_copy *copy;
+} rows_copy;
+
+static void copy_row_block(void *ctx, int64_t begin, int64_t end) {
+    const rows_copy *c = ctx;
+    tl_iter in, out;   /* over the rows' first elements */
+    iter_at(&in, c->ndim, c->shape, c->src_strides, c->src_offset, begin);
+    iter_at(&out, c->ndim, c->shape, c->dst_strides, c->dst_offset, begin);
+    for (int64_t r = begin; r < end; r++, tl_iter_next(&in), tl_iter_next(&out)) {
+        const char *from = c->src + in.offset * (int64_t)c->src_elem;
+        char *to = c->dst + out.offset * (int64_t)c->dst_elem;
+        if (c->copy) c->copy(from, to, (size_t)c->row);
+        else memmove(to, from, (size_t)c->row * c->src_elem);
+    }
+}
+
+/* Copies of at least this many elements share their rows among threads, in
+ * blocks of about BLOCK_ELEMENTS: a prefill's activations, gathered into
+ * heads and back, were serial work between shared ops. */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
+
 void tl_copy_row_by_row(int ndim, const int64_t *shape, const char *src, size_t src_elem,
                         const int64_t *src_strides, int64_t src_offset, char *dst,
                         size_t dst_elem, const int64_t *dst_strides, int64_t dst_offset,
-                        tl_row_copy *copy) {
+                        tl_row_copy *copy, int threads) {
     if (ndim <= 0) return;
     int64_t row = shape[ndim - 1], rows = 1;
     for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
     if (row <= 0) return;
-    tl_iter in, out;   /* over the rows' first elements */
-    tl_iter_init(&in, ndim - 1, shape, src_strides, src_offset);
-    tl_iter_init(&out, ndim - 1, shape, dst_strides, dst_offset);
-    for (int64_t r = 0; r < rows; r++, tl_iter_next(&in), tl_iter_next(&out)) {
-        const char *from = src + in.offset * (int64_t)src_elem;
-        char *to = dst + out.offset * (int64_t)dst_elem;
-        if (copy) copy(from, to, (size_t)row);
-        else memmove(to, from, (size_t)row * src_elem);
-    }
+    rows_copy c = {ndim - 1, shape, src_strides, dst_strides, src_offset, dst_offset, row,
+                   src, dst, src_elem, dst_elem, copy};
+    if (rows * row < PARALLEL_MIN_ELEMENTS) threads = 1;
+    tl_parallel_range(threads, rows, BLOCK_ELEMENTS / row + 1, copy_row_block, &c);
 }
 
 /* ---- loading and storing ------------------------------------------------ */

@@ -164,12 +164,14 @@ void tl_iter_next(tl_iter *it);   /* advance offset to the next element */
 /* Copies each row (the last axis, of `row` elements, dense in both) of a
  * strided array into another of the same shape, one call of copy per row
  * (memmove when copy is NULL; else a conversion between dtypes): the walk
- * tl_copy_into and tl_scope_keep share. Offsets and strides in elements. */
+ * tl_copy_into and tl_scope_keep share. Offsets and strides in elements. A
+ * large copy shares its rows among up to `threads` threads (the caller's
+ * tl_num_threads(): this layer cannot ask), each row copied alike. */
 typedef void tl_row_copy(const void *from, void *to, size_t n);
 void tl_copy_row_by_row(int ndim, const int64_t *shape, const char *src, size_t src_elem,
                         const int64_t *src_strides, int64_t src_offset, char *dst,
                         size_t dst_elem, const int64_t *dst_strides, int64_t dst_offset,
-                        tl_row_copy *copy);
+                        tl_row_copy *copy, int threads);
 
 /* Reading any dtype as double, writing F32. */
 double tl_load_as_double(const void *base, tl_dtype dt, int64_t offset);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tinyllm/kernels.h"
 
 enum { ALIGN = 64, BLOCK_SIZE = 256 << 10 };
 
@@ -565,7 +566,7 @@ static bool move_storage(tl_tensor *t, scope *s) {
         memcpy(dst, src + (size_t)t->offset * es, (size_t)n * es);
     } else if (n > 0 && t->ndim > 0 && t->strides[t->ndim - 1] == 1) {
         tl_copy_row_by_row(t->ndim, t->shape, src, es, t->strides, t->offset, dst, es, dense, 0,
-                           NULL);
+                           NULL, tl_num_threads());
     } else {
         tl_iter it;
         tl_iter_init(&it, t->ndim, t->shape, t->strides, t->offset);

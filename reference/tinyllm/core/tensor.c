@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tinyllm/kernels.h"
 #include "tinyllm/bf16.h"
 
 /* ---- creation --------------------------------------------------------- */
@@ -208,7 +209,7 @@ static int copy_rows(tl_tensor *dst, const tl_tensor *src) {
     tl_copy_row_by_row(src->ndim, src->shape, src->storage->data, tl_dtype_size(src->dtype),
                        src->strides, src->offset, dst->storage->data,
                        tl_dtype_size(dst->dtype), dst->strides, dst->offset,
-                       same ? NULL : widen ? widen_row : narrow_row);
+                       same ? NULL : widen ? widen_row : narrow_row, tl_num_threads());
     return 0;
 }
 
