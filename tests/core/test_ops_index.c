@@ -9,6 +9,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "tinyllm/testing.h"
 #include "tinyllm/autograd.h"
@@ -337,5 +338,63 @@ START_TEST(test_split_gradcheck)
     tl_tensor *in[] = {grad_leaf(&rng, TL_SHAPE(4, 5))};
     tl_assert_gradcheck(f_split_then_mix, NULL, in, 1, GRAD_TOL);
     tl_scope_pop();
+}
+END_TEST
+
+/* Concats of 2^16 elements and more share their blocks among threads. Rope's
+ * rotate joins [-x2, x1] (a contiguous tensor and a narrow view); a narrow
+ * along axis 1 joined on axis 1 is evenly spaced blocks, joined on axis 3
+ * it is not and goes element by element, as does a transposed input. Each
+ * element of x is its own index, so every output is exact by construction,
+ * on 1 and 3 threads. */
+START_TEST(large_concats_of_views_are_exact_on_any_thread_count)
+{
+    enum { B = 2, T = 130, H = 3, D = 64 };   /* 49,920 elements; joined: 99,840 */
+    tl_tensor *x = tl_empty(TL_F32, TL_SHAPE(B, T, H, D));
+    tl_assert_ok(x);
+    for (int64_t i = 0; i < tl_numel(x); i++) tl_f32(x)[i] = (float)i;
+    const char *counts[] = {"1", "3"};
+    for (int c = 0; c < 2; c++) {
+        setenv("TINYLLM_THREADS", counts[c], 1);
+        tl_tensor *halves[2] = {tl_neg(tl_narrow(x, 3, D / 2, D / 2)), tl_narrow(x, 3, 0, D / 2)};
+        tl_tensor *rot = tl_concat(halves, 2, 3);
+        tl_tensor *rows[2] = {tl_narrow(x, 1, 5, 100), x};   /* [B, 100 + T, H, D] */
+        tl_tensor *tall = tl_concat(rows, 2, 1);
+        tl_tensor *wide[2] = {x, tl_transpose(tl_transpose(x, 0, 1), 0, 1)};
+        tl_tensor *both = tl_concat(wide, 2, 3);
+        tl_tensor *cuts[2] = {tl_narrow(x, 1, 5, 100), tl_narrow(x, 1, 0, 100)};
+        tl_tensor *cut = tl_concat(cuts, 2, 3);                    /* [B, 100, H, 2D] */
+        tl_assert_ok(cut);
+        for (int64_t i = 0; i < tl_numel(cut); i++) {
+            int64_t d = i % (2 * D), h = i / (2 * D) % H, t = i / (2 * D * H) % 100;
+            int64_t b = i / (2 * D * H * 100), xt = d < D ? t + 5 : t;
+            if (tl_f32(cut)[i] != (float)(((b * T + xt) * H + h) * D + d % D))
+                ck_abort_msg("%s threads: cut element %lld", counts[c], (long long)i);
+        }
+        tl_assert_ok(rot);
+        tl_assert_ok(tall);
+        tl_assert_ok(both);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t t = 0; t < T + 100; t++)
+                for (int64_t h = 0; h < H; h++)
+                    for (int64_t d = 0; d < 2 * D; d++) {
+                        int64_t xt = t < 100 ? t + 5 : t - 100;
+                        float want_tall = (float)(((b * T + xt) * H + h) * D + d % D);
+                        if (d < D && tl_f32(tall)[((b * (T + 100) + t) * H + h) * D + d] !=
+                                         want_tall)
+                            ck_abort_msg("%s threads: tall [%lld, %lld, %lld, %lld]", counts[c],
+                                         (long long)b, (long long)t, (long long)h, (long long)d);
+                        if (t >= T) continue;
+                        float v = (float)(((b * T + t) * H + h) * D + d % D);
+                        int64_t at = ((b * T + t) * H + h) * 2 * D + d;
+                        float want_rot = d < D / 2 ? -(v + D / 2) : v - D / 2;
+                        if ((d < D && tl_f32(rot)[((b * T + t) * H + h) * D + d] != want_rot) ||
+                            tl_f32(both)[at] != v)
+                            ck_abort_msg("%s threads: rot/both [%lld, %lld, %lld, %lld]",
+                                         counts[c], (long long)b, (long long)t, (long long)h,
+                                         (long long)d);
+                    }
+    }
+    unsetenv("TINYLLM_THREADS");
 }
 END_TEST

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tinyllm/kernels.h"
 #include "tinyllm/bf16.h"
 
 /* Writes the C-order multi-index of flat position p in shape as "[1, 2]". */
@@ -193,25 +194,88 @@ static int concat_dtype(tl_tensor *const *ts, int n) {
     return same ? (int)ts[0]->dtype : floats ? (int)TL_F32 : -1;
 }
 
+/* True when t, seen as [outer, len, inner] around axis ax, is `outer` dense
+ * blocks of len * inner elements, each `step` elements after the last: a
+ * contiguous tensor, or a narrow of one along ax (rope's halves). */
+static bool as_blocks(const tl_tensor *t, int ax, int64_t *step) {
+    int64_t dense = 1;
+    for (int d = t->ndim - 1; d >= ax; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != dense) return false;
+        dense *= t->shape[d];
+    }
+    /* The outer axes, innermost first: the first one longer than 1 sets the
+     * step, and each further one must stride over all blocks inside it. */
+    *step = dense;
+    int64_t blocks = 0;
+    for (int d = ax - 1; d >= 0; d--) {
+        if (t->shape[d] == 1) continue;
+        if (blocks == 0) *step = t->strides[d];
+        else if (t->strides[d] != *step * blocks) return false;
+        blocks = (blocks ? blocks : 1) * t->shape[d];
+    }
+    return true;
+}
+
+typedef struct {
+    tl_tensor *out;
+    tl_tensor *const *ts;
+    const bool *blocks;       /* input k goes block by block */
+    const int64_t *steps;
+    int n, ax;
+    int64_t inner;
+} concat_job;
+
+/* Blocks [begin, end) of the outer axes, from every input that has them. */
+static void concat_range(void *ctx, int64_t begin, int64_t end) {
+    const concat_job *j = ctx;
+    size_t es = tl_dtype_size(j->out->dtype);
+    char *dst = tl_data(j->out);
+    int64_t start = 0, total = j->out->shape[j->ax];
+    for (int k = 0; k < j->n; k++) {
+        int64_t len = j->ts[k]->shape[j->ax];
+        if (j->blocks[k]) {
+            const char *src = (const char *)j->ts[k]->storage->data +
+                              (size_t)j->ts[k]->offset * es;
+            size_t block = (size_t)(len * j->inner) * es;
+            for (int64_t o = begin; o < end; o++)
+                memcpy(dst + (size_t)((o * total + start) * j->inner) * es,
+                       src + (size_t)(o * j->steps[k]) * es, block);
+        }
+        start += len;
+    }
+}
+
+/* Concats of at least this many elements share their blocks among threads. */
+enum { CONCAT_PARALLEL_MIN = 1 << 16, CONCAT_BLOCK_ELEMENTS = 1 << 12 };
+
 /* Copies each input into its slice of out along ax. Seen as [outer, size,
- * inner], a contiguous input of out's dtype is `outer` blocks of memory;
- * any other goes element by element through tl_copy_into. */
+ * inner], an input of out's dtype laid out as blocks (as_blocks) is copied
+ * block by block, shared among threads when out is large; any other goes
+ * element by element through tl_copy_into. */
 static int concat_copy(tl_tensor *out, tl_tensor *const *ts, int n, int ax) {
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < ax; d++) outer *= out->shape[d];
     for (int d = ax + 1; d < out->ndim; d++) inner *= out->shape[d];
-    size_t es = tl_dtype_size(out->dtype);
-    char *dst = tl_data(out);
+    bool *blocks = tl_scope_alloc(sizeof(bool) * (size_t)n);
+    int64_t *steps = tl_scope_alloc(sizeof(int64_t) * (size_t)n);
+    if (!blocks || !steps) return -1;
+    bool any = false;
+    for (int k = 0; k < n; k++) {
+        blocks[k] = ts[k]->shape[ax] > 0 && ts[k]->dtype == out->dtype &&
+                    as_blocks(ts[k], ax, &steps[k]);
+        any = any || blocks[k];
+    }
+    if (any && outer > 0) {
+        concat_job j = {out, ts, blocks, steps, n, ax, inner};
+        int64_t row = out->shape[ax] * inner;
+        int threads = outer * row >= CONCAT_PARALLEL_MIN ? tl_num_threads() : 1;
+        tl_parallel_range(threads, outer, CONCAT_BLOCK_ELEMENTS / (row ? row : 1) + 1,
+                          concat_range, &j);
+    }
     int64_t start = 0;
     for (int k = 0; k < n; k++) {
         int64_t len = ts[k]->shape[ax];
-        if (len > 0 && ts[k]->dtype == out->dtype && tl_is_contiguous(ts[k])) {
-            const char *src = tl_data(ts[k]);
-            size_t block = (size_t)(len * inner) * es;
-            for (int64_t o = 0; o < outer; o++)
-                memcpy(dst + (size_t)((o * out->shape[ax] + start) * inner) * es, src + o * block,
-                       block);
-        } else if (len > 0) {
+        if (len > 0 && !blocks[k]) {
             tl_tensor *slice = tl_narrow(out, ax, start, len);
             if (!slice || tl_copy_into(slice, ts[k]) < 0) return -1;
         }
