@@ -2,6 +2,7 @@
  * everything, and their gradients. */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "tinyllm/autograd.h"
 #include "tinyllm/ops.h"
@@ -117,5 +118,33 @@ START_TEST(max_gradient_goes_to_the_first_maximum)
     tl_backward(tl_max(x, 0, false));
     const float want[4] = { 1, 0, 0, 0 };
     for (int i = 0; i < 4; i++) ck_assert(tl_item_at(x->grad, i) == want[i]);
+}
+END_TEST
+
+/* Sums over the last axis of 2^16 elements and more share their rows among
+ * threads (a prefill's norms): the mean of each of 301 rows of 577 small
+ * integers (a ragged last block) is exact, and the same on 1 and 3 threads. */
+START_TEST(large_last_axis_means_are_shared_among_threads_exactly)
+{
+    enum { ROWS = 301, N = 577 };
+    tl_tensor *x = tl_empty(TL_F32, TL_SHAPE(ROWS, N));
+    tl_assert_ok(x);
+    for (int r = 0; r < ROWS; r++)
+        for (int k = 0; k < N; k++) tl_f32(x)[r * N + k] = (float)((r * 13 + k * 7) % 31);
+    const char *counts[] = {"1", "3"};
+    for (int c = 0; c < 2; c++) {
+        setenv("TINYLLM_THREADS", counts[c], 1);
+        tl_tensor *m = tl_mean(x, -1, false), *s = tl_sum(x, 1, true);
+        tl_assert_ok(m);
+        tl_assert_ok(s);
+        for (int r = 0; r < ROWS; r++) {
+            double sum = 0;
+            for (int k = 0; k < N; k++) sum += (r * 13 + k * 7) % 31;
+            ck_assert_msg(tl_f32(m)[r] == (float)(sum * (1.0 / N)) && tl_f32(s)[r] == (float)sum,
+                          "%s threads, row %d: mean %.9g sum %.9g, expected %.9g %.9g",
+                          counts[c], r, tl_f32(m)[r], tl_f32(s)[r], sum / N, sum);
+        }
+    }
+    unsetenv("TINYLLM_THREADS");
 }
 END_TEST

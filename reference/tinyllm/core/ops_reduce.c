@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tinyllm/kernels.h"
 
 typedef struct {
     int axis;
@@ -34,16 +35,36 @@ static bool plan(const char *op, const tl_tensor *t, int axis, bool keepdim, red
     return true;
 }
 
+/* Sums over the last axis of at least this many elements share their rows
+ * among threads (a prefill's norms), in blocks of about BLOCK_ELEMENTS; a
+ * row is one thread's, so results do not depend on the thread count. */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
+
+typedef struct {
+    const float *x;
+    float *out;
+    int64_t n;
+    double scale;
+} last_axis_job;
+
+static void sum_last_axis(void *ctx, int64_t begin, int64_t end) {
+    const last_axis_job *j = ctx;
+    for (int64_t o = begin; o < end; o++) {
+        const float *row = j->x + o * j->n;
+        double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t k = 0; k < j->n; k++) sum += row[k];
+        j->out[o] = (float)(sum * j->scale);
+    }
+}
+
 /* out[o, j] = scale * sum_k x[o, k, j] */
 static void sum_rows(const reduction *r, const float *x, float *out, double scale, double *acc) {
     if (r->inner == 1) {   /* the last axis: one contiguous row per output */
-        for (int64_t o = 0; o < r->outer; o++) {
-            const float *row = x + o * r->n;
-            double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-            for (int64_t k = 0; k < r->n; k++) sum += row[k];
-            out[o] = (float)(sum * scale);
-        }
+        last_axis_job j = {x, out, r->n, scale};
+        bool share = r->outer > 1 && r->outer * r->n >= PARALLEL_MIN_ELEMENTS;
+        tl_parallel_range(share ? tl_num_threads() : 1, r->outer,
+                          BLOCK_ELEMENTS / (r->n ? r->n : 1) + 1, sum_last_axis, &j);
         return;
     }
     for (int64_t o = 0; o < r->outer; o++) {
