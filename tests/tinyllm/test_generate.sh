@@ -12,7 +12,11 @@
 # - a folder that is not a checkpoint, a file, one without weights, weights
 #   stored in a dtype tinyllm does not compute with (FP8, a quantization's
 #   integers), an unknown --dtype, a prompt longer than the context and bad ids
-#   are refused clearly;
+#   are refused clearly; so are a JSON file of the checkpoint with a key given
+#   twice, a malformed eos_token_id in generation_config.json, a prompt token
+#   the tokenizer gives an id past the vocabulary, and a broken chat template
+#   (named as tokenizer_config.json's; chat refuses it at startup); an --json
+#   that cannot be written is said before the load;
 # - the load shows its progress on a terminal, and not in a pipe;
 # - Ctrl-C (SIGINT) stops a run with exit 130 and its timings so far;
 # - --help works for every verb.
@@ -142,7 +146,8 @@ second=$(grep -o '^\[[0-9]* new' <<<"$out" | sed -n 2p | tr -dc 0-9)
     || bad "chat: two turns, the second running only its new tokens" "$out"
 
 # ---- refusals ---------------------------------------------------------------------------------
-check "not a folder" 1 "No such file" -- "$TINYLLM" generate "$work/nothing" --ids 1,2
+check "not a folder" 1 "$work/nothing does not exist" -- \
+    "$TINYLLM" generate "$work/nothing" --ids 1,2
 check "a file" 1 "is a file, not a folder" -- "$TINYLLM" generate "$work/m.json" --ids 1,2
 mkdir -p "$work/empty" && touch "$work/empty/notes.txt"
 check "no config.json" 1 "not a checkpoint folder" "notes.txt" -- \
@@ -173,7 +178,73 @@ check "reply shortened to the context" 0 "generating at most 6 tokens" -- \
     "$TINYLLM" generate "$dir" --ids "$(python3 -c 'print(",".join(["5"] * 250))')" -n 50 --quiet
 check "id out of the vocabulary" 2 "outside the vocabulary" -- \
     "$TINYLLM" generate "$dir" --ids 1,512
-check "bad ids" 1 "not a token id" -- "$TINYLLM" generate "$dir" --ids 1,x
+for ids in 1,x -1,5 5,,6 5x ""; do
+    check "bad ids '$ids'" 2 "not a token id" -- "$TINYLLM" generate "$dir" --ids "$ids"
+done
+check "-n past its limit" 2 "from 1 to 16777216" -- \
+    "$TINYLLM" generate "$dir" --ids 1 -n 99999999999
+# --json that cannot be written: said before the load (no timings), not after the run
+for bad_json in "$work" "$work/none/r.json"; do
+    check "--json $bad_json" 1 "--json $bad_json" -- "$TINYLLM" generate "$dir" --ids 1,2 -n 2 \
+        --json "$bad_json"
+    out=$("$TINYLLM" generate "$dir" --ids 1,2 -n 2 --json "$bad_json" 2>&1)
+    if grep -q "first token" <<<"$out"; then bad "--json $bad_json: refused after the run" "$out"
+    else ok; fi
+done
+
+# variant NAME FILE: llama-gqa's files linked into $work/NAME but FILE, left to write
+variant() {
+    mkdir -p "$work/$1"
+    for f in "$dir"/*; do ln -sf "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$work/$1/"; done
+    rm "$work/$1/$2"
+    echo "$work/$1"
+}
+# a key given twice: Python's json.load (HF) takes the last, cJSON the first
+v=$(variant dupcfg config.json)
+sed 's/^}$/, "rms_norm_eps": 0.5}/' "$dir/config.json" >"$v/config.json"
+check "config.json with a key twice" 1 "$v/config.json gives the key \"rms_norm_eps\" twice" \
+    -- "$TINYLLM" generate "$v" --ids 1,2
+v=$(variant dupgen generation_config.json)
+echo '{"eos_token_id": 2, "eos_token_id": 5}' >"$v/generation_config.json"
+check "generation_config.json with a key twice" 1 \
+    "$v/generation_config.json gives the key \"eos_token_id\" twice" \
+    -- "$TINYLLM" generate "$v" --ids 1,2
+v=$(variant duptok tokenizer_config.json)
+sed 's/^}$/, "chat_template": "{{ 1 }}"}/' "$dir/tokenizer_config.json" >"$v/tokenizer_config.json"
+check "tokenizer_config.json with a key twice" 1 \
+    "$v/tokenizer_config.json gives the key \"chat_template\" twice" \
+    -- "$TINYLLM" generate "$v" --prompt hi --chat
+# generation_config.json's eos_token_id that is not a token id, or a list of them (HF fails)
+v=$(variant eosabc generation_config.json)
+echo '{"eos_token_id": "abc"}' >"$v/generation_config.json"
+check "eos_token_id \"abc\"" 1 "$v/generation_config.json: eos_token_id is \"abc\"" \
+    -- "$TINYLLM" generate "$v" --ids 1,2
+v=$(variant eoslist generation_config.json)
+echo '{"eos_token_id": [2, 2.5]}' >"$v/generation_config.json"
+check "eos_token_id [2, 2.5]" 1 "$v/generation_config.json: eos_token_id is [2,2.5]" \
+    -- "$TINYLLM" generate "$v" --ids 1,2
+# a prompt token past the vocabulary: the checkpoint's fault (1), not --ids's
+v=$(variant bigid tokenizer.json)
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+t["added_tokens"].append({"id": 600, "content": "<big>", "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True})
+json.dump(t, open(sys.argv[2], "w"))' "$dir/tokenizer.json" "$v/tokenizer.json"
+check "a prompt token past the vocabulary" 1 "the prompt's token '<big>'" "has id 600" \
+    "vocabulary of 512" "$v/tokenizer.json" -- "$TINYLLM" generate "$v" --prompt "<big>" -n 2
+# a chat template that does not parse: named as tokenizer_config.json's, where it is;
+# chat refuses it at startup (as it refuses a missing one), not at the first turn
+v=$(variant badtpl tokenizer_config.json)
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["chat_template"] = "{% for m in messages %}{{ m.content }"
+json.dump(d, open(sys.argv[2], "w"))' "$dir/tokenizer_config.json" "$v/tokenizer_config.json"
+check "--chat: a broken template" 1 "the chat template of $v/tokenizer_config.json" \
+    -- "$TINYLLM" generate "$v" --prompt hi --chat
+check "chat-template: a broken template" 1 "the chat template of $v/tokenizer_config.json" \
+    -- "$TINYLLM" chat-template "$v" --messages "$work/m.json"
+check "chat: a broken template at startup" 1 "the chat template of $v/tokenizer_config.json" \
+    -- sh -c 'printf "hi\n" | "$0" chat "$1" -n 2' "$TINYLLM" "$v"
 check "no prompt" 2 "--prompt TEXT or --ids" -- "$TINYLLM" generate "$dir"
 # the checkpoint without its tokenizer files
 mkdir -p "$work/notok"

@@ -4,7 +4,9 @@
 # milestone reads, a folder with only config.json is counted from the config
 # (SmolLM2: 134,515,008), the logits written with --out are HF's (the first row
 # of the fixture's ids, within the fixture's tolerance) and the argmax printed
-# without it is theirs; bad folders and bad ids exit 1, usage errors 2.
+# without it is theirs; bad folders exit 1 (said as generate says them: a
+# missing path, a file, an empty or duplicate-keyed config.json, a missing
+# shard), usage errors 2 (bad ids and ids outside the vocabulary included).
 # Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
 set -u
 TINYLLM=${TINYLLM:-build/bin/tinyllm}
@@ -87,10 +89,44 @@ mkdir "$work/dsv3" && cp "$FIXTURES/L7.9/configs/deepseek-v3-bf16.json" "$work/d
 check config_only_deepseek 0 "parameters: 671,026,404,352" "MLA" "256 experts" \
     -- "$TINYLLM" info "$work/dsv3"
 
-# Bad folders and bad ids: a clear message, exit 1.
+# Bad folders: a clear message, exit 1, the same one from every verb.
 mkdir "$work/empty"
 check empty_folder_fails 1 "no config.json" -- "$TINYLLM" info "$work/empty"
-check missing_folder_fails 1 "no config.json" -- "$TINYLLM" info "$work/absent"
+check missing_folder_fails 1 "$work/absent does not exist" -- "$TINYLLM" info "$work/absent"
+check logits_of_a_missing_folder_fails 1 "$work/absent does not exist" \
+    -- "$TINYLLM" logits "$work/absent" --ids 1
+echo '{}' >"$work/afile"
+check info_of_a_file_fails 1 "$work/afile is a file, not a folder" -- "$TINYLLM" info "$work/afile"
+check logits_of_a_file_fails 1 "$work/afile is a file, not a folder" \
+    -- "$TINYLLM" logits "$work/afile" --ids 1
+mkdir "$work/emptycfg" && : >"$work/emptycfg/config.json"
+check info_of_an_empty_config_names_it 1 "$work/emptycfg/config.json is empty" \
+    -- "$TINYLLM" info "$work/emptycfg"
+# A key given twice: Python's json.load (HF) takes the last, cJSON the first.
+mkdir "$work/dupkey" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/dupkey/"
+sed -i 's/^}$/, "rms_norm_eps": 0.5}/' "$work/dupkey/config.json"
+check info_of_a_config_with_a_key_twice_fails 1 \
+    "$work/dupkey/config.json gives the key \"rms_norm_eps\" twice" \
+    -- "$TINYLLM" info "$work/dupkey"
+check logits_of_a_config_with_a_key_twice_fails 1 \
+    "$work/dupkey/config.json gives the key \"rms_norm_eps\" twice" \
+    -- "$TINYLLM" logits "$work/dupkey" --ids 1
+mkdir "$work/dupnested" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/dupnested/"
+sed -i 's/"rope_scaling": null/"rope_scaling": {"type": "linear", "factor": 2.0, "factor": 4.0}/' \
+    "$work/dupnested/config.json"
+check info_of_a_nested_key_twice_fails 1 'the key "rope_scaling.factor" twice' \
+    -- "$TINYLLM" info "$work/dupnested"
+# A sharded checkpoint missing a shard, or holding only its .part: the shard named.
+sharded=$FIXTURES/L7.9/llama-bf16-sharded
+shard=$(python3 -c 'import json, sys
+print(sorted(set(json.load(open(sys.argv[1]))["weight_map"].values()))[-1])' \
+    "$sharded/model.safetensors.index.json")
+mkdir "$work/noshard" && cp "$sharded/"* "$work/noshard/" && rm "$work/noshard/$shard"
+check info_of_a_missing_shard_names_it 1 "the shard $shard is missing" "tinyllm pull" \
+    -- "$TINYLLM" info "$work/noshard"
+mv "$work/noshard" "$work/partshard" && cp "$sharded/$shard" "$work/partshard/$shard.part"
+check logits_of_a_shard_left_as_part_names_it 1 "the shard $shard is missing" \
+    "only its .part" "tinyllm pull" -- "$TINYLLM" logits "$work/partshard" --ids 1
 mkdir "$work/gemma" && echo '{"model_type": "gemma"}' >"$work/gemma/config.json"
 check unsupported_model_type_fails 1 '"gemma" is not supported' -- "$TINYLLM" info "$work/gemma"
 mkdir "$work/mismatch" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/mismatch/"
@@ -99,16 +135,18 @@ check info_of_a_checkpoint_that_does_not_fit_fails 1 "gate_proj.weight has shape
     -- "$TINYLLM" info "$work/mismatch"
 check logits_of_a_checkpoint_that_does_not_fit_fails 1 "the config gives [48, 32]" \
     -- "$TINYLLM" logits "$work/mismatch" --ids 1,2
-check logits_id_out_of_range_fails 1 "id 512" "outside the vocabulary" \
-    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1,512
-check logits_bad_ids_fail 1 "item 2 is not a token id" \
-    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1,x,3
-check logits_negative_id_fails 1 "not a token id" -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids -4
-check logits_empty_ids_fail 1 "not a token id" -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids ""
 check logits_unwritable_out_fails 1 "$work/no/such/dir" \
     -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/no/such/dir/x.safetensors"
 
-# Usage errors: exit 2.
+# Usage errors: exit 2, bad ids and ids outside the vocabulary among them (as in generate).
+check logits_id_out_of_range_is_usage 2 "id 512" "outside the vocabulary" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1,512
+check logits_bad_ids_are_usage 2 "item 2 is not a token id" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1,x,3
+for ids in -4 -1,5 5,,6 5x ""; do
+    check "logits_ids_'$ids'_are_usage" 2 "not a token id" \
+        -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids "$ids"
+done
 check info_without_dir_is_usage 2 "usage: tinyllm info DIR" -- "$TINYLLM" info
 check info_with_two_dirs_is_usage 2 "unexpected argument" -- "$TINYLLM" info a b
 check logits_without_ids_is_usage 2 "--ids is required" -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa"

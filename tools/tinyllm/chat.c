@@ -108,6 +108,24 @@ static int turn(generator *g, tl_tokenizer *tok, conversation *c, const gen_opti
     return rc;
 }
 
+/* Renders the template once for a first turn (the --system message, a user
+ * line), so a template that does not parse or fails is said at startup, as a
+ * missing one is, not after the user has typed. 0, or -1 with an error. */
+static int try_template(const tl_tokenizer *tok, const char *system) {
+    conversation *c = conversation_new();
+    bool ok = c && (!system || conversation_add(c, "system", system) == 0) &&
+              conversation_add(c, "user", "hello") == 0;
+    char *messages = ok ? conversation_json(c) : NULL;
+    conversation_free(c);
+    if (!messages) return tl_fail_status("out of memory");
+    tl_chat_request req = {.messages_json = messages, .add_generation_prompt = true};
+    char *prompt = tl_chat_template_apply(tok, &req, NULL);
+    int rc = prompt ? 0 : -1;
+    free(messages);
+    free(prompt);
+    return rc;
+}
+
 int tinyllm_chat(int argc, char **argv) {
     gen_options o;
     int usage = gen_options_parse(&o, argc, argv, true, USAGE);
@@ -124,6 +142,11 @@ int tinyllm_chat(int argc, char **argv) {
         fprintf(stderr, "tinyllm chat: %s\n", tok ? "the checkpoint's tokenizer_config.json "
                 "has no chat_template; `tinyllm generate DIR --prompt TEXT` runs a plain "
                 "prompt" : tl_error());
+        tl_tokenizer_free(tok);
+        return 1;
+    }
+    if (try_template(tok, o.system) != 0) {
+        fprintf(stderr, "tinyllm chat: %s\n", tl_error());
         tl_tokenizer_free(tok);
         return 1;
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <cjson/cJSON.h>
 
 #include "tinyllm/safetensors.h"
 #include "tinyllm/tensor.h"
@@ -72,12 +73,135 @@ static int check_weight_dtypes(const char *dir) {
     return rc;
 }
 
-int folder_read_config(const char *dir, LlamaConfig *c) {
+/* The whole of a file, NUL-terminated (malloc'd); NULL with an error. */
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return tl_fail("cannot open %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0, got;
+    char *text = malloc(cap + 1);
+    while (text && (got = fread(text + n, 1, cap - n, f)) > 0)
+        if ((n += got) == cap) {
+            char *bigger = realloc(text, 2 * cap + 1);
+            if (!bigger) free(text);
+            text = bigger;
+            cap *= 2;
+        }
+    int err = ferror(f) ? errno : 0;
+    fclose(f);
+    if (!text) return tl_fail("out of memory reading %s", path);
+    if (err) {
+        free(text);
+        return tl_fail("cannot read %s: %s", path, strerror(err));
+    }
+    text[n] = '\0';
+    return text;
+}
+
+static int compare_keys(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Finds a key given twice in one object anywhere in v; path (holding where v
+ * is) gets where it is, e.g. "rope_scaling.factor". 1 found, 0 none, -1 out
+ * of memory. */
+static int repeated_key(const cJSON *v, char *path, size_t size) {
+    size_t len = strlen(path);
+    int n = cJSON_GetArraySize(v), found = 0;
+    if (cJSON_IsObject(v) && n > 1) {
+        const char **keys = malloc((size_t)n * sizeof *keys);
+        if (!keys) return -1;
+        int k = 0;
+        for (const cJSON *c = v->child; c; c = c->next) keys[k++] = c->string ? c->string : "";
+        qsort(keys, (size_t)n, sizeof *keys, compare_keys);
+        for (k = 1; k < n && !found; k++)
+            if (strcmp(keys[k - 1], keys[k]) == 0) {
+                snprintf(path + len, size - len, "%s%s", len ? "." : "", keys[k]);
+                found = 1;
+            }
+        free(keys);
+        if (found) return 1;
+    }
+    int i = 0;
+    for (const cJSON *c = v->child; c && !found; c = c->next, i++) {
+        if (cJSON_IsObject(v)) snprintf(path + len, size - len, "%s%s", len ? "." : "", c->string);
+        else snprintf(path + len, size - len, "[%d]", i);
+        found = repeated_key(c, path, size);
+    }
+    if (!found) path[len] = '\0';
+    return found;
+}
+
+/* dir/name is JSON with no key given twice (when it is there, or required).
+ * Python's json.load, which transformers reads these files with, keeps the
+ * last of a repeated key and cJSON the first: such a file is refused, as the
+ * safetensors reader refuses one, rather than read otherwise than HF reads
+ * it. 0, or -1 with an error naming the file. */
+static int check_json_file(const char *dir, const char *name, bool required) {
+    if (!required && !is_file(dir, name)) return 0;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = read_file(path);
+    if (!text) return -1;
+    bool empty = text[strspn(text, " \t\r\n")] == '\0';
+    const char *end = NULL;
+    cJSON *root = empty ? NULL : cJSON_ParseWithOpts(text, &end, true);
+    long at = end ? (long)(end - text) : 0;
+    free(text);
+    if (empty)
+        return tl_fail_status("%s is empty; was the download cut short? `tinyllm pull` fetches "
+                              "it again", path);
+    if (!root)
+        return tl_fail_status("%s is not valid JSON (syntax error at byte %ld): fix it%s", path,
+                              at, required ? ", or `tinyllm pull` the model again"
+                                           : " or remove it");
+    char where[512] = "";
+    int found = repeated_key(root, where, sizeof where);
+    cJSON_Delete(root);
+    if (found < 0) return tl_fail_status("out of memory reading %s", path);
+    if (found)
+        return tl_fail_status("%s gives the key \"%s\" twice (transformers' json.load would "
+                              "take the last one, tinyllm does not guess): delete the wrong one",
+                              path, where);
+    return 0;
+}
+
+/* Every shard model.safetensors.index.json lists is in dir. An index that
+ * cannot be read is left to the loader, which says what is wrong with it. */
+static int check_shards(const char *dir) {
+    if (!is_file(dir, "model.safetensors.index.json")) return 0;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+    char *text = read_file(path);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    tl_clear_error();
+    const cJSON *shard;
+    int rc = 0;
+    cJSON_ArrayForEach(shard, cJSON_GetObjectItemCaseSensitive(root, "weight_map")) {
+        const char *name = cJSON_IsString(shard) ? shard->valuestring : NULL;
+        if (!name || strchr(name, '/') || is_file(dir, name)) continue;
+        char part[300];
+        snprintf(part, sizeof part, "%.250s.part", name);
+        bool partial = is_file(dir, part);
+        rc = tl_fail_status("%s: the shard %s is missing%s (model.safetensors.index.json lists "
+                            "it); %s `tinyllm pull` resumes it", dir, name,
+                            partial ? ", only its .part is there" : "",
+                            partial ? "the download was cut short:" : "was the download cut "
+                            "short?");
+        break;
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+int folder_check(const char *dir, bool weights) {
     struct stat st;
+    if (stat(dir, &st) != 0 && errno == ENOENT)
+        return tl_fail_status("%s does not exist; give the folder of a checkpoint (config.json "
+                              "and model.safetensors), e.g. one `tinyllm pull` downloaded", dir);
     if (stat(dir, &st) != 0)
-        return tl_fail_status("%s: %s; give the folder of a checkpoint (config.json and "
-                              "model.safetensors), e.g. one `tinyllm pull` downloaded", dir,
-                              strerror(errno));
+        return tl_fail_status("cannot read %s: %s; give the folder of a checkpoint (config.json "
+                              "and model.safetensors)", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return tl_fail_status("%s is a file, not a folder; give the checkpoint's folder (the one "
                               "holding config.json and model.safetensors)", dir);
@@ -88,24 +212,30 @@ int folder_read_config(const char *dir, LlamaConfig *c) {
                               "%s); a Hugging Face checkpoint folder has config.json and "
                               "model.safetensors (or model.safetensors.index.json and its "
                               "shards)", dir, files);
-    if (!is_file(dir, "model.safetensors") && !is_file(dir, "model.safetensors.index.json"))
+    if (check_json_file(dir, "config.json", true) != 0) return -1;
+    if (weights && !is_file(dir, "model.safetensors") &&
+        !is_file(dir, "model.safetensors.index.json"))
         return tl_fail_status("%s has a config.json but no weights: neither model.safetensors "
                               "nor model.safetensors.index.json (it holds %s); was the download "
                               "cut short? `tinyllm pull` resumes it", dir, files);
-    if (check_weight_dtypes(dir) != 0) return -1;
+    return check_shards(dir);
+}
+
+int folder_parse_config(const char *dir, LlamaConfig *c) {
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return tl_fail_status("cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 20;
-    char *text = malloc(cap + 1);
-    size_t n = text ? fread(text, 1, cap, f) : 0;
-    fclose(f);
-    if (!text) return tl_fail_status("out of memory");
-    text[n] = '\0';
+    char *text = read_file(path);
+    if (!text) return -1;
     int rc = llama_config_from_hf(text, c);
     free(text);
     return rc == 0 ? 0 : tl_fail_status("%s: %s", path, tl_error());
+}
+
+int folder_read_config(const char *dir, LlamaConfig *c) {
+    if (folder_check(dir, true) != 0 || check_json_file(dir, "generation_config.json", false) ||
+        check_json_file(dir, "tokenizer_config.json", false) || check_weight_dtypes(dir) != 0)
+        return -1;
+    return folder_parse_config(dir, c);
 }
 
 int64_t folder_plan_positions(const LlamaConfig *c, int64_t n, int64_t *max_new,

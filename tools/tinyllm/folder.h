@@ -9,10 +9,22 @@
 
 #include "tinyllm/modern/llama.h"
 
-/* Reads dir/config.json into *c. -1 with an error that says what the folder
- * lacks (not a folder; no config.json, with what it does hold; no weights;
- * weights stored in a dtype tinyllm does not compute with, such as FP8 or a
- * quantization's integers; a config the model refuses) and what to do. */
+/* The checks every verb that takes a checkpoint folder makes first, so each
+ * says a wrong folder the same way: dir exists and is a folder; it has a
+ * config.json (else what it does hold) that is JSON with no key twice; and,
+ * with weights, model.safetensors or an index with every shard it lists
+ * (a missing one named, with its .part when a download was cut short).
+ * 0, or -1 with an error that says what is wrong and what to do. */
+int folder_check(const char *dir, bool weights);
+
+/* Parses dir/config.json into *c; -1 with an error naming the file. */
+int folder_parse_config(const char *dir, LlamaConfig *c);
+
+/* folder_check with weights, then: generation_config.json and
+ * tokenizer_config.json, when there, are JSON with no key twice; the weights
+ * are stored in dtypes tinyllm computes with (not FP8 or a quantization's
+ * integers); and the config is one the model takes, read into *c. -1 with
+ * an error that says what the folder lacks and what to do. */
 int folder_read_config(const char *dir, LlamaConfig *c);
 
 /* Whether dir holds a tokenizer.json. */

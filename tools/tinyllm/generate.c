@@ -59,7 +59,12 @@ static const char USAGE[] =
 static int64_t prompt_ids(const gen_options *o, tl_tokenizer *tok, int64_t **ids,
                           char **rendered) {
     *rendered = NULL;
-    if (o->ids_text) return parse_id_list(o->ids_text, ids);
+    if (o->ids) {   /* parsed with the options */
+        *ids = malloc((size_t)o->n_ids * sizeof **ids);
+        if (!*ids) return tl_fail_status("out of memory");
+        memcpy(*ids, o->ids, (size_t)o->n_ids * sizeof **ids);
+        return o->n_ids;
+    }
     const char *text = o->prompt;
     if (o->chat) {
         conversation *c = conversation_new();
@@ -88,6 +93,31 @@ static int64_t prompt_ids(const gen_options *o, tl_tokenizer *tok, int64_t **ids
     return n;
 }
 
+/* Each id of the prompt is one the model has a row for. An --ids past the
+ * vocabulary is a usage error (2); a --prompt's token past it is the
+ * checkpoint's own inconsistency (1): its tokenizer.json gives ids its
+ * config.json does not have. */
+static int check_vocab(const gen_options *o, const tl_tokenizer *tok, const int64_t *ids,
+                       int64_t n, int64_t vocab) {
+    for (int64_t i = 0; i < n; i++) {
+        if (ids[i] < vocab) continue;
+        if (o->ids) {
+            fprintf(stderr, "tinyllm generate: --ids: id %lld (item %lld) is outside the "
+                    "vocabulary of %s (0 .. %lld)\n", (long long)ids[i], (long long)i + 1,
+                    o->dir, (long long)vocab - 1);
+            return 2;
+        }
+        const char *text = tl_tokenizer_id_to_token(tok, (int32_t)ids[i]);
+        fprintf(stderr, "tinyllm generate: the prompt's token '%.80s' (token %lld of %lld) "
+                "has id %lld, outside the model's vocabulary of %lld (config.json's "
+                "vocab_size): %s/tokenizer.json gives ids the model has no row for; is it "
+                "this checkpoint's tokenizer?\n", text ? text : "?", (long long)i + 1,
+                (long long)n, (long long)ids[i], (long long)vocab, o->dir);
+        return 1;
+    }
+    return 0;
+}
+
 int tinyllm_generate(int argc, char **argv) {
     gen_options o;
     int usage = gen_options_parse(&o, argc, argv, false, USAGE);
@@ -99,8 +129,9 @@ int tinyllm_generate(int argc, char **argv) {
     gen_report_init(&rep, o.dir, o.threads);
 
     LlamaConfig cfg;
-    if (folder_read_config(o.dir, &cfg) != 0) {
+    if (folder_read_config(o.dir, &cfg) != 0 || (o.json && gen_report_check_path(o.json) != 0)) {
         fprintf(stderr, "tinyllm generate: %s\n", tl_error());
+        free(o.ids);
         return 1;
     }
     /* The tokenizer before the weights: a prompt that cannot be encoded is
@@ -111,6 +142,7 @@ int tinyllm_generate(int argc, char **argv) {
         if (!tok) {
             fprintf(stderr, "tinyllm generate: %s\n%s", tl_error(), o.ids_text ? "" :
                     "  (--prompt needs the checkpoint's tokenizer.json; --ids runs without)\n");
+            free(o.ids);
             return 1;
         }
     }
@@ -128,13 +160,7 @@ int tinyllm_generate(int argc, char **argv) {
                         "non-empty --prompt (or --ids)\n");
         status = 2;
     }
-    for (int64_t i = 0; status == 0 && i < n; i++)
-        if (ids[i] >= cfg.vocab_size) {
-            fprintf(stderr, "tinyllm generate: --ids: id %lld (item %lld) is outside the "
-                    "vocabulary of %s (0 .. %lld)\n", (long long)ids[i], (long long)i + 1,
-                    o.dir, (long long)cfg.vocab_size - 1);
-            status = 2;
-        }
+    if (status == 0) status = check_vocab(&o, tok, ids, n, cfg.vocab_size);
     generator g = {0};
     if (status == 0) {
         status = open_for_run(&g, &o, n, &o.max_new, "generate");
@@ -165,6 +191,7 @@ int tinyllm_generate(int argc, char **argv) {
     generator_close(&g);
     tl_tokenizer_free(tok);
     free(ids);
+    free(o.ids);
     free(rendered);
     return status;
 }

@@ -18,8 +18,16 @@ double generator_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A token id: a whole number >= 0 (JSON gives every number as a double). */
+static bool is_token_id(const cJSON *v) {
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 9e15 &&
+           v->valuedouble == (double)(int64_t)v->valuedouble;
+}
+
 /* generation_config.json's eos_token_id (a number or a list); 0 when the file
- * or the key is missing, -1 when the file is there but is not JSON. */
+ * or the key is missing (or null, or an empty list), -1 when the file is
+ * there but is not JSON, or the key is something else: HF's generate fails
+ * on such a stop id too, and ignoring it would stop where config.json says. */
 static int read_generation_stops(const char *dir, int64_t *stops, int max) {
     char path[4200];
     snprintf(path, sizeof path, "%s/generation_config.json", dir);
@@ -34,14 +42,22 @@ static int read_generation_stops(const char *dir, int64_t *stops, int max) {
         return tl_fail_status("%s is not JSON (near byte %ld): fix or remove it", path,
                               (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
     cJSON *eos = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
-    int count = 0;
-    if (cJSON_IsNumber(eos)) {
-        stops[count++] = (int64_t)eos->valuedouble;
-    } else if (cJSON_IsArray(eos)) {
-        cJSON *item;
-        cJSON_ArrayForEach(item, eos)
-            if (cJSON_IsNumber(item) && count < max) stops[count++] = (int64_t)item->valuedouble;
+    const cJSON *list = cJSON_IsArray(eos) ? eos : NULL, *item;
+    bool valid = !eos || cJSON_IsNull(eos) || is_token_id(eos) || list;
+    cJSON_ArrayForEach(item, list) valid = valid && is_token_id(item);
+    if (!valid) {
+        char *shown = cJSON_PrintUnformatted(eos);
+        tl_fail("%s: eos_token_id is %.60s; it must be a token id (a whole number >= 0) or a "
+                "list of them: fix it, or remove the key to stop at config.json's", path,
+                shown ? shown : "not a token id");
+        free(shown);
+        cJSON_Delete(root);
+        return -1;
     }
+    int count = 0;
+    if (is_token_id(eos)) stops[count++] = (int64_t)eos->valuedouble;
+    cJSON_ArrayForEach(item, list)
+        if (count < max) stops[count++] = (int64_t)item->valuedouble;
     cJSON_Delete(root);
     return count;
 }
@@ -173,6 +189,9 @@ static bool pack_weights(generator *g, generator_progress progress, void *ctx) {
 int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, bool cached,
                    generator_progress progress, void *ctx) {
     memset(g, 0, sizeof *g);
+    /* The stop ids before the load: a generation_config.json to refuse is said at once. */
+    int n = read_generation_stops(dir, g->stops, GENERATOR_MAX_STOPS);
+    if (n < 0) return -1;
     double t0 = generator_now();
     if (llama_from_pretrained(&g->model, dir, dtype) != 0) return -1;
     if (!g->model.head_weight) {   /* generate applies the head itself */
@@ -193,11 +212,6 @@ int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, b
     if (!pack_weights(g, progress, ctx)) page_in(g->model.module, g->weight_bytes, progress, ctx);
     g->load_seconds = generator_now() - t0;
 
-    int n = read_generation_stops(dir, g->stops, GENERATOR_MAX_STOPS);
-    if (n < 0) {
-        generator_close(g);
-        return -1;
-    }
     if (n == 0)   /* generation_config.json has none: config.json's */
         for (int i = 0; i < g->model.config.n_eos && n < GENERATOR_MAX_STOPS; i++)
             g->stops[n++] = g->model.config.eos_token_id[i];

@@ -54,7 +54,8 @@ typedef void (*generator_progress)(int64_t done, int64_t total, void *ctx);
 
 /* Loads dir (dtype TL_F32, TL_BF16, or -1: the checkpoint's own), pages every
  * weight in (progress, when given, is called as it goes), reads the stop ids
- * (generation_config.json's eos_token_id, else config.json's) and makes a
+ * (generation_config.json's eos_token_id, else config.json's; one that is not
+ * a token id or a list of them is refused, before the load) and makes a
  * cache of `capacity` positions (0: max_position_embeddings). */
 int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, bool cached,
                    generator_progress progress, void *ctx);

@@ -14,6 +14,7 @@
 
 #include "tinyllm/modern/llama.h"
 #include "tinyllm/safetensors.h"
+#include "folder.h"
 #include "verbs.h"
 
 static const char USAGE[] =
@@ -173,20 +174,6 @@ static int count_parameters(const char *dir, const LlamaConfig *c, const weights
     return 0;
 }
 
-static char *read_config(const char *dir) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return tl_fail("%s: no config.json here (a checkpoint folder in Hugging Face's "
-                           "layout has one; `tinyllm pull REPO` fetches one)", dir);
-    char *text = malloc((16 << 20) + 1);
-    size_t n = text ? fread(text, 1, 16 << 20, f) : 0;
-    fclose(f);
-    if (!text) return tl_fail("out of memory");
-    text[n] = '\0';
-    return text;
-}
-
 int tinyllm_info(int argc, char **argv) {
     const char *dir = NULL;
     bool json = false;
@@ -209,9 +196,8 @@ int tinyllm_info(int argc, char **argv) {
     LlamaConfig c;
     weights_summary w;
     int64_t count = -1;
-    char *text = read_config(dir);
-    int rc = text ? llama_config_from_hf(text, &c) : -1;
-    free(text);
+    /* Weights are optional here: a folder with config.json alone is counted from it. */
+    int rc = folder_check(dir, false) == 0 ? folder_parse_config(dir, &c) : -1;
     if (rc == 0) rc = summarise(dir, &w);
     if (rc == 0) rc = count_parameters(dir, &c, &w, &count);
     if (rc != 0) {

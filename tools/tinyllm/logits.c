@@ -5,7 +5,6 @@
  * argmax: ties to the lower id). The folder is loaded as llama_from_pretrained
  * loads it (mapped, strict, its own dtype); the forward is under no_grad.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,8 @@
 #include "tinyllm/ops.h"
 #include "tinyllm/safetensors.h"
 #include "tinyllm/modern/llama.h"
+#include "folder.h"
+#include "options.h"
 #include "verbs.h"
 
 static const char USAGE[] =
@@ -22,28 +23,9 @@ static const char USAGE[] =
     "  DIR    a checkpoint folder in Hugging Face's layout (config.json and weights)\n"
     "  --ids  the token ids of one sequence, comma-separated (positions 0 .. T-1)\n"
     "  --out  write the logits as tensor \"logits\" F32 [1, T, vocab] to FILE;\n"
-    "         without it, print the argmax token at each position\n";
-
-/* "1,2,3" into ids (malloc'd); -1 with a message on anything else. */
-static int parse_ids(const char *text, int64_t **ids, int64_t *n) {
-    size_t cap = 1;
-    for (const char *p = text; *p; p++) cap += *p == ',';
-    *ids = malloc(cap * sizeof **ids);
-    *n = 0;
-    if (!*ids) return tl_fail_status("out of memory");
-    const char *p = text;
-    while (true) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || errno != 0 || v < 0 || (*end != ',' && *end != '\0'))
-            return tl_fail_status("--ids '%s': item %lld is not a token id (whole numbers >= 0, "
-                                  "comma-separated: --ids 1,2,3)", text, (long long)*n + 1);
-        (*ids)[(*n)++] = v;
-        if (*end == '\0') return 0;
-        p = end + 1;
-    }
-}
+    "         without it, print the argmax token at each position\n"
+    "Exit status: 0 done, 1 failed, 2 a usage error (an --ids that is not a list of\n"
+    "ids, or an id outside the model's vocabulary).\n";
 
 static int write_logits(const char *path, tl_tensor *logits) {
     tl_named_tensor item = {"logits", logits, false};
@@ -85,15 +67,27 @@ int tinyllm_logits(int argc, char **argv) {
         return 2;
     }
     tl_clear_error();
-    int64_t *ids = NULL, n = 0;
+    int64_t *ids = NULL;
+    /* A malformed --ids is a usage error (2), as in generate, said before the folder is
+     * read; so is an id past config.json's vocab_size, said before the load. */
+    int64_t n = parse_id_list(ids_text, &ids);
+    if (n < 0) {
+        fprintf(stderr, "tinyllm logits: %s\n", tl_error());
+        free(ids);
+        return 2;
+    }
+    LlamaConfig cfg;
     LlamaForCausalLM m = {0};
-    int rc = parse_ids(ids_text, &ids, &n);
-    if (rc == 0) rc = llama_from_pretrained(&m, dir, -1);
+    int rc = folder_check(dir, true) == 0 ? folder_parse_config(dir, &cfg) : -1;
     for (int64_t i = 0; rc == 0 && i < n; i++)
-        if (ids[i] >= m.config.vocab_size)
-            rc = tl_fail_status("--ids: id %" PRId64 " (item %" PRId64 ") is outside the "
-                                "vocabulary of %s (0 .. %" PRId64 ")", ids[i], i + 1, dir,
-                                m.config.vocab_size - 1);
+        if (ids[i] >= cfg.vocab_size) {
+            fprintf(stderr, "tinyllm logits: --ids: id %" PRId64 " (item %" PRId64 ") is "
+                    "outside the vocabulary of %s (0 .. %" PRId64 ")\n", ids[i], i + 1, dir,
+                    cfg.vocab_size - 1);
+            free(ids);
+            return 2;
+        }
+    if (rc == 0) rc = llama_from_pretrained(&m, dir, -1);
     if (rc == 0) {
         tl_scope_push();
         tl_no_grad_push();

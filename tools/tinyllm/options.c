@@ -7,6 +7,9 @@
 #include "tinyllm/tensor.h"
 #include "options.h"
 
+/* The most -n may ask for: 16M tokens, past any model's context. */
+#define MAX_NEW_TOKENS (1 << 24)
+
 static int usage_error(const char *verb, const char *usage, const char *what, const char *arg) {
     fprintf(stderr, "tinyllm %s: %s%s%s\n\n%s", verb, what, arg ? " " : "", arg ? arg : "",
             usage);
@@ -55,9 +58,12 @@ int gen_options_parse(gen_options *o, int argc, char **argv, bool chat, const ch
         } else if (takes && !value) {
             return usage_error(verb, usage, "a value is missing after", a);
         } else if (!strcmp(a, "-n")) {
-            if ((o->max_new = whole(value, 1, 1 << 24)) < 0)
-                return usage_error(verb, usage, "-n takes a whole number of tokens >= 1, not",
-                                   value);
+            if ((o->max_new = whole(value, 1, MAX_NEW_TOKENS)) < 0) {
+                char what[80];
+                snprintf(what, sizeof what, "-n takes a whole number of tokens from 1 to %d, "
+                         "not", MAX_NEW_TOKENS);
+                return usage_error(verb, usage, what, value);
+            }
             i++;
         } else if (!strcmp(a, "--threads")) {
             if ((o->threads = (int)whole(value, 1, 1024)) < 0)
@@ -94,6 +100,12 @@ int gen_options_parse(gen_options *o, int argc, char **argv, bool chat, const ch
                            NULL);
     if (o->chat && !o->prompt)
         return usage_error(verb, usage, "--chat renders a --prompt TEXT (not --ids)", NULL);
+    /* Parsed here, so a malformed list is a usage error like any other bad value. */
+    if (o->ids_text && (o->n_ids = parse_id_list(o->ids_text, &o->ids)) < 0) {
+        free(o->ids);
+        o->ids = NULL;
+        return usage_error(verb, usage, tl_error(), NULL);
+    }
     return -1;
 }
 

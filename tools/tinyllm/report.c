@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <cjson/cJSON.h>
 
 #include "tinyllm/kernels.h"
@@ -15,6 +16,30 @@ void gen_report_init(gen_report *r, const char *dir, int threads) {
     r->dir = dir;
     r->threads = threads;
     r->rss_before_load = machine_rss_bytes();
+}
+
+int gen_report_check_path(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return tl_fail_status("--json %s is a folder; give the file to write the report to, "
+                              "e.g. %s/report.json", path, path);
+    /* The same file the write at the end makes: whatever keeps it from being made now
+     * would then lose the whole run's report. */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        int err = errno;
+        const char *slash = strrchr(path, '/');
+        if (err == ENOENT && slash)
+            return tl_fail_status("--json %s: the folder %.*s does not exist; create it or give "
+                                  "another path", path, (int)(slash - path), path);
+        return tl_fail_status("--json %s: cannot create %s: %s; give a path in a folder you can "
+                              "write to", path, tmp, strerror(err));
+    }
+    fclose(f);
+    remove(tmp);
+    return 0;
 }
 
 void gen_report_loaded(gen_report *r) { r->rss_after_load = machine_rss_bytes(); }

@@ -19,6 +19,10 @@ typedef struct {
 } gen_report;
 
 void gen_report_init(gen_report *r, const char *dir, int threads);
+/* Whether the report can be written to path (not a folder; its folder there
+ * and writable), checked before the run so a bad --json does not waste it.
+ * 0, or -1 with an error. */
+int gen_report_check_path(const char *path);
 /* Reads the resident size right after the load. */
 void gen_report_loaded(gen_report *r);
 /* The summary: tokens, times, rates, memory; and, when interrupted, so. */

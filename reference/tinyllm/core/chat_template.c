@@ -84,10 +84,12 @@ char *tl_chat_template_apply(const tl_tokenizer *t, const tl_chat_request *req, 
         return tl_fail("tl_chat_template_apply: %s has no chat_template (tokenizer_config.json "
                        "lacks one); give a model whose tokenizer_config.json has it",
                        t->dir[0] ? t->dir : t->origin);
+    /* The template's own file, not tokenizer.json: the one to open and fix. */
+    const char *from = t->template_origin ? t->template_origin : t->origin;
     char *source = find_template(t, req->template_name);
     if (!source)
-        return tl_fail("tl_chat_template_apply: %s has no chat template named '%s'",
-                       t->origin, req->template_name ? req->template_name : "default");
+        return tl_fail("tl_chat_template_apply: %s has no chat template named '%s'", from,
+                       req->template_name ? req->template_name : "default");
     jarena arena = {0};
     jv vars = jv_new_dict(&arena);
     char *result = NULL;
@@ -120,7 +122,7 @@ char *tl_chat_template_apply(const tl_tokenizer *t, const tl_chat_request *req, 
     }
     result = jinja_render_value(source, vars, &arena, len);
     if (!result)
-        context_error("tl_chat_template_apply: the chat template of %s%s", t->origin,
+        context_error("tl_chat_template_apply: the chat template of %s%s", from,
                       req->template_name ? " (named)" : "");
 done:
     ja_free(&arena);

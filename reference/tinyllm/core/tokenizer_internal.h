@@ -243,6 +243,7 @@ struct tl_tokenizer {
     /* tokenizer_config.json and friends */
     char *bos_token, *eos_token;
     char *chat_template_json;      /* the chat_template value as JSON text, or NULL */
+    char *template_origin;         /* the file it came from (tokenizer_config.json), for messages */
     bool clean_up_spaces;
     int32_t *stop_ids;
     int stop_count;

@@ -748,7 +748,10 @@ static int parse_config(tl_tokenizer *t, const char *json, const char *origin) {
     t->clean_up_spaces =
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "clean_up_tokenization_spaces"));
     const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(root, "chat_template");
-    if (tmpl && !cJSON_IsNull(tmpl)) t->chat_template_json = cJSON_PrintUnformatted(tmpl);
+    if (tmpl && !cJSON_IsNull(tmpl)) {
+        t->chat_template_json = cJSON_PrintUnformatted(tmpl);
+        t->template_origin = dup_bytes(origin, strlen(origin));
+    }
     cJSON_Delete(root);
     return 0;
 }
@@ -973,6 +976,7 @@ void tl_tokenizer_free(tl_tokenizer *t) {
     free(t->bos_token);
     free(t->eos_token);
     free(t->chat_template_json);
+    free(t->template_origin);
     free(t->stop_ids);
     free(t->dir);
     free(t->origin);
