@@ -20,6 +20,10 @@
  * loop's buffer, and the three are timed in turn, repetition by repetition,
  * under the same conditions.
  *
+ * On a CPU with AVX512-BF16 a fourth figure is not the runtime's: a GEMV
+ * whose activations are rounded to BF16 (vdpbf16ps), what a course decision
+ * to round them would buy (course/MS-L7/README.md 4.14).
+ *
  * A product's figure includes what each call costs beyond reading (waking
  * the threads, one barrier per matrix), since decode pays it too; the read
  * loop pays one barrier per pass.
@@ -39,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tinyllm/bf16.h"
 #include "tinyllm/kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -193,6 +198,50 @@ static void gemv_walk_bf16(const uint16_t *arena, size_t arena_halves, const flo
     for (size_t i = 0; i < copies; i++) tl_gemv_bf16(arena + i * per, x, y, rows, cols);
 }
 
+#ifdef HAVE_X86
+/* Not the runtime's: a GEMV with the activations rounded to BF16, reading
+ * pairs with AVX512-BF16's vdpbf16ps, as llama.cpp's BF16 path does. It shows
+ * what a course decision to round activations would buy (README 4.14): one
+ * load and one instruction per 32 weights, against the runtime's widening
+ * and two FMAs. cols must be a multiple of 32 (the bench's shapes are). */
+__attribute__((target("avx512f,avx512bf16"))) static void gemv_bf16_rounded_x(
+    const uint16_t *W, const uint16_t *xb, float *y, int64_t rows, int64_t cols,
+    int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t r = 0; r < rows; r++) {
+        const uint16_t *w = W + r * cols;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        int64_t c = 0;
+        for (; c + 64 <= cols; c += 64) {
+            a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_loadu_si512(w + c),
+                                  (__m512bh)_mm512_loadu_si512(xb + c));
+            a1 = _mm512_dpbf16_ps(a1, (__m512bh)_mm512_loadu_si512(w + c + 32),
+                                  (__m512bh)_mm512_loadu_si512(xb + c + 32));
+        }
+        if (c < cols)
+            a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_loadu_si512(w + c),
+                                  (__m512bh)_mm512_loadu_si512(xb + c));
+        y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    }
+}
+
+static bool has_bf16_dot(void) { return __builtin_cpu_supports("avx512bf16"); }
+#else
+static void gemv_bf16_rounded_x(const uint16_t *W, const uint16_t *xb, float *y,
+                                int64_t rows, int64_t cols, int threads) {
+    (void)W, (void)xb, (void)y, (void)rows, (void)cols, (void)threads;
+}
+
+static bool has_bf16_dot(void) { return false; }
+#endif
+
+static void gemv_walk_rounded_x(const uint16_t *arena, size_t arena_halves, const uint16_t *xb,
+                                float *y, int64_t rows, int64_t cols, int threads) {
+    size_t per = (size_t)(rows * cols), copies = arena_halves / per;
+    for (size_t i = 0; i < copies; i++)
+        gemv_bf16_rounded_x(arena + i * per, xb, y, rows, cols, threads);
+}
+
 typedef struct {
     int64_t rows, cols;
     const char *role;
@@ -208,10 +257,11 @@ static const gemv_shape GEMV_SHAPES[] = {
 
 static volatile float sink;   /* keeps the read loop's sum alive */
 
-/* One shape: read loop, f32 walk and bf16 walk, in turn, REPS times.
- * Returns the read figure and writes the two products' figures. */
+/* One shape: read loop, f32 walk, bf16 walk and (rounded, when the CPU has
+ * BF16 dot products) the rounded-activation walk, in turn, REPS times.
+ * Returns the read figure and writes the products' figures. */
 static figure bench_gemv_shape(const gemv_shape *s, float *arena, size_t arena_size,
-                               int threads, figure *f32, figure *bf16) {
+                               int threads, figure *f32, figure *bf16, figure *rounded) {
     size_t floats = arena_size / sizeof(float), halves = arena_size / sizeof(uint16_t);
     size_t per = (size_t)(s->rows * s->cols);
     double read_bytes = (double)floats * sizeof(float);
@@ -225,6 +275,9 @@ static figure bench_gemv_shape(const gemv_shape *s, float *arena, size_t arena_s
         exit(1);
     }
     for (int64_t c = 0; c < s->cols; c++) x[c] = (float)(c % 7) * 0.25f - 0.75f;
+    uint16_t xb[2048];   /* x rounded to BF16: exact, these values have few bits */
+    bool round_x = rounded && s->cols <= 2048 && s->cols % 32 == 0;
+    if (round_x) tl_f32_to_bf16_n(x, xb, (size_t)s->cols);
 
     figure rd;
     for (int rep = -WARMUP; rep < REPS; rep++) {
@@ -235,14 +288,20 @@ static figure bench_gemv_shape(const gemv_shape *s, float *arena, size_t arena_s
         double t2 = now_seconds();
         gemv_walk_bf16((const uint16_t *)arena, halves, x, y, s->rows, s->cols);
         double t3 = now_seconds();
+        if (round_x)
+            gemv_walk_rounded_x((const uint16_t *)arena, halves, xb, y, s->rows, s->cols,
+                                threads);
+        double t4 = now_seconds();
         if (rep < 0) continue;
         rd.rate[rep] = read_bytes / (t1 - t0) * 1e-9;
         f32->rate[rep] = f32_bytes / (t2 - t1) * 1e-9;
         bf16->rate[rep] = bf16_bytes / (t3 - t2) * 1e-9;
+        if (round_x) rounded->rate[rep] = bf16_bytes / (t4 - t3) * 1e-9;
     }
     summarise(&rd);
     summarise(f32);
     summarise(bf16);
+    if (round_x) summarise(rounded);
     free(x);
     free(y);
     return rd;
@@ -352,11 +411,13 @@ int main(void) {
 
     printf("decode: matrix-vector products, GB/s of weights read\n");
     double wall0 = now_seconds(), cpu0 = cpu_seconds();
-    figure rd[N_GEMV_SHAPES], f32[N_GEMV_SHAPES], bf16[N_GEMV_SHAPES];
+    figure rd[N_GEMV_SHAPES], f32[N_GEMV_SHAPES], bf16[N_GEMV_SHAPES], rounded[N_GEMV_SHAPES];
+    bool bf16_dot = has_bf16_dot();
     double pool[N_GEMV_SHAPES * REPS];   /* every read pass, for one bandwidth figure */
     for (int i = 0; i < N_GEMV_SHAPES; i++) {
         const gemv_shape *s = &GEMV_SHAPES[i];
-        rd[i] = bench_gemv_shape(s, arena, size, threads, &f32[i], &bf16[i]);
+        rd[i] = bench_gemv_shape(s, arena, size, threads, &f32[i], &bf16[i],
+                                 bf16_dot ? &rounded[i] : NULL);
         memcpy(pool + i * REPS, rd[i].rate, sizeof rd[i].rate);
 
         char what[96], name[64];
@@ -368,6 +429,11 @@ int main(void) {
         print_figure(what, "GB/s", &f32[i]);
         snprintf(what, sizeof what, "gemv bf16  (%.2f of read)", bf16[i].median / rd[i].median);
         print_figure(what, "GB/s", &bf16[i]);
+        if (bf16_dot) {
+            snprintf(what, sizeof what, "bf16, x rounded (%.2f of read)",
+                     rounded[i].median / rd[i].median);
+            print_figure(what, "GB/s", &rounded[i]);
+        }
         snprintf(name, sizeof name, "gemv_f32_%lldx%lld_gbs", (long long)s->rows,
                  (long long)s->cols);
         record(name, f32[i].median);
@@ -414,5 +480,8 @@ int main(void) {
     for (int i = 0; i < n_results; i++) printf("%s: %.2f\n", results[i].name, results[i].value);
     printf("gemv_f32_vs_read_bandwidth: %.3f\n", f32[last].median / rd[last].median);
     printf("gemv_bf16_vs_read_bandwidth: %.3f\n", bf16[last].median / rd[last].median);
+    if (bf16_dot)   /* not the runtime's: what rounding activations to BF16 would buy */
+        printf("gemv_bf16_rounded_x_vs_read_bandwidth: %.3f\n",
+               rounded[last].median / rd[last].median);
     return 0;
 }
