@@ -392,6 +392,43 @@ rm -rf "$TESTS"
 run "$OL" check L7.1
 expect "check: a missing test folder is \"no tests\", score 0" 1 "no tests: c/tests/l7-1-rmsnorm/ does not exist"
 
+# A student's bytes: a comment in Latin-1, bytes that are no text, and an INVALID test whose line
+# sets the terminal's title and clears its screen. The terminal gets them spelled out (\x1b, \xff);
+# --json is UTF-8 (RFC 8259), each invalid sequence U+FFFD as Python's errors="replace" makes it.
+BAD_LINE='ck_assert_msg(0, "x"); /* \xff\xfe \x1b]0;pwned\x07 \x1b[2J */'
+set_tests test_bytes.c "$HEAD
+$TOUCH"
+printf '%s\n' $'/* caf\xe9, in Latin-1, and \xff\xfe */' 'START_TEST(test_bad_bytes)' '{' \
+  "    touch_lesson(); $(printf '%b' "$BAD_LINE")" '}' 'END_TEST' >> "$TESTS/test_bytes.c"
+run "$OL" check L7.1 --json "$T/bytes.json"
+expect "check: an INVALID test's line is shown, control bytes and invalid UTF-8 spelled out" 1 \
+  "INVALID" "$BAD_LINE"
+what="check: no control byte of a student's file reaches the terminal, nor a byte that is no UTF-8"
+if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' <<<"$out" || ! iconv -f UTF-8 -t UTF-8 \
+  <<<"$out" >/dev/null 2>&1; then fail "$what"; else ok "$what"; fi
+what="check --json is UTF-8: a test file's bytes as U+FFFD"
+python3 - "$T/bytes.json" "$TESTS/test_bytes.c" <<'PY' && ok "$what" || fail "$what"
+import json, sys
+report = json.load(open(sys.argv[1], encoding="utf-8"))  # strict: an invalid byte fails
+source = report["testFiles"]["c/tests/l7-1-rmsnorm/test_bytes.c"]["source"]
+sys.exit(source != open(sys.argv[2], "rb").read().decode("utf-8", "replace"))
+PY
+run "$REPORT_CHECK" stryker "$T/bytes.json"
+expect "check --json of a test file that is no UTF-8 is a valid Stryker report" 0 \
+  "valid stryker report"
+# a test file's name that is no UTF-8 is refused, as one with a quote or a control character is
+mv "$TESTS/test_bytes.c" "$TESTS/test_"$'\xff\xfe'".c"
+run "$OL" check L7.1 --json "$T/name.json" --gradescope "$T/name-gs.json"
+expect "check: a test file name that is no UTF-8 is refused by name, spelled out" 1 "[3/6] FAIL" \
+  'the test file name "test_\xff\xfe.c" is not UTF-8 text'
+what="check: --json and --gradescope name it in UTF-8"
+python3 -c 'import json, sys; [json.load(open(p, encoding="utf-8")) for p in sys.argv[1:]]' \
+  "$T/name.json" "$T/name-gs.json" && ok "$what" || fail "$what"
+run "$OL" tests L7.1 --mine
+expect "tests --mine refuses it too, spelled out" 1 \
+  'the test file name "test_\xff\xfe.c" is not UTF-8 text'
+rm -rf "$TESTS"
+
 # a workspace whose path holds spaces, shell metacharacters and a double quote: no shell, no
 # quoting, anywhere (the student's test file is #included by that path)
 WEIRD="$T/a dir; \$(touch PWNED) \`id\` & 'q' \"dq\" *"

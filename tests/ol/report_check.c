@@ -1,7 +1,7 @@
 /* report-check stryker|gradescope FILE: parses an `ol check` report back
  * with cJSON and checks its structure: Stryker's mutation-testing-report-
  * schema (version 2: required keys, the status enum, killedBy naming known
- * tests) or Gradescope's results.json. Exit 0 valid, 1 not, 2 usage. */
+ * tests) or Gradescope's results.json, in UTF-8. Exit 0 valid, 1 not, 2 usage. */
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -141,6 +141,26 @@ static void check_gradescope(const cJSON *o) {
     }
 }
 
+/* JSON text is UTF-8 (RFC 8259, 8.1), and cJSON reads any bytes: the offset of the first byte
+ * that starts no well-formed sequence (overlong, a surrogate, past U+10FFFF), else -1. */
+static long not_utf8(const unsigned char *s, size_t n) {
+    static const unsigned long least[] = {0, 0, 0x80, 0x800, 0x10000};
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                     : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (!len || i + len > n) return (long)i;
+        unsigned long cp = len == 1 ? c : c & (0x7fu >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) return (long)i;
+            cp = cp << 6 | (s[i + k] & 0x3fu);
+        }
+        if (cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return (long)i;
+        i += len;
+    }
+    return -1;
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[1], "stryker") && strcmp(argv[1], "gradescope"))) {
         fprintf(stderr, "usage: %s stryker|gradescope FILE\n", argv[0]);
@@ -155,6 +175,12 @@ int main(int argc, char **argv) {
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
+    long at = not_utf8((const unsigned char *)buf, n);
+    if (at >= 0) {
+        fprintf(stderr, "report-check: %s is not UTF-8: byte %ld (0x%02x) starts no character\n",
+                argv[2], at, (unsigned char)buf[at]);
+        return 1;
+    }
     cJSON *o = cJSON_Parse(buf);
     if (!cJSON_IsObject(o)) {
         fprintf(stderr, "report-check: %s is not a JSON object\n", argv[2]);

@@ -976,17 +976,23 @@ void print_compiler_log(ol_ctx *ctx, const char *raw) {
     char *log = without_wrappers(ctx, raw);
     /* absolute paths are long: show them from the workspace or the root */
     char *ws = xasprintf("%s/", ctx->ws), *root = xasprintf("%s/", ctx->root);
+    strbuf b = {0};
     for (const char *p = log; *p;) {
         const char *w = strstr(p, ws), *r = strstr(p, root);
         const char *hit = w && (!r || w <= r) ? w : r;
         size_t skip = hit == w ? strlen(ws) : strlen(root);
         if (!hit) {
-            fputs(p, stderr);
+            sb_add(&b, p);
             break;
         }
-        fwrite(p, 1, (size_t)(hit - p), stderr);
+        sb_addn(&b, p, (size_t)(hit - p));
         p = hit + skip;
     }
+    /* the compiler quotes the student's lines as they are (its colours are off) */
+    char *text = sb_take(&b), *shown = shown_text(text);
+    fputs(shown, stderr);
+    free(shown);
+    free(text);
     free(ws);
     free(root);
     free(log);

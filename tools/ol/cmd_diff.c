@@ -142,8 +142,11 @@ int cmd_diff(int argc, char **argv) {
                         "--side-by-side shows it wider)\n",
                         widest, width);
                 }
-                if (text && *text) fputs(text, stdout);
+                /* the student's lines, as a terminal may show them */
+                char *shown = text && *text ? shown_text(text) : NULL;
+                if (shown) fputs(shown, stdout);
                 else printf("c/%s is identical to the reference, reference/%s\n", src, src);
+                free(shown);
                 free(text);
             }
             unlink(job.out_path);

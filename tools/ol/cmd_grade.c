@@ -63,7 +63,7 @@ static void on_done(proc_job *j) {
     if (j->seconds > p->slowest) {
         p->slowest = j->seconds;
         free(p->slowest_name);
-        p->slowest_name = xstrdup(d->student);
+        p->slowest_name = shown_text(d->student); /* a folder's name, as a terminal may show it */
     }
     char *rows_path = xasprintf("%s/%s/rows.csv", p->out, d->student);
     char *rows = read_file(rows_path, NULL);
@@ -78,13 +78,15 @@ static void on_done(proc_job *j) {
                   lesson + 1, (int)strcspn(verdict + 1, ","), verdict + 1);
     }
     double elapsed = now_seconds() - p->started;
+    char *student = shown_text(d->student);
     printf("[%d/%d] %s: %s (%.1f s)   elapsed %d:%02d, slowest so far %s (%.1f s)\n", p->done,
-           p->total, d->student,
+           p->total, student,
            j->timed_out ? "stopped: ran past its time"
            : said.len   ? said.s
                         : "no grade",
            j->seconds, (int)elapsed / 60, (int)elapsed % 60, p->slowest_name, p->slowest);
     fflush(stdout);
+    free(student);
     sb_free(&said);
     free(rows);
     free(rows_path);

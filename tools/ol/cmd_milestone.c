@@ -52,7 +52,9 @@ static int write_gradescope(const char *path, const milestone *m, const mileston
     char *summary = xasprintf("%s %s: %d of %d checks passed", m->id, mode, passed, r->n);
     cJSON_AddStringToObject(o, "output", summary);
     free(summary);
-    char *text = cJSON_Print(o);
+    /* JSON is UTF-8; what the student's tinyllm printed (in a detail) need not be */
+    char *raw = cJSON_Print(o), *text = utf8_repaired(raw);
+    free(raw);
     cJSON_Delete(o);
     int rc = write_file_atomic(path, text, strlen(text));
     free(text);

@@ -78,13 +78,16 @@ void program_spec(link_spec *spec, const suite *s, const lesson_lib *lib, const 
                 sl_push(&spec->ldflags, d->lessons[k].link.v[i]);
 }
 
-/* "file:line: message" as a compiler says it, on stderr with the compiler's. */
+/* "file:line: message" as a compiler says it, on stderr with the compiler's (names and lines
+ * of the student's files in it, shown_text). */
 void print_problems(const strlist *problems) {
     for (int i = 0; i < problems->n; i++) {
-        const char *msg = strstr(problems->v[i], ": ");
-        int head = msg ? (int)(msg - problems->v[i]) : 0;
-        fprintf(stderr, "%.*s: %serror:%s %s\n", head, problems->v[i], color(stderr, C_RED),
-                color(stderr, C_RESET), msg ? msg + 2 : problems->v[i]);
+        char *problem = shown_text(problems->v[i]);
+        const char *msg = strstr(problem, ": ");
+        int head = msg ? (int)(msg - problem) : 0;
+        fprintf(stderr, "%.*s: %serror:%s %s\n", head, problem, color(stderr, C_RED),
+                color(stderr, C_RESET), msg ? msg + 2 : problem);
+        free(problem);
     }
 }
 

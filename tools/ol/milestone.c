@@ -138,7 +138,9 @@ static void report(milestone_results *r, char *name, bool passed, char *detail, 
         r->v = xrealloc(r->v, (size_t)r->cap * sizeof *r->v);
     }
     r->v[r->n++] = (milestone_check){name, passed, detail, seconds};
-    printf("%s %-44s %s\n", passed ? "ok  " : "FAIL", name, detail);
+    char *shown = shown_text(detail); /* it may quote what the student's tinyllm printed */
+    printf("%s %-44s %s\n", passed ? "ok  " : "FAIL", name, shown);
+    free(shown);
     fflush(stdout);
 }
 

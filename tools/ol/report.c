@@ -25,13 +25,16 @@ void report_header(const lesson *l) {
     fflush(stdout);
 }
 
-/* "file:line: message" -> "file:line: error: message", as a compiler says it. */
+/* "file:line: message" -> "file:line: error: message", as a compiler says it
+ * (names and lines of the student's files in it, shown_text). */
 static void print_problems(const strlist *problems) {
     for (int i = 0; i < problems->n; i++) {
-        const char *msg = strstr(problems->v[i], ": ");
-        int head = msg ? (int)(msg - problems->v[i]) : 0;
-        printf("%.*s: %serror:%s %s\n", head, problems->v[i], color(stdout, C_RED),
-               color(stdout, C_RESET), msg ? msg + 2 : problems->v[i]);
+        char *problem = shown_text(problems->v[i]);
+        const char *msg = strstr(problem, ": ");
+        int head = msg ? (int)(msg - problem) : 0;
+        printf("%.*s: %serror:%s %s\n", head, problem, color(stdout, C_RED), color(stdout, C_RESET),
+               msg ? msg + 2 : problem);
+        free(problem);
     }
 }
 
@@ -53,7 +56,11 @@ void report_stage(const check_report *r, int i, void *ctx) {
     printf("[%d/%d] %s%s%s  %s", i + 1, N_STAGES, color(stdout, ansi), word, color(stdout, C_RESET),
            s->title);
     if (s->state == STAGE_FAIL && !s->required) printf(" (not required at %s)", r->l->rung);
-    if (s->summary) printf(": %s", s->summary);
+    if (s->summary) { /* it may name the student's files and tests */
+        char *summary = shown_text(s->summary);
+        printf(": %s", summary);
+        free(summary);
+    }
     printf("\n");
     fflush(stdout);
 }

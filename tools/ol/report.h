@@ -18,6 +18,10 @@ void report_summary(ol_ctx *ctx, const check_report *r);
 int report_write_stryker(ol_ctx *ctx, const check_report *r, const char *path);
 /* The same report as a cJSON object (the caller deletes it). */
 struct cJSON *report_stryker_json(ol_ctx *ctx, const check_report *r);
+/* A report's JSON text, as every report is written: valid UTF-8 whatever bytes the student's
+ * files and names hold (cJSON copies a string's bytes as they are, so each ill-formed sequence
+ * becomes U+FFFD here; outside strings the text is ASCII). Caller frees; NULL if out of memory. */
+char *report_json_text(const struct cJSON *o, bool formatted);
 /* report_html.c: that report in Stryker's own viewer (mutation-testing-
  * elements), inlined in one HTML file that opens offline. */
 int report_write_html(ol_ctx *ctx, const check_report *r, const char *path);

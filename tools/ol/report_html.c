@@ -82,7 +82,7 @@ int report_write_html(ol_ctx *ctx, const check_report *r, const char *path) {
         return -1;
     }
     cJSON *report = report_stryker_json(ctx, r);
-    char *json = cJSON_PrintUnformatted(report);
+    char *json = report_json_text(report, false);
     cJSON_Delete(report);
     char *title = xasprintf("ol check %s (rung %s): %s", r->l->id, r->l->rung,
                             r->harness_broken ? "the harness is broken, no grade"

@@ -10,8 +10,15 @@
 #include "report.h"
 #include "site.h"
 
+char *report_json_text(const cJSON *o, bool formatted) {
+    char *raw = formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
+    char *text = raw ? utf8_repaired(raw) : NULL;
+    free(raw);
+    return text;
+}
+
 static int write_json(cJSON *o, const char *path) {
-    char *text = cJSON_Print(o);
+    char *text = report_json_text(o, true);
     int rc = text ? write_file_atomic(path, text, strlen(text)) : -1;
     if (rc != 0) ol_error("cannot write %s", path);
     free(text);

@@ -98,8 +98,9 @@ static bool showable(ol_ctx *ctx, const char *file, bool student_only) {
 }
 
 void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_values) {
-    char *what = test_describe(t);
-    fprintf(f, "  %sFAIL%s %s: %s\n", color(f, C_RED), color(f, C_RESET), t->name, what);
+    char *what = test_describe(t), *name = shown_text(t->name);
+    fprintf(f, "  %sFAIL%s %s: %s\n", color(f, C_RED), color(f, C_RESET), name, what);
+    free(name);
     free(what);
     /* Hidden (a test failing on the reference): whatever the test wrote, in
      * any spelling, could be what the reference computed, so only the place
@@ -108,16 +109,21 @@ void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_va
      * "No result" messages are ol's own. */
     bool own_message = t->status == TEST_MISSING;
     char *raw = hide_values && !own_message ? xstrdup("") : xstrdup(t->message ? t->message : "");
-    char *msg = indented(raw, "       ");
+    /* the message, the file, its line and a function are the student's text */
+    char *shown = shown_text(raw), *msg = indented(shown, "       ");
+    free(shown);
     free(raw);
     bool located = t->line > 0 && showable(ctx, t->file, hide_values);
+    char *file = located ? shown_text(shown_path(ctx, t->file)) : NULL;
     /* Check says where the last assertion (or mark) was: for a crash that is
      * "after this point", unless its backtrace says where it happened */
-    if (located && t->crash_in && !hide_values)
-        fprintf(f, "       %s:%d: crashed here (in %s)%s%s\n", shown_path(ctx, t->file), t->line,
-                t->crash_in, *msg ? ": " : "", msg);
-    else if (located)
-        fprintf(f, "       %s:%d:%s%s%s\n", shown_path(ctx, t->file), t->line,
+    if (located && t->crash_in && !hide_values) {
+        char *in = shown_text(t->crash_in);
+        fprintf(f, "       %s:%d: crashed here (in %s)%s%s\n", file, t->line, in, *msg ? ": " : "",
+                msg);
+        free(in);
+    } else if (located)
+        fprintf(f, "       %s:%d:%s%s%s\n", file, t->line,
                 t->status == TEST_FAIL || t->crash_in ? "" : " (after this point)", *msg ? " " : "",
                 msg);
     else if (*msg)
@@ -125,9 +131,13 @@ void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_va
     else if (hide_values && t->line > 0)
         fprintf(f, "       (at a place outside your test files)\n");
     free(msg);
+    free(file);
     char *line = located ? source_line(t->file, t->line) : NULL;
-    if (line)
-        fprintf(f, "       %s%5d | %s%s\n", color(f, C_DIM), t->line, line, color(f, C_RESET));
+    if (line) {
+        shown = shown_text(line);
+        fprintf(f, "       %s%5d | %s%s\n", color(f, C_DIM), t->line, shown, color(f, C_RESET));
+        free(shown);
+    }
     free(line);
 }
 
@@ -141,8 +151,11 @@ int print_results(ol_ctx *ctx, const run_result *r, const char *what, bool hide_
     for (int i = 0; i < r->n; i++) {
         const test_result *t = &r->t[i];
         if (t->status == TEST_PASS) {
-            if (list_passes)
-                printf("  %spass%s %s\n", color(stdout, C_GREEN), color(stdout, C_RESET), t->name);
+            if (list_passes) {
+                char *name = shown_text(t->name);
+                printf("  %spass%s %s\n", color(stdout, C_GREEN), color(stdout, C_RESET), name);
+                free(name);
+            }
         } else {
             fflush(stdout);
             print_test_failure(ctx, stdout, t, hide_values);

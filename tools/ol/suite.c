@@ -40,6 +40,14 @@ static int scan_dir(suite *s, const char *dir, char **err) {
                     base);
                 return -1;
             }
+        /* ... and a key of the JSON report, which is UTF-8: U+FFFD for its bytes would name
+         * another file, or two files alike */
+        if (!utf8_valid(base)) {
+            *err = xasprintf("the test file name \"%s\" is not UTF-8 text, which ol's reports "
+                             "cannot spell: rename it",
+                             base);
+            return -1;
+        }
     }
     for (int i = first; i < s->files.n; i++) {
         char **names = NULL;

@@ -147,6 +147,59 @@ void sl_free(strlist *l) {
     l->n = l->cap = 0;
 }
 
+/* ---- text from a student's files ---- */
+
+/* The length of the well-formed UTF-8 sequence at s (an ASCII byte is one), or minus the
+ * length of its maximal ill-formed subpart (at least one byte): Unicode's bounds, so
+ * overlong forms, surrogates and code points past U+10FFFF are ill-formed. */
+static int utf8_at(const unsigned char *s) {
+    if (s[0] < 0x80) return 1;
+    int n = s[0] >= 0xf0 ? (s[0] <= 0xf4 ? 4 : 0) : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (!n) return -1;
+    /* the second byte's range depends on the first; the rest are 80..BF */
+    unsigned lo = s[0] == 0xe0 ? 0xa0 : s[0] == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = s[0] == 0xed ? 0x9f : s[0] == 0xf4 ? 0x8f : 0xbf;
+    for (int i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+        if (s[i] < lo || s[i] > hi) return -i; /* the NUL at the end stops it too */
+    return n;
+}
+
+char *shown_text(const char *s) {
+    strbuf b = {0};
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_at(p);
+        if (n < 0) {
+            for (int i = 0; i < -n; i++) sb_printf(&b, "\\x%02x", p[i]);
+            n = -n;
+        } else if (n == 1 && ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f))
+            sb_printf(&b, "\\x%02x", *p);
+        else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) sb_printf(&b, "\\u%04x", p[1]);
+        else sb_addn(&b, (const char *)p, (size_t)n);
+        p += n;
+    }
+    return sb_take(&b);
+}
+
+bool utf8_valid(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_at(p);
+        if (n < 0) return false;
+        p += n;
+    }
+    return true;
+}
+
+char *utf8_repaired(const char *s) {
+    strbuf b = {0};
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_at(p);
+        if (n < 0) sb_add(&b, "\xef\xbf\xbd");
+        else sb_addn(&b, (const char *)p, (size_t)n);
+        p += n < 0 ? -n : n;
+    }
+    return sb_take(&b);
+}
+
 /* ---- messages ---- */
 
 bool use_color(FILE *f) {
@@ -162,8 +215,12 @@ const char *color(FILE *f, const char *ansi) { return use_color(f) ? ansi : ""; 
 static void vmessage(const char *kind, const char *ansi, const char *fmt, va_list ap) {
     fflush(stdout);
     fprintf(stderr, "ol: %s%s:%s ", color(stderr, ansi), kind, color(stderr, C_RESET));
-    vfprintf(stderr, fmt, ap);
+    /* a message may quote a student's name or line (ol's own colours are outside it) */
+    char *msg = xvasprintf(fmt, ap), *shown = shown_text(msg);
+    fputs(shown, stderr);
     fputc('\n', stderr);
+    free(shown);
+    free(msg);
 }
 
 void ol_error(const char *fmt, ...) {

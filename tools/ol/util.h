@@ -41,6 +41,17 @@ void sl_sort(strlist *l);
 char *sl_join(const strlist *l, const char *sep);
 void sl_free(strlist *l);
 
+/* ---- text from a student's files (names, lines, messages) ---- */
+/* As a terminal may show it: control characters but tab and newline (C0, DEL, C1) spelled
+ * \x1b or \u009b, each byte of invalid UTF-8 \xff, so none sets a title or clears the
+ * screen of whoever reads ol's output (a grader too). Caller frees. */
+char *shown_text(const char *s);
+/* JSON is UTF-8 (RFC 8259); a student's bytes need not be. */
+bool utf8_valid(const char *s);
+/* s with each ill-formed sequence (its maximal subpart, as Python's errors="replace" does)
+ * as U+FFFD. Caller frees. */
+char *utf8_repaired(const char *s);
+
 /* ---- messages: "ol: error: ..." on stderr ---- */
 void ol_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ol_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
