@@ -355,11 +355,14 @@ set_tests test_clumsy.c "$HEAD
 #if 0
 START_TEST(test_switched_off) { ck_assert(0); } END_TEST
 #endif
-START_TEST(test_été) { ck_assert(1); } END_TEST"
+START_TEST(test_été) { ck_assert(1); } END_TEST
+START_TEST(test_a\$b) { ck_assert(1); } END_TEST"
 run "$OL" check L7.1
 expect "check: a START_TEST under #if 0 is named with file:line, not a wrapper's error" 1 \
   "test_clumsy.c:6: error: START_TEST(test_switched_off) is not compiled"
 expect "check: a test named in UTF-8 is named" 1 "the test name test_été has letters beyond ASCII"
+expect "check: a test named with a dollar is named for it" 1 \
+  "the test name test_a\$b has '\$', which ol cannot register"
 absent "check: no error from testgen's wrapper" "wrap_0.c"
 set_tests test_typo.c "$HEAD
 START_TEST(test_typo)

@@ -479,6 +479,8 @@ static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *
     }
     for (int i = 0; i < seen.n; i++) {
         if (sl_contains(&registered, seen.v[i]) || sl_contains(&s->tests, seen.v[i])) continue;
+        size_t plain = strspn(seen.v[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_");
         if (strchr(seen.v[i], '\\')) {
             char *name = ucn_to_utf8(seen.v[i]);
             sl_push_owned(
@@ -487,6 +489,12 @@ static void check_tests_seen(ol_ctx *ctx, const suite *s, int file, const char *
                           "register: name it with a-z, A-Z, 0-9 and _ only",
                           shown, name));
             free(name);
+        } else if (seen.v[i][plain] != '\0') {   /* gcc takes '$' in a name; testgen does not */
+            sl_push_owned(
+                problems,
+                xasprintf("%s: the test name %s has '%c', which ol cannot register: name it "
+                          "with a-z, A-Z, 0-9 and _ only",
+                          shown, seen.v[i], seen.v[i][plain]));
         } else {
             sl_push_owned(
                 problems,
