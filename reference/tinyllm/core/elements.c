@@ -68,10 +68,9 @@ static void copy_row_block(void *ctx, int64_t begin, int64_t end) {
     }
 }
 
-/* Copies of at least this many elements share their rows among threads, in
- * blocks of about BLOCK_ELEMENTS: a prefill's activations, gathered into
- * heads and back, were serial work between shared ops. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
+/* Large copies share their rows among threads (internal.h:
+ * SHARE_MIN_ELEMENTS): a prefill's activations, gathered into heads and
+ * back, were serial work between shared ops. */
 
 void tl_copy_row_by_row(int ndim, const int64_t *shape, const char *src, size_t src_elem,
                         const int64_t *src_strides, int64_t src_offset, char *dst,
@@ -83,8 +82,8 @@ void tl_copy_row_by_row(int ndim, const int64_t *shape, const char *src, size_t 
     if (row <= 0) return;
     rows_copy c = {ndim - 1, shape, src_strides, dst_strides, src_offset, dst_offset, row,
                    src, dst, src_elem, dst_elem, copy};
-    if (rows * row < PARALLEL_MIN_ELEMENTS) threads = 1;
-    tl_parallel_range(threads, rows, BLOCK_ELEMENTS / row + 1, copy_row_block, &c);
+    if (rows * row < SHARE_MIN_ELEMENTS) threads = 1;
+    tl_parallel_range(threads, rows, SHARE_BLOCK_ELEMENTS / row + 1, copy_row_block, &c);
 }
 
 /* ---- loading and storing ------------------------------------------------ */

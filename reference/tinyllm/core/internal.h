@@ -31,6 +31,13 @@
  * the CPU (gcc's target_clones): the same results bit for bit, since -std=c11
  * contracts nothing into FMA, at 16 or 8 lanes instead of 4 (a prefill's
  * silu, whose division ran 4 lanes at a time, and the others). */
+/* Memory-bound work (element-wise ops, softmax, sums over the last axis,
+ * concats, strided copies) is shared among threads from SHARE_MIN_ELEMENTS
+ * elements of output, in blocks of about SHARE_BLOCK_ELEMENTS: below, waking
+ * a thread on another core (1-1.5 us) costs more than it saves. One pair, so
+ * one tuning moves every op alike. */
+enum { SHARE_MIN_ELEMENTS = 1 << 16, SHARE_BLOCK_ELEMENTS = 1 << 12 };
+
 #if defined(__x86_64__) && defined(__linux__)
 #define ELEMENTWISE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

@@ -14,11 +14,6 @@
 #include "internal.h"
 #include "tinyllm/kernels.h"
 
-/* Outputs of at least this many elements are shared among threads, in
- * blocks of about BLOCK_ELEMENTS: below, waking a thread costs more than it
- * saves. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
-
 /* ---- the row walk -------------------------------------------------------- */
 
 enum { MAX_OPERANDS = 3 };
@@ -145,11 +140,11 @@ static tl_tensor *binary(const char *name, binop op, tl_tensor *a, tl_tensor *b,
     const float *pa = af->storage->data, *pb = bf->storage->data;
     float *o = out->storage->data;
     int64_t numel = w.rows * w.row_len;
-    if (numel >= PARALLEL_MIN_ELEMENTS && tl_num_threads() > 1) {
+    if (numel >= SHARE_MIN_ELEMENTS && tl_num_threads() > 1) {
         binary_job j = {op, &w, pa, pb, o};
-        int64_t rows_per_block = BLOCK_ELEMENTS / (w.row_len ? w.row_len : 1) + 1;
+        int64_t rows_per_block = SHARE_BLOCK_ELEMENTS / (w.row_len ? w.row_len : 1) + 1;
         if (w.rows == 1)
-            tl_parallel_range(tl_num_threads(), w.row_len, BLOCK_ELEMENTS, binary_block, &j);
+            tl_parallel_range(tl_num_threads(), w.row_len, SHARE_BLOCK_ELEMENTS, binary_block, &j);
         else
             tl_parallel_range(tl_num_threads(), w.rows, rows_per_block, binary_block, &j);
     } else {

@@ -245,9 +245,6 @@ static void concat_range(void *ctx, int64_t begin, int64_t end) {
     }
 }
 
-/* Concats of at least this many elements share their blocks among threads. */
-enum { CONCAT_PARALLEL_MIN = 1 << 16, CONCAT_BLOCK_ELEMENTS = 1 << 12 };
-
 /* Copies each input into its slice of out along ax. Seen as [outer, size,
  * inner], an input of out's dtype laid out as blocks (as_blocks) is copied
  * block by block, shared among threads when out is large; any other goes
@@ -268,8 +265,8 @@ static int concat_copy(tl_tensor *out, tl_tensor *const *ts, int n, int ax) {
     if (any && outer > 0) {
         concat_job j = {out, ts, blocks, steps, n, ax, inner};
         int64_t row = out->shape[ax] * inner;
-        int threads = outer * row >= CONCAT_PARALLEL_MIN ? tl_num_threads() : 1;
-        tl_parallel_range(threads, outer, CONCAT_BLOCK_ELEMENTS / (row ? row : 1) + 1,
+        int threads = outer * row >= SHARE_MIN_ELEMENTS ? tl_num_threads() : 1;
+        tl_parallel_range(threads, outer, SHARE_BLOCK_ELEMENTS / (row ? row : 1) + 1,
                           concat_range, &j);
     }
     int64_t start = 0;

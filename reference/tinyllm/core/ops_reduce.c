@@ -35,10 +35,9 @@ static bool plan(const char *op, const tl_tensor *t, int axis, bool keepdim, red
     return true;
 }
 
-/* Sums over the last axis of at least this many elements share their rows
- * among threads (a prefill's norms), in blocks of about BLOCK_ELEMENTS; a
- * row is one thread's, so results do not depend on the thread count. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
+/* Large sums over the last axis (a prefill's norms) share their rows among
+ * threads (internal.h: SHARE_MIN_ELEMENTS); a row is one thread's, so
+ * results do not depend on the thread count. */
 
 typedef struct {
     const float *x;
@@ -62,9 +61,9 @@ static void sum_last_axis(void *ctx, int64_t begin, int64_t end) {
 static void sum_rows(const reduction *r, const float *x, float *out, double scale, double *acc) {
     if (r->inner == 1) {   /* the last axis: one contiguous row per output */
         last_axis_job j = {x, out, r->n, scale};
-        bool share = r->outer > 1 && r->outer * r->n >= PARALLEL_MIN_ELEMENTS;
+        bool share = r->outer > 1 && r->outer * r->n >= SHARE_MIN_ELEMENTS;
         tl_parallel_range(share ? tl_num_threads() : 1, r->outer,
-                          BLOCK_ELEMENTS / (r->n ? r->n : 1) + 1, sum_last_axis, &j);
+                          SHARE_BLOCK_ELEMENTS / (r->n ? r->n : 1) + 1, sum_last_axis, &j);
         return;
     }
     for (int64_t o = 0; o < r->outer; o++) {

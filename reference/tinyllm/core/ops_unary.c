@@ -131,16 +131,13 @@ static int unary_backward(tl_node *node, tl_tensor *g, tl_tensor **grad_in) {
     return 0;
 }
 
-/* Outputs of at least this many elements are shared among threads, one part
- * each (tl_parallel_range, in blocks of BLOCK_ELEMENTS); each element is
- * computed alike on any thread. An op that calls libm per element costs
- * tens of times a pass over memory, so it is shared from LIBM_PARALLEL_MIN
- * elements: rope's cos and sin tables at prefill (8K each per layer) were
- * work one thread did alone on a two-thread prefill. */
-enum {
-    PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12,
-    LIBM_PARALLEL_MIN = 1 << 12, LIBM_BLOCK = 1 << 9,
-};
+/* Large outputs are shared among threads, one part each (internal.h:
+ * SHARE_MIN_ELEMENTS); each element is computed alike on any thread. An op
+ * that calls libm per element costs tens of times a pass over memory, so it
+ * is shared from LIBM_PARALLEL_MIN elements: rope's cos and sin tables at
+ * prefill (8K each per layer) were work one thread did alone on a
+ * two-thread prefill. */
+enum { LIBM_PARALLEL_MIN = 1 << 12, LIBM_BLOCK = 1 << 9 };
 
 static bool calls_libm(unop op) {
     switch (op) {
@@ -170,9 +167,9 @@ static tl_tensor *unary(const char *name, unop op, tl_tensor *t, double p, doubl
     bool slow = calls_libm(op);
     unary_job j = {op, tl_data(x), out->storage->data, (float)p, (float)q};
     int64_t n = tl_numel(x);
-    if (n >= (slow ? LIBM_PARALLEL_MIN : PARALLEL_MIN_ELEMENTS) && tl_num_threads() > 1)
-        tl_parallel_range(tl_num_threads(), n, slow ? LIBM_BLOCK : BLOCK_ELEMENTS, unary_block,
-                          &j);
+    if (n >= (slow ? LIBM_PARALLEL_MIN : SHARE_MIN_ELEMENTS) && tl_num_threads() > 1)
+        tl_parallel_range(tl_num_threads(), n, slow ? LIBM_BLOCK : SHARE_BLOCK_ELEMENTS,
+                          unary_block, &j);
     else
         forward(op, j.in, j.out, n, j.p, j.q);
     tl_node *node = tl_record(out, name, unary_backward, 1, &t);
