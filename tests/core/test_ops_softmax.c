@@ -100,6 +100,46 @@ START_TEST(test_large_softmax_is_the_same_on_any_thread_count)
 }
 END_TEST
 
+/* Rows go through the exp in groups (of up to 64 rows and 4096 elements):
+ * every row of [300, 37] (four full groups and a ragged one), [3, 5000] (a
+ * row alone) and [4, 1] equals a softmax and log-softmax in double. Row r is
+ * lifted by 40 r, so a row shifted by another row's max overflows or
+ * vanishes instead of passing unseen. */
+START_TEST(test_softmax_rows_grouped_for_the_exp_match_double_precision)
+{
+    const int64_t shapes[3][2] = {{300, 37}, {3, 5000}, {4, 1}};
+    for (int k = 0; k < 3; k++) {
+        tl_scope_push();
+        int64_t R = shapes[k][0], C = shapes[k][1];
+        tl_tensor *x = tl_empty(TL_F32, TL_SHAPE(R, C));
+        tl_assert_ok(x);
+        for (int64_t i = 0; i < R * C; i++)
+            tl_f32(x)[i] = (float)((i * 37) % 101) / 10.0f + 40.0f * (float)(i / C);
+        tl_tensor *y = tl_softmax(x, -1), *log_y = tl_log_softmax(x, -1);
+        tl_assert_ok(y);
+        tl_assert_ok(log_y);
+        for (int64_t r = 0; r < R; r++) {
+            const float *row = tl_f32(x) + r * C;
+            double m = row[0], sum = 0;
+            for (int64_t c = 1; c < C; c++) m = row[c] > m ? row[c] : m;
+            for (int64_t c = 0; c < C; c++) sum += exp((double)row[c] - m);
+            for (int64_t c = 0; c < C; c++) {
+                double want_log = (double)row[c] - m - log(sum), want = exp(want_log);
+                double got = tl_f32(y)[r * C + c], got_log = tl_f32(log_y)[r * C + c];
+                ck_assert_msg(fabs(got - want) <= 1e-6 * want,
+                              "[%lld, %lld] row %lld col %lld: softmax %.9g, want %.9g",
+                              (long long)R, (long long)C, (long long)r, (long long)c, got, want);
+                ck_assert_msg(fabs(got_log - want_log) <= 1e-6 * fabs(want_log) + 1e-6,
+                              "[%lld, %lld] row %lld col %lld: log_softmax %.9g, want %.9g",
+                              (long long)R, (long long)C, (long long)r, (long long)c, got_log,
+                              want_log);
+            }
+        }
+        tl_scope_pop();
+    }
+}
+END_TEST
+
 START_TEST(test_softmax_on_middle_axis_equals_last_axis_of_transpose)
 {
     tl_scope_push();

@@ -38,11 +38,16 @@ static void row_stats(const float *x, int64_t n, int64_t stride, float *max_out,
     *log_sum_out = nan ? NAN : log(s);
 }
 
-/* One contiguous row: y = e^(x - max) / sum, or (x - max) - log(sum) when
- * take_log; the exps in float32 by tl_exp_f32_n (as PyTorch's float softmax
- * computes them), the sum in double. A NaN anywhere, or a row of -inf only,
- * gives NaN throughout. */
-static void softmax_row(const float *x, float *y, int64_t n, bool take_log) {
+/* Softmax over contiguous rows, in three passes over a group of rows that
+ * stays in L1: each row shifted by its max, one tl_exp_f32_n over the group
+ * (in float32, as PyTorch's float softmax), then each row divided by its sum
+ * (in double), or (x - max) - log(sum) when take_log. A NaN anywhere in a
+ * row, or a row of -inf only, gives NaN throughout that row. Each element is
+ * computed alike however the rows are grouped or shared. */
+enum { GROUP_ROWS = 64, GROUP_ELEMENTS = 1 << 12 };
+
+/* y = x - max(x) over one row; returns the max (NaN for a NaN row). */
+ELEMENTWISE_CLONES static float shift_row(const float *x, float *y, int64_t n) {
     float m = -INFINITY;
     int nan = 0;
 #pragma omp simd reduction(max : m) reduction(| : nan)
@@ -53,7 +58,12 @@ static void softmax_row(const float *x, float *y, int64_t n, bool take_log) {
     if (nan) m = NAN;
 #pragma omp simd
     for (int64_t j = 0; j < n; j++) y[j] = x[j] - m;
-    tl_exp_f32_n(y, y, n);
+    return m;
+}
+
+/* y holds e^(x - m); divides it by its sum, or writes the log-softmax. */
+ELEMENTWISE_CLONES static void finish_row(const float *x, float *y, int64_t n, float m,
+                                          bool take_log) {
     double sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < n; j++) sum += y[j];
@@ -67,11 +77,25 @@ static void softmax_row(const float *x, float *y, int64_t n, bool take_log) {
     }
 }
 
-/* Softmaxes of at least this many elements share their rows among threads
- * (attention's scores at prefill), in blocks of about BLOCK_ELEMENTS; a row
- * is one thread's, so results do not depend on the thread count. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16, BLOCK_ELEMENTS = 1 << 12 };
+static void softmax_rows(const float *x, float *y, int64_t rows, int64_t n, bool take_log) {
+    int64_t group = n > 0 && GROUP_ELEMENTS / n > 1 ? GROUP_ELEMENTS / n : 1;
+    if (group > GROUP_ROWS) group = GROUP_ROWS;
+    float max[GROUP_ROWS];
+    for (int64_t g = 0; g < rows; g += group) {
+        int64_t count = rows - g < group ? rows - g : group;
+        const float *gx = x + g * n;
+        float *gy = y + g * n;
+        for (int64_t r = 0; r < count; r++) max[r] = shift_row(gx + r * n, gy + r * n, n);
+        tl_exp_f32_n(gy, gy, count * n);
+        for (int64_t r = 0; r < count; r++)
+            finish_row(gx + r * n, gy + r * n, n, max[r], take_log);
+    }
+}
 
+/* A block of rows for tl_parallel_range. Large softmaxes (attention's scores
+ * at prefill) share their rows among threads (internal.h:
+ * SHARE_MIN_ELEMENTS); a row is one thread's, so results do not depend on
+ * the thread count. */
 typedef struct {
     const float *x;
     float *y;
@@ -81,8 +105,7 @@ typedef struct {
 
 static void softmax_block(void *ctx, int64_t begin, int64_t end) {
     const rows_job *j = ctx;
-    for (int64_t o = begin; o < end; o++)
-        softmax_row(j->x + o * j->n, j->y + o * j->n, j->n, j->take_log);
+    softmax_rows(j->x + begin * j->n, j->y + begin * j->n, end - begin, j->n, j->take_log);
 }
 
 /* Shared forward: softmax, or log-softmax when take_log. */
@@ -104,9 +127,9 @@ static tl_tensor *softmax_forward(const char *op, tl_tensor *t, int axis, bool t
     split_axis(t, ax, &outer, &n, &inner);
     if (inner == 1) {   /* the last axis: whole rows through the vector exp */
         rows_job j = {x, y, outer, n, take_log};
-        bool share = outer * n >= PARALLEL_MIN_ELEMENTS && outer > 1;
-        tl_parallel_range(share ? tl_num_threads() : 1, outer, BLOCK_ELEMENTS / (n ? n : 1) + 1,
-                          softmax_block, &j);
+        bool share = outer * n >= SHARE_MIN_ELEMENTS && outer > 1;
+        int64_t rows_per_block = SHARE_BLOCK_ELEMENTS / (n ? n : 1) + 1;
+        tl_parallel_range(share ? tl_num_threads() : 1, outer, rows_per_block, softmax_block, &j);
         *axis_out = ax;
         return out;
     }
