@@ -58,7 +58,9 @@ typedef struct tl_tokenizer tl_tokenizer;
  * missing or unreadable file, JSON that does not parse, an unknown component
  * (named, e.g. "pre_tokenizer type 'UnicodeScripts'"), a model that is not BPE,
  * truncation or fixed padding (they would change the ids), ids out of range,
- * merges naming tokens outside the vocabulary, or a regex Oniguruma refuses. */
+ * merges naming tokens outside the vocabulary, a regex Oniguruma refuses, or
+ * a key given twice in tokenizer.json or tokenizer_config.json (named by its
+ * path, json_keys.h: HF keeps the last or refuses the file, cJSON the first). */
 tl_tokenizer *tl_tokenizer_load(const char *path);
 
 /* The same from strings: tokenizer_json (required) and tokenizer_config_json

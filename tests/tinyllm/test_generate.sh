@@ -214,6 +214,12 @@ sed 's/^}$/, "chat_template": "{{ 1 }}"}/' "$dir/tokenizer_config.json" >"$v/tok
 check "tokenizer_config.json with a key twice" 1 \
     "$v/tokenizer_config.json gives the key \"chat_template\" twice" \
     -- "$TINYLLM" generate "$v" --prompt hi --chat
+# tokenizer.json: the tokenizers library keeps the last top-level key, cJSON the first
+v=$(variant duptokenizer tokenizer.json)
+sed 's/^}$/, "decoder": null}/' "$dir/tokenizer.json" >"$v/tokenizer.json"
+check "tokenizer.json with a key twice" 1 \
+    "$v/tokenizer.json: the key \"decoder\" is given twice" "remove one of the two" \
+    -- "$TINYLLM" generate "$v" --prompt hi
 # generation_config.json's eos_token_id that is not a token id, or a list of them (HF fails)
 v=$(variant eosabc generation_config.json)
 echo '{"eos_token_id": "abc"}' >"$v/generation_config.json"

@@ -114,7 +114,7 @@ check logits_of_a_config_with_a_key_twice_fails 1 \
 mkdir "$work/dupnested" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/dupnested/"
 sed -i 's/"rope_scaling": null/"rope_scaling": {"type": "linear", "factor": 2.0, "factor": 4.0}/' \
     "$work/dupnested/config.json"
-check info_of_a_nested_key_twice_fails 1 'the key "rope_scaling.factor" twice' \
+check info_of_a_nested_key_twice_fails 1 'the key rope_scaling."factor" twice' \
     -- "$TINYLLM" info "$work/dupnested"
 # A sharded checkpoint missing a shard, or holding only its .part: the shard named.
 sharded=$FIXTURES/L7.9/llama-bf16-sharded

@@ -1,8 +1,9 @@
 /* Loading: a component the runtime does not implement is refused by its name
  * and the file's path; hostile files (bad JSON, ids out of range, a token or
  * an id twice, merges outside the vocabulary, bad regexes, truncation) are
- * refused with a message, and a thousand mutated files never crash the
- * loader; a folder gives the config's tokens and the stop ids from
+ * refused with a message, a key given twice (in tokenizer.json or
+ * tokenizer_config.json) with its path; a thousand mutated files never crash
+ * the loader; a folder gives the config's tokens and the stop ids from
  * generation_config.json (int or list), else config.json, else eos_token. */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,6 +89,61 @@ START_TEST(hostile_files_are_refused_with_a_message)
     tl_clear_error();
     ck_assert_ptr_null(tl_tokenizer_load(TL_SOURCE_ROOT "/fixtures"));
     ck_assert_ptr_nonnull(strstr(tl_error(), "holds no tokenizer.json"));
+    tl_clear_error();
+}
+END_TEST
+
+/* A key given twice: the tokenizers library keeps the last (the top level, a
+ * component, a map such as the vocabulary) or refuses the file (an added
+ * token's field), transformers' json.load keeps the last of tokenizer_config.json,
+ * cJSON the first. Refused, naming the file and the key's path. */
+START_TEST(a_key_given_twice_is_refused_with_its_path)
+{
+    ASSERT_REFUSED(J("{'model': {'type': 'BPE', 'vocab': {'a': 0, 'b': 1, 'a': 2}, "
+                     "'merges': []}}"),
+                   "hostile/tokenizer.json: the key model.vocab.\"a\" is given twice",
+                   "keeps the last one", "remove one of the two");
+    ASSERT_REFUSED(J(LETTERS_MODEL("", ", 'decoder': {'type': 'ByteLevel'}, 'decoder': null")),
+                   "the key \"decoder\" is given twice");
+    ASSERT_REFUSED(J(LETTERS_MODEL(", 'vocab': {'a': 0}", "")), "the key model.\"vocab\"");
+    ASSERT_REFUSED(J("{'added_tokens': [{'id': 9, 'content': 'x'}, {'id': 10, 'content': 'y', "
+                     "'id': 11}], " MODEL "}"),
+                   "the key added_tokens[1].\"id\" is given twice");
+    ASSERT_REFUSED(J("{'normalizer': {'type': 'Sequence', 'normalizers': [{'type': 'Replace', "
+                     "'pattern': {'String': 'a'}, 'content': 'b', 'content': 'c'}]}, " MODEL "}"),
+                   "the key normalizer.normalizers[0].\"content\"");
+    /* a name that is no identifier is quoted as JSON writes it; a long one is cut */
+    ASSERT_REFUSED(J("{'post_processor': {'type': 'TemplateProcessing', 'single': [], "
+                     "'special_tokens': {'<s>': {'id': '<s>', 'ids': [0], 'ids': [1]}}}, "
+                     MODEL "}"),
+                   "the key post_processor.special_tokens.\"<s>\".\"ids\"");
+    ASSERT_REFUSED(J("{'model': {'type': 'BPE', 'vocab': {'a\\\"b\\n\\u0001': 0, "
+                     "'a\\\"b\\n\\u0001': 1}, 'merges': []}}"),
+                   "the key model.vocab.\"a\\\"b\\n\\u0001\" is given twice");
+    /* "é", 57 x, "ééé", 40 x: cut at the first character that starts past 60 bytes */
+    char key[128] = "\xC3\xA9", json[512], want[256];
+    memset(key + 2, 'x', 57);
+    strcpy(key + 59, "\xC3\xA9\xC3\xA9\xC3\xA9");
+    memset(key + 65, 'x', 40);
+    snprintf(json, sizeof json, "{\"model\": {\"vocab\": {\"%s\": 0, \"%s\": 1}}}", key, key);
+    snprintf(want, sizeof want, "model.vocab.\"%.61s...\" is given twice", key);
+    ASSERT_REFUSED(json, want);
+
+    /* tokenizer_config.json */
+    tl_clear_error();
+    ck_assert_ptr_null(tl_tokenizer_from_strings(
+        J("{" MODEL "}"), J("{'eos_token': 'a', 'chat_template': 'x', 'eos_token': 'b'}"),
+        "t.json"));
+    ck_assert_msg(strstr(tl_error(), "tokenizer_config.json: the key \"eos_token\" is given "
+                                     "twice; transformers' json.load keeps the last one"),
+                  "%s", tl_error());
+    /* one name in two objects is no repeat */
+    tl_tokenizer *t = make_with_config(
+        J("{'added_tokens': [{'id': 9, 'content': 'type'}], 'model': {'type': 'BPE', "
+          "'vocab': {'type': 0, 'model': 1}, 'merges': []}}"),
+        J("{'eos_token': {'content': 'type'}, 'bos_token': {'content': 'model'}}"));
+    ck_assert_str_eq(tl_tokenizer_eos_token(t), "type");
+    tl_tokenizer_free(t);
     tl_clear_error();
 }
 END_TEST

@@ -66,6 +66,46 @@ cp "$smol/tokenizer.json" "$work/noconfig/"
 check chat_template_without_a_template 1 "no chat_template" -- \
     "$TINYLLM" chat-template "$work/noconfig" --messages "$work/m.json"
 
+# A key given twice: Hugging Face keeps the last (transformers' json.load for
+# tokenizer_config.json; the tokenizers library for tokenizer.json, which
+# refuses some repeats, e.g. an added token's field), cJSON the first. Every
+# verb that loads the tokenizer refuses the file, naming it and the key's path.
+# twin NAME: a copy of the byte-level fixture, to edit
+twin() { mkdir -p "$work/$1" && cp "$smol"/* "$work/$1/" && echo "$work/$1"; }
+check tokenize_a_copy_without_repeats_works 0 "[" -- "$TINYLLM" tokenize "$(twin same)" --text x
+cfg=$(twin dupconfig)
+sed -i 's/^}$/, "chat_template": "{{ 1 }}"}/' "$cfg/tokenizer_config.json"
+vocab=$(twin dupvocab)
+sed -i 's/^      "Ġthe": 269,$/&\n      "Ġthe": 411,/' "$vocab/tokenizer.json"
+top=$(twin duptop)
+sed -i 's/^}$/, "decoder": null}/' "$top/tokenizer.json"
+for verb in tokenize detokenize chat-template; do
+    case $verb in
+    tokenize) args=(--text x) ;;
+    detokenize) args=(--ids 1) ;;
+    chat-template) args=(--messages "$work/m.json") ;;
+    esac
+    check "${verb}_refuses_a_config_key_twice" 1 "tinyllm $verb: " \
+        "$cfg/tokenizer_config.json: the key \"chat_template\" is given twice" \
+        "transformers' json.load keeps the last one" "remove one of the two" -- \
+        "$TINYLLM" "$verb" "$cfg" "${args[@]}"
+    check "${verb}_refuses_a_vocab_entry_twice" 1 \
+        "$vocab/tokenizer.json: the key model.vocab.\"Ġthe\" is given twice" \
+        "remove one of the two" -- "$TINYLLM" "$verb" "$vocab" "${args[@]}"
+    check "${verb}_refuses_a_top_level_key_twice" 1 \
+        "$top/tokenizer.json: the key \"decoder\" is given twice" -- \
+        "$TINYLLM" "$verb" "$top" "${args[@]}"
+done
+eos=$(twin dupeos)
+sed -i 's/^}$/, "eos_token": "<|endoftext|>"}/' "$eos/tokenizer_config.json"
+check chat_template_refuses_eos_token_twice 1 "the key \"eos_token\" is given twice" -- \
+    "$TINYLLM" chat-template "$eos" --messages "$work/m.json"
+added=$(twin dupadded)
+sed -i '0,/"content": "<|endoftext|>",/ s//& "content": "<|x|>",/' "$added/tokenizer.json"
+check tokenize_refuses_an_added_token_field_twice 1 \
+    "the key added_tokens[0].\"content\" is given twice" "or refuses the file" -- \
+    "$TINYLLM" tokenize "$added/tokenizer.json" --text x
+
 # usage errors: exit 2; --help: exit 0
 check tokenize_needs_text_or_file 2 "usage: tinyllm tokenize" -- "$TINYLLM" tokenize "$smol"
 check tokenize_not_both 2 "usage" -- "$TINYLLM" tokenize "$smol" --text a --file b

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 
+#include "tinyllm/json_keys.h"
 #include "tinyllm/safetensors.h"
 #include "tinyllm/tensor.h"
 #include "folder.h"
@@ -97,40 +98,6 @@ static char *read_file(const char *path) {
     return text;
 }
 
-static int compare_keys(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Finds a key given twice in one object anywhere in v; path (holding where v
- * is) gets where it is, e.g. "rope_scaling.factor". 1 found, 0 none, -1 out
- * of memory. */
-static int repeated_key(const cJSON *v, char *path, size_t size) {
-    size_t len = strlen(path);
-    int n = cJSON_GetArraySize(v), found = 0;
-    if (cJSON_IsObject(v) && n > 1) {
-        const char **keys = malloc((size_t)n * sizeof *keys);
-        if (!keys) return -1;
-        int k = 0;
-        for (const cJSON *c = v->child; c; c = c->next) keys[k++] = c->string ? c->string : "";
-        qsort(keys, (size_t)n, sizeof *keys, compare_keys);
-        for (k = 1; k < n && !found; k++)
-            if (strcmp(keys[k - 1], keys[k]) == 0) {
-                snprintf(path + len, size - len, "%s%s", len ? "." : "", keys[k]);
-                found = 1;
-            }
-        free(keys);
-        if (found) return 1;
-    }
-    int i = 0;
-    for (const cJSON *c = v->child; c && !found; c = c->next, i++) {
-        if (cJSON_IsObject(v)) snprintf(path + len, size - len, "%s%s", len ? "." : "", c->string);
-        else snprintf(path + len, size - len, "[%d]", i);
-        found = repeated_key(c, path, size);
-    }
-    if (!found) path[len] = '\0';
-    return found;
-}
-
 /* dir/name is JSON with no key given twice (when it is there, or required).
  * Python's json.load, which transformers reads these files with, keeps the
  * last of a repeated key and cJSON the first: such a file is refused, as the
@@ -155,11 +122,11 @@ static int check_json_file(const char *dir, const char *name, bool required) {
                               at, required ? ", or `tinyllm pull` the model again"
                                            : " or remove it");
     char where[512] = "";
-    int found = repeated_key(root, where, sizeof where);
+    int found = tl_json_repeated_key(root, where, sizeof where);
     cJSON_Delete(root);
     if (found < 0) return tl_fail_status("out of memory reading %s", path);
     if (found)
-        return tl_fail_status("%s gives the key \"%s\" twice (transformers' json.load would "
+        return tl_fail_status("%s gives the key %s twice (transformers' json.load would "
                               "take the last one, tinyllm does not guess): delete the wrong one",
                               path, where);
     return 0;

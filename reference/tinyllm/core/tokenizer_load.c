@@ -3,7 +3,9 @@
  *
  * The file is untrusted: every field is checked for its JSON type, ids for
  * their range, merges for their tokens; a component this runtime does not
- * implement is refused by its name, never silently skipped.
+ * implement is refused by its name, never silently skipped; a key given twice
+ * (in tokenizer.json or tokenizer_config.json) is refused by its path, as HF
+ * would read the last of the two and cJSON reads the first.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "tinyllm/tensor.h"
+#include "tinyllm/json_keys.h"
 #include "tokenizer_internal.h"
 
 /* Ids up to this bound (the largest real vocabularies hold ~260k). */
@@ -727,6 +730,22 @@ static int index_ids(const ctx *c, tl_tokenizer *t) {
     return 0;
 }
 
+/* ---- a key given twice ---------------------------------------------------------------- */
+
+/* Hugging Face keeps the last of a repeated key (or refuses the file) where
+ * cJSON's lookups find the first, so a file with one would be read otherwise
+ * than HF reads it: 0, or -1 with an error naming the file and the key's path.
+ * reader: what HF does with it. */
+static int refuse_repeats(const cJSON *root, const char *origin, const char *reader) {
+    char where[512];
+    int found = tl_json_repeated_key(root, where, sizeof where);
+    if (found < 0) tl_fail("tl_tokenizer_load: %s: out of memory", origin);
+    else if (found)
+        tl_fail("tl_tokenizer_load: %s: the key %s is given twice; %s, tinyllm's JSON reader "
+                "the first: remove one of the two", origin, where, reader);
+    return found ? -1 : 0;
+}
+
 /* ---- tokenizer_config.json ----------------------------------------------------------- */
 
 /* A token given as a string or as {"content": ...}. */
@@ -741,6 +760,10 @@ static int parse_config(tl_tokenizer *t, const char *json, const char *origin) {
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         tl_fail("tl_tokenizer_load: %s is not a JSON object; fix or remove it", origin);
+        return -1;
+    }
+    if (refuse_repeats(root, origin, "transformers' json.load keeps the last one") < 0) {
+        cJSON_Delete(root);
         return -1;
     }
     t->bos_token = config_token(cJSON_GetObjectItemCaseSensitive(root, "bos_token"));
@@ -806,6 +829,9 @@ static int build(tl_tokenizer *t, const char *json, const char *config_json, con
         fail(&c, "the top level must be an object");
         goto done;
     }
+    if (refuse_repeats(root, origin, "Hugging Face's tokenizers keeps the last one (or refuses "
+                       "the file)") < 0)
+        goto done;
     const cJSON *trunc = cJSON_GetObjectItemCaseSensitive(root, "truncation");
     if (trunc && !cJSON_IsNull(trunc)) {
         fail(&c, "\"truncation\" is set, which would cut the ids; set it to null (truncate "
