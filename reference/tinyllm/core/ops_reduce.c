@@ -38,7 +38,6 @@ static bool plan(const char *op, const tl_tensor *t, int axis, bool keepdim, red
 /* Large sums over the last axis (a prefill's norms) share their rows among
  * threads (internal.h: SHARE_MIN_ELEMENTS); a row is one thread's, so
  * results do not depend on the thread count. */
-
 typedef struct {
     const float *x;
     float *out;
@@ -46,7 +45,10 @@ typedef struct {
     double scale;
 } last_axis_job;
 
-static void sum_last_axis(void *ctx, int64_t begin, int64_t end) {
+/* Compiled per CPU (ELEMENTWISE_CLONES): the baseline summed two doubles at
+ * a time. The order of a row's sum follows the vector width, so its last
+ * bit in double may differ between CPUs; on one CPU it is fixed. */
+ELEMENTWISE_CLONES static void sum_last_axis(void *ctx, int64_t begin, int64_t end) {
     const last_axis_job *j = ctx;
     for (int64_t o = begin; o < end; o++) {
         const float *row = j->x + o * j->n;

@@ -43,7 +43,9 @@ static void row_stats(const float *x, int64_t n, int64_t stride, float *max_out,
  * (in float32, as PyTorch's float softmax), then each row divided by its sum
  * (in double), or (x - max) - log(sum) when take_log. A NaN anywhere in a
  * row, or a row of -inf only, gives NaN throughout that row. Each element is
- * computed alike however the rows are grouped or shared. */
+ * computed alike however the rows are grouped or shared; the order of a
+ * row's sum follows the CPU's vector width (ELEMENTWISE_CLONES), so its last
+ * bit in double may differ between CPUs. */
 enum { GROUP_ROWS = 64, GROUP_ELEMENTS = 1 << 12 };
 
 /* y = x - max(x) over one row; returns the max (NaN for a NaN row). */
