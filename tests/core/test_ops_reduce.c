@@ -75,6 +75,37 @@ START_TEST(sum_accumulates_in_double)
 }
 END_TEST
 
+/* A row's sum over the last axis runs in one order on every CPU, whatever
+ * width its loop is compiled for: 16 partial sums in double (lane k takes
+ * elements k, k + 16, ...), then added in a tree (8 + 8, 4 + 4, 2 + 2, 1 + 1).
+ * Rows of 1e16 and 1 that cancel make every other order give another value
+ * (a control checks the plain left-to-right sum differs). */
+START_TEST(last_axis_sums_run_in_one_order_on_every_cpu)
+{
+    enum { C = 1000 };
+    const int lengths[] = {1, 15, 16, 17, 31, 100, C};
+    for (int li = 0; li < 7; li++) {
+        int n = lengths[li];
+        float x[C];
+        for (int j = 0; j < n; j++)
+            x[j] = j % 7 == 0 ? 1e16f : j % 7 == 3 ? -1e16f : (float)(j % 5) + 0.25f;
+        double lane[16] = {0};
+        for (int j = 0; j < n; j++) lane[j % 16] += x[j];
+        for (int width = 8; width > 0; width /= 2)
+            for (int k = 0; k < width; k++) lane[k] += lane[k + width];
+        tl_tensor *got = tl_sum(tl_from_f32(x, TL_SHAPE(1, n)), -1, false);
+        tl_assert_ok(got);
+        ck_assert_msg(tl_item_at(got, 0) == (float)lane[0], "length %d: sum %.9g, want %.9g", n,
+                      tl_item_at(got, 0), (float)lane[0]);
+        if (n == C) {
+            double plain = 0;
+            for (int j = 0; j < n; j++) plain += x[j];
+            ck_assert((float)plain != (float)lane[0]);
+        }
+    }
+}
+END_TEST
+
 START_TEST(reduction_errors)
 {
     tl_assert_error(tl_max(tl_zeros(TL_F32, TL_SHAPE(2, 0)), 1, false),

@@ -26,11 +26,6 @@
 #include "tinyllm/ops.h"
 #include "tinyllm/tensor.h"
 
-/* The element-wise loops (ops_unary.c, ops_binary.c) are compiled for
- * AVX-512 and AVX2 besides the baseline (SSE2), and the loader picks one by
- * the CPU (gcc's target_clones): the same results bit for bit, since -std=c11
- * contracts nothing into FMA, at 16 or 8 lanes instead of 4 (a prefill's
- * silu, whose division ran 4 lanes at a time, and the others). */
 /* Memory-bound work (element-wise ops, softmax, sums over the last axis,
  * concats, strided copies) is shared among threads from SHARE_MIN_ELEMENTS
  * elements of output, in blocks of about SHARE_BLOCK_ELEMENTS: below, waking
@@ -38,11 +33,35 @@
  * one tuning moves every op alike. */
 enum { SHARE_MIN_ELEMENTS = 1 << 16, SHARE_BLOCK_ELEMENTS = 1 << 12 };
 
+/* The element-wise loops (ops_unary.c, ops_binary.c, softmax's and the last
+ * axis sums' rows) are compiled for AVX-512 and AVX2 besides the baseline
+ * (SSE2), and the loader picks one by the CPU (gcc's target_clones): the
+ * same results bit for bit, since -std=c11 contracts nothing into FMA and
+ * sums go through tl_sum_f32_fixed, at 16 or 8 lanes instead of 4 (a
+ * prefill's silu, whose division ran 4 lanes at a time, and the others). */
 #if defined(__x86_64__) && defined(__linux__)
 #define ELEMENTWISE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define ELEMENTWISE_CLONES
 #endif
+
+/* sum(x[0..n)) in double, in an order that does not depend on the vector
+ * width a clone is compiled for: SUM_LANES partial sums (lane k takes x[k],
+ * x[k + SUM_LANES], ...), then added in a fixed tree. A reduction the
+ * compiler vectorises (omp simd) sums in the width's order instead, and on
+ * values that cancel two CPUs' results then differ by far more than a bit. */
+enum { SUM_LANES = 16 };
+
+static inline double tl_sum_f32_fixed(const float *x, int64_t n) {
+    double lane[SUM_LANES] = {0};
+    int64_t j = 0;
+    for (; j + SUM_LANES <= n; j += SUM_LANES)
+        for (int k = 0; k < SUM_LANES; k++) lane[k] += x[j + k];
+    for (int k = 0; j + k < n; k++) lane[k] += x[j + k];
+    for (int width = SUM_LANES / 2; width > 0; width /= 2)
+        for (int k = 0; k < width; k++) lane[k] += lane[k + width];
+    return lane[0];
+}
 
 /* ARENA: carved from a scope's block, freed by the scope. The others belong
  * to owned tensors and are counted (refs): several owned tensors may share one

@@ -45,18 +45,12 @@ typedef struct {
     double scale;
 } last_axis_job;
 
-/* Compiled per CPU (ELEMENTWISE_CLONES): the baseline summed two doubles at
- * a time. The order of a row's sum follows the vector width, so its last
- * bit in double may differ between CPUs; on one CPU it is fixed. */
+/* Compiled per CPU (ELEMENTWISE_CLONES; the baseline summed two doubles at
+ * a time), each row summed in the same order on every CPU (tl_sum_f32_fixed). */
 ELEMENTWISE_CLONES static void sum_last_axis(void *ctx, int64_t begin, int64_t end) {
     const last_axis_job *j = ctx;
-    for (int64_t o = begin; o < end; o++) {
-        const float *row = j->x + o * j->n;
-        double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-        for (int64_t k = 0; k < j->n; k++) sum += row[k];
-        j->out[o] = (float)(sum * j->scale);
-    }
+    for (int64_t o = begin; o < end; o++)
+        j->out[o] = (float)(tl_sum_f32_fixed(j->x + o * j->n, j->n) * j->scale);
 }
 
 /* out[o, j] = scale * sum_k x[o, k, j] */

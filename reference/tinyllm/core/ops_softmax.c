@@ -43,9 +43,8 @@ static void row_stats(const float *x, int64_t n, int64_t stride, float *max_out,
  * (in float32, as PyTorch's float softmax), then each row divided by its sum
  * (in double), or (x - max) - log(sum) when take_log. A NaN anywhere in a
  * row, or a row of -inf only, gives NaN throughout that row. Each element is
- * computed alike however the rows are grouped or shared; the order of a
- * row's sum follows the CPU's vector width (ELEMENTWISE_CLONES), so its last
- * bit in double may differ between CPUs. */
+ * computed alike however the rows are grouped or shared, and on any CPU (the
+ * sum in a fixed order: tl_sum_f32_fixed). */
 enum { GROUP_ROWS = 64, GROUP_ELEMENTS = 1 << 12 };
 
 /* y = x - max(x) over one row; returns the max (NaN for a NaN row). */
@@ -66,9 +65,7 @@ ELEMENTWISE_CLONES static float shift_row(const float *x, float *y, int64_t n) {
 /* y holds e^(x - m); divides it by its sum, or writes the log-softmax. */
 ELEMENTWISE_CLONES static void finish_row(const float *x, float *y, int64_t n, float m,
                                           bool take_log) {
-    double sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; j++) sum += y[j];
+    double sum = tl_sum_f32_fixed(y, n);
     if (take_log) {
         double log_sum = log(sum);
         for (int64_t j = 0; j < n; j++) y[j] = (float)((double)x[j] - m - log_sum);
