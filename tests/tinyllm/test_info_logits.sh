@@ -116,6 +116,11 @@ sed -i 's/"rope_scaling": null/"rope_scaling": {"type": "linear", "factor": 2.0,
     "$work/dupnested/config.json"
 check info_of_a_nested_key_twice_fails 1 'the key rope_scaling."factor" twice' \
     -- "$TINYLLM" info "$work/dupnested"
+# cJSON cuts a string at \u0000 ("a\u0000b" and "a\u0000c" become one key); json.load does not.
+mkdir "$work/nulkey" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/nulkey/"
+sed -i 's/^}$/, "x\\u0000a": 1, "x\\u0000b": 2}/' "$work/nulkey/config.json"
+check info_of_a_config_with_a_nul_fails 1 "$work/nulkey/config.json holds \\u0000 in a string" \
+    "remove it" -- "$TINYLLM" info "$work/nulkey"
 # A sharded checkpoint missing a shard, or holding only its .part: the shard named.
 sharded=$FIXTURES/L7.9/llama-bf16-sharded
 shard=$(python3 -c 'import json, sys

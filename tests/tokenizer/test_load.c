@@ -128,6 +128,28 @@ START_TEST(a_key_given_twice_is_refused_with_its_path)
     snprintf(json, sizeof json, "{\"model\": {\"vocab\": {\"%s\": 0, \"%s\": 1}}}", key, key);
     snprintf(want, sizeof want, "model.vocab.\"%.61s...\" is given twice", key);
     ASSERT_REFUSED(json, want);
+    /* bytes that are not UTF-8 are shown as \xHH, so the message stays UTF-8 */
+    ASSERT_REFUSED("{\"model\": {\"vocab\": {\"x\xFF\xC3\": 0, \"x\xFF\xC3\": 1}}}",
+                   "the key model.vocab.\"x\\xFF\\xC3\" is given twice");
+    /* a path longer than the message's room keeps its first steps and the key */
+    char deep[4096] = "";
+    for (int i = 0; i < 40; i++) strcat(deep, "{\"abcdefghijklmnopqrstu\": ");
+    strcat(deep, "{\"k\": 1, \"k\": 2}");
+    for (int i = 0; i < 40; i++) strcat(deep, "}");
+    tl_clear_error();
+    char *model_deep = malloc(strlen(deep) + 64);
+    sprintf(model_deep, "{\"model\": %s}", deep);
+    ck_assert_ptr_null(tl_tokenizer_from_strings(model_deep, NULL, "hostile/tokenizer.json"));
+    ck_assert_msg(strstr(tl_error(), "the key model.abcdefghijklmnopqrstu.") &&
+                  strstr(tl_error(), "...\"k\" is given twice"), "%s", tl_error());
+    free(model_deep);
+    /* cJSON cuts a string at \u0000, where HF keeps the rest: refused, with its byte */
+    ASSERT_REFUSED(J("{'model': {'type': 'BPE', 'vocab': {'a\\u0000b': 0, 'a\\u0000c': 1}, "
+                     "'merges': []}}"),
+                   "hostile/tokenizer.json: a string holds \\u0000 (byte 38)");
+    ASSERT_REFUSED(J("{'model': {'type': 'BPE', 'vocab': {'a': 0, 'b\\\\u0000': 1}, "
+                     "'merges': [], 'x': '\\u0000'}}"),
+                   "\\u0000 (byte 80)");
 
     /* tokenizer_config.json */
     tl_clear_error();

@@ -105,6 +105,17 @@ sed -i '0,/"content": "<|endoftext|>",/ s//& "content": "<|x|>",/' "$added/token
 check tokenize_refuses_an_added_token_field_twice 1 \
     "the key added_tokens[0].\"content\" is given twice" "or refuses the file" -- \
     "$TINYLLM" tokenize "$added/tokenizer.json" --text x
+gen=$(twin dupgen)
+sed -i 's/^}$/, "eos_token_id": 7}/' "$gen/generation_config.json"
+check tokenize_refuses_a_stop_id_key_twice 1 \
+    "$gen/generation_config.json: the key \"eos_token_id\" is given twice" -- \
+    "$TINYLLM" tokenize "$gen" --text x
+# cJSON cuts a string at \u0000, where HF keeps the rest
+nul=$(twin nulconfig)
+sed -i 's/^}$/, "x\\u0000a": 1, "x\\u0000b": 2}/' "$nul/tokenizer_config.json"
+check tokenize_refuses_a_nul_in_a_string 1 \
+    "$nul/tokenizer_config.json: a string holds \\u0000 (byte" "remove it" -- \
+    "$TINYLLM" tokenize "$nul" --text x
 
 # usage errors: exit 2; --help: exit 0
 check tokenize_needs_text_or_file 2 "usage: tinyllm tokenize" -- "$TINYLLM" tokenize "$smol"

@@ -112,7 +112,7 @@ static int check_json_file(const char *dir, const char *name, bool required) {
     bool empty = text[strspn(text, " \t\r\n")] == '\0';
     const char *end = NULL;
     cJSON *root = empty ? NULL : cJSON_ParseWithOpts(text, &end, true);
-    long at = end ? (long)(end - text) : 0;
+    long at = end ? (long)(end - text) : 0, nul = root ? tl_json_nul_escape(text) : -1;
     free(text);
     if (empty)
         return tl_fail_status("%s is empty; was the download cut short? `tinyllm pull` fetches "
@@ -121,6 +121,12 @@ static int check_json_file(const char *dir, const char *name, bool required) {
         return tl_fail_status("%s is not valid JSON (syntax error at byte %ld): fix it%s", path,
                               at, required ? ", or `tinyllm pull` the model again"
                                            : " or remove it");
+    if (nul >= 0) {
+        cJSON_Delete(root);
+        return tl_fail_status("%s holds \\u0000 in a string (byte %ld), which transformers' "
+                              "json.load keeps and tinyllm's JSON reader cuts the string at: "
+                              "remove it", path, nul);
+    }
     char where[512] = "";
     int found = tl_json_repeated_key(root, where, sizeof where);
     cJSON_Delete(root);

@@ -733,10 +733,18 @@ static int index_ids(const ctx *c, tl_tokenizer *t) {
 /* ---- a key given twice ---------------------------------------------------------------- */
 
 /* Hugging Face keeps the last of a repeated key (or refuses the file) where
- * cJSON's lookups find the first, so a file with one would be read otherwise
- * than HF reads it: 0, or -1 with an error naming the file and the key's path.
- * reader: what HF does with it. */
-static int refuse_repeats(const cJSON *root, const char *origin, const char *reader) {
+ * cJSON's lookups find the first, and keeps a string past a \u0000 where
+ * cJSON cuts it, so such a file would be read otherwise than HF reads it: 0,
+ * or -1 with an error naming the file and the key's path or the byte.
+ * reader: what HF does with a repeated key. */
+static int refuse_misread(const char *json, const cJSON *root, const char *origin,
+                          const char *reader) {
+    long nul = tl_json_nul_escape(json);
+    if (nul >= 0) {
+        tl_fail("tl_tokenizer_load: %s: a string holds \\u0000 (byte %ld), which Hugging Face "
+                "keeps and tinyllm's JSON reader cuts the string at: remove it", origin, nul);
+        return -1;
+    }
     char where[512];
     int found = tl_json_repeated_key(root, where, sizeof where);
     if (found < 0) tl_fail("tl_tokenizer_load: %s: out of memory", origin);
@@ -762,7 +770,7 @@ static int parse_config(tl_tokenizer *t, const char *json, const char *origin) {
         tl_fail("tl_tokenizer_load: %s is not a JSON object; fix or remove it", origin);
         return -1;
     }
-    if (refuse_repeats(root, origin, "transformers' json.load keeps the last one") < 0) {
+    if (refuse_misread(json, root, origin, "transformers' json.load keeps the last one") < 0) {
         cJSON_Delete(root);
         return -1;
     }
@@ -786,7 +794,13 @@ static int stop_ids_from(tl_tokenizer *t, const char *path) {
     char *json = tk_read_file(path, NULL);
     if (!json) return -1;
     cJSON *root = cJSON_Parse(json);
+    int misread = root ? refuse_misread(json, root, path, "transformers' json.load keeps the "
+                                        "last one") : 0;
     free(json);
+    if (misread < 0) {
+        cJSON_Delete(root);
+        return -1;
+    }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
     int found = 0;
     if (cJSON_IsNumber(v) || cJSON_IsArray(v)) {
@@ -829,8 +843,8 @@ static int build(tl_tokenizer *t, const char *json, const char *config_json, con
         fail(&c, "the top level must be an object");
         goto done;
     }
-    if (refuse_repeats(root, origin, "Hugging Face's tokenizers keeps the last one (or refuses "
-                       "the file)") < 0)
+    if (refuse_misread(json, root, origin, "Hugging Face's tokenizers keeps the last one (or "
+                       "refuses the file)") < 0)
         goto done;
     const cJSON *trunc = cJSON_GetObjectItemCaseSensitive(root, "truncation");
     if (trunc && !cJSON_IsNull(trunc)) {
