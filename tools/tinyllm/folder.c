@@ -98,7 +98,8 @@ static char *read_file(const char *path) {
     return text;
 }
 
-/* dir/name is JSON with no key given twice (when it is there, or required).
+/* dir/name is JSON with no key given twice and no \u0000 in a string, which
+ * cJSON cuts the string at (json_keys.h), when it is there or required.
  * Python's json.load, which transformers reads these files with, keeps the
  * last of a repeated key and cJSON the first: such a file is refused, as the
  * safetensors reader refuses one, rather than read otherwise than HF reads

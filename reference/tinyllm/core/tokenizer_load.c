@@ -4,8 +4,9 @@
  * The file is untrusted: every field is checked for its JSON type, ids for
  * their range, merges for their tokens; a component this runtime does not
  * implement is refused by its name, never silently skipped; a key given twice
- * (in tokenizer.json or tokenizer_config.json) is refused by its path, as HF
- * would read the last of the two and cJSON reads the first.
+ * (in tokenizer.json, tokenizer_config.json or the files of the stop ids) is
+ * refused by its path, as HF would read the last of the two and cJSON reads
+ * the first, and so is a \u0000 in a string, which cJSON cuts the string at.
  */
 #include <errno.h>
 #include <stdarg.h>
