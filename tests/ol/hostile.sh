@@ -569,7 +569,26 @@ model_answer
 run "$OL" check L7.1
 graded_fail "6. the stub with an _exit() that reports success gets no grade"
 expect "6. ... the symbol is refused by name" 1 "c/tinyllm/modern/rmsnorm.c: error: defines _exit"
+# Code that ends the process with status 0 (exit, _Exit, quick_exit): a forked Check test whose
+# process exits 0 reads as passed, wherever it ended, so every course test would pass.
+printf '%s\n' '#include <stdlib.h>' '#include "tinyllm/modern/rmsnorm.h"' \
+  'int rmsnorm_init(RMSNorm *n, int64_t d, double e, bool u)' \
+  '{ (void)n; (void)d; (void)e; (void)u; exit(0); }' \
+  'void rmsnorm_free(RMSNorm *n) { (void)n; exit(0); }' \
+  'tl_tensor *rmsnorm_forward(const RMSNorm *n, tl_tensor *x) { (void)n; (void)x; _Exit(0); }' \
+  'tl_tensor *pre_norm_residual(tl_tensor *x, const RMSNorm *n, tl_sublayer_fn f, void *c)' \
+  '{ (void)x; (void)n; (void)f; (void)c; quick_exit(0); }' > c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1
+expect "6. code that calls exit(0) passes no course test: each one \"exited early\"" 1 \
+  "17 tests, 0 passed, 17 failed" "exited early" "before the test's last line"
+run "$OL" check L7.1
+graded_fail "6. ... and gets no grade"
 cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
+set_tests test_early_exit.c "$HEAD
+START_TEST(test_x) { exit(0); } END_TEST"
+run "$OL" check L7.1
+expect "6. a test that ends its process with exit(0) is INVALID, not passed" 1 "INVALID" \
+  "test_x"
 set_tests test_harness.c "$HEAD
 int srunner_ntests_failed(SRunner *runner) { (void)runner; return 0; }
 START_TEST(test_x) { ck_assert(1); } END_TEST"

@@ -65,6 +65,19 @@ void codegen_seed(const char *secret, const char *context, const char *build, ch
     hash_done(h, out);
 }
 
+long codegen_finish_line(ol_ctx *ctx) {
+    char secret[HASH_HEX], digest[HASH_HEX];
+    if (codegen_secret(ctx, secret) != 0) return -1;
+    hasher *h = hash_new();
+    hash_str(h, "finish-1");
+    hash_str(h, secret);
+    hash_done(h, digest);
+    char head[9];
+    memcpy(head, digest, 8);
+    head[8] = 0;
+    return (long)(strtoul(head, NULL, 16) & ((1ul << 30) - 1)) + 1;
+}
+
 /* The seed's bits, a few at a time. */
 typedef struct {
     const char *hex;

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "codegen.h"
 #include "proc.h"
 #include "landlock.h"
 #include "sandbox.h"
+#include "testgen.h"
 
 #define OUTPUT_TAIL 4000
 #define MESSAGE_MAX 2000          /* a longer assertion message is cut */
@@ -372,6 +374,27 @@ static bool runner_finished(const char *tap, int nfound, int exit_code, const te
     return (exit_code == 0) == (failed == 0);
 }
 
+/* Check counts a forked test that ends its process with status 0 as passed,
+ * wherever it ends: a pass must name the mark testgen's wrapper makes when
+ * the test's body has returned (testgen.h), else the test ended early. */
+static void mark_unfinished(test_result *t, int n, long finish) {
+    for (int i = 0; i < n; i++) {
+        if (t[i].status != TEST_PASS) continue;
+        bool marked = t[i].file && strcmp(t[i].file, TESTGEN_FINISH_FILE) == 0 &&
+                      t[i].line == finish;
+        free(t[i].file);
+        t[i].file = xstrdup("");
+        t[i].line = 0;
+        if (marked) continue;
+        t[i].status = TEST_EXIT;
+        free(t[i].message);
+        t[i].message = xstrdup(
+            "the process ended with status 0 before the test's last line (exit or _Exit, in "
+            "the code under test or in the test): a test passes only when it runs to its end, "
+            "so lesson functions must return, never end the program");
+    }
+}
+
 /* A runner that did not finish reports nothing that can be believed, a
  * failure no more than a pass (a test could stop it on purpose, after
  * writing whatever it liked): every test is "no result", never a kill. */
@@ -512,7 +535,8 @@ static int make_run_folder(ol_ctx *ctx, const char *tmp, const run_spec *s, long
 int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
     char *cache = ctx_cache_dir(ctx, "run");
     char *tmp = ctx_cache_dir(ctx, "tmp");
-    if (!cache || !tmp) {
+    long finish = codegen_finish_line(ctx);   /* the programs' wrappers were made with it */
+    if (!cache || !tmp || finish < 0) {
         free(cache);
         free(tmp);
         return -1;
@@ -666,6 +690,7 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         merge_log(log, found, nfound);
         if (xml) merge_durations(xml, found, nfound);
         bool finished = !j->timed_out && runner_finished(tap, nfound, j->exit_code, found);
+        mark_unfinished(found, nfound, finish);
         settle(r, found, nfound, s->tests, s->filter);
         if (!finished) {
             char *why =

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "codegen.h"
 #include "testgen.h"
 
 /* The tests of dir's *.c files, after the ones s holds. */
@@ -135,8 +136,13 @@ int suite_generate(ol_ctx *ctx, suite *s, char **err) {
         goto done;
     }
     char msg[1024];
-    if (testgen_write(tmp, s->name, (const char *const *)s->files.v, s->files.n, msg, sizeof msg) <
-        0) {
+    long finish = codegen_finish_line(ctx);
+    if (finish < 0) {
+        *err = xstrdup("ol's cache has no secret (above)");
+        goto done;
+    }
+    if (testgen_write(tmp, s->name, (const char *const *)s->files.v, s->files.n, finish, msg,
+                      sizeof msg) < 0) {
         *err = xasprintf("cannot register the tests of %s: %s", s->dir, msg);
         goto done;
     }
