@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Grading a class (issue 21, items 3 and 4), on L7.1:
-#   ol grade: nine submissions, two at a time: the model answers (PASS, with
+#   ol grade: eleven submissions, two at a time: the model answers (PASS, with
 #   the grade a lone `ol check` gives them), a weak suite (FAIL-SCORE), an
-#   INVALID one, code that does not compile, an empty folder, and four
-#   hostile ones: a test that never ends, a fork bomb (bounded at 300
+#   INVALID one, code that does not compile, an empty folder, two made of
+#   symbolic links to the course's reference/ (ERROR, never followed), and
+#   four hostile ones: a test that never ends, a fork bomb (bounded at 300
 #   processes, so a broken sandbox cannot harm a shared machine), a flood of
 #   output, and a test that deletes the other submissions and workspaces by
 #   their absolute paths. None of them stops or alters the others: every
@@ -13,7 +14,8 @@
 #   ol dist --gradescope: the autograder zip, run_autograder run against a
 #   folder standing in for /autograder (OL_AUTOGRADER_ROOT) on a model
 #   answer (full score), an invalid suite (the reason, partial score), code
-#   that does not compile and an empty submission; each results.json checked
+#   that does not compile, an empty submission and one whose c/ is a link to
+#   the course's reference/ (no score, the reason); each results.json checked
 #   against Gradescope's format (tests/ol/gradescope_format.py); hidden
 #   tests run there and nowhere in the student release.
 # Work happens under build/ (not /tmp), where ol's sandbox can seal it.
@@ -66,6 +68,9 @@ EOF
 student dave; cp "$MODEL"/*.c "$S/dave/c/tests/l7-1-rmsnorm/"
 echo 'int broken(void) { return }' >>"$S/dave/c/tinyllm/modern/rmsnorm.c"
 mkdir -p "$S/erin"
+# links to the course's own reference/ (the model answers and the reference): never followed
+mkdir -p "$S/mallory-link" && ln -s "$ROOT/reference" "$S/mallory-link/c"
+ln -s "$ROOT/reference" "$S/trudy"
 hostile mallory-loop endless_loop '    for (volatile int x = 0;; x++) {}'
 hostile mallory-fork fork_bomb '    for (int i = 0; i < 300; i++) {
         int p = fork();
@@ -94,10 +99,12 @@ started=$SECONDS
 run "$OL" grade "$S" --lessons L7.1 --jobs 2 --out "$OUT" --timeout 300
 elapsed=$((SECONDS - started))
 printf '%s\n' "$out" >"$T/grade.log"
-[ "$rc" = 0 ] && [ -f "$OUT/grades.csv" ] &&
-  ok "ol grade grades 9 submissions, 2 at a time, and writes grades.csv (${elapsed} s)" \
-              || fail "ol grade grades 9 submissions and writes grades.csv (rc $rc)"
-grep -q '^\[9/9\] .*elapsed .*slowest so far' <<<"$out" &&
+# exit 1: the two linked submissions are rows that could not be graded
+[ "$rc" = 1 ] && [ -f "$OUT/grades.csv" ] &&
+  grep -q "2 rows of grades.csv could not be graded" <<<"$out" &&
+  ok "ol grade grades 11 submissions, 2 at a time, and writes grades.csv (${elapsed} s)" \
+              || fail "ol grade grades 11 submissions and writes grades.csv (rc $rc)"
+grep -q '^\[11/11\] .*elapsed .*slowest so far' <<<"$out" &&
   ok "progress: done/total, elapsed, the slowest so far" \
   || fail "progress: done/total, elapsed, the slowest so far"
 grep -o '([0-9.]* a minute)' <<<"$out" | sed 's/^/     throughput /'
@@ -107,7 +114,8 @@ import csv, sys
 rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
 want = {"alice": "PASS", "bob": "FAIL-SCORE", "carol": "INVALID", "dave": "FAIL-BUILD",
         "erin": "NOT-SUBMITTED", "mallory-loop": "INVALID", "mallory-fork": None,
-        "mallory-flood": "INVALID", "mallory-rm": None}
+        "mallory-flood": "INVALID", "mallory-rm": None, "mallory-link": "ERROR",
+        "trudy": "ERROR"}
 assert set(rows) == set(want), sorted(rows)
 header = open(sys.argv[1]).readline().strip()
 assert header == "student,lesson,verdict,score,killed/valid,invalid tests", header
@@ -127,6 +135,10 @@ for s, r in sorted(rows.items()):
 EOF
 [ "$rc" = 0 ] && ok "every row of grades.csv is as expected: $(tr '\n' ';' <<<"$out")" ||
   fail "every row of grades.csv is as expected"
+grep -q "mallory-link/c is a symbolic link" "$OUT/mallory-link/error.txt" 2>/dev/null &&
+  grep -q "trudy is a symbolic link" "$OUT/trudy/error.txt" 2>/dev/null &&
+  ok "a submission that is, or holds, a link is not graded, and error.txt says which link" ||
+  fail "a submission that is, or holds, a link is not graded, and error.txt says which link"
 after=$(tree_hash "$S") course_after=$(tree_hash "$ROOT/course/L7.1")
 out="submissions: $before -> $after; course: $course_before -> $course_after"
 [ "$before" = "$after" ] && [ "$course_before" = "$course_after" ] \
@@ -182,17 +194,19 @@ autograde() { # NAME SUBMISSION_SETUP...: a fresh /autograder stand-in, the subm
   OL_AUTOGRADER_ROOT=$A bash "$A/source/run_autograder" >"$T/ag-$1.log" 2>&1
   echo "$A/results/results.json"
 }
-declare -A gs_want=([alice]=6 [carol]=3 [dave]=0 [erin]=0)
-for s in alice carol dave erin; do
+declare -A gs_want=([alice]=6 [carol]=3 [dave]=0 [erin]=0 [mallory-link]=0)
+for s in alice carol dave erin mallory-link; do
   res=$(autograde "$s" "$S/$s")
   run python3 "$ROOT/tests/ol/gradescope_format.py" "$res" "${gs_want[$s]}"
   [ "$rc" = 0 ] && ok "run_autograder on $s: results.json in Gradescope's format, $out" \
   || { out="$out"$'\n'"$(tail -5 "$T/ag-$s.log")"
        fail "run_autograder on $s: results.json in Gradescope's format, score ${gs_want[$s]}"; }
 done
-run python3 - "$T"/ag-{carol,alice,erin}/results/results.json <<'EOF'
+run python3 - "$T"/ag-{carol,alice,erin,mallory-link}/results/results.json <<'EOF'
 import json, sys
-carol, alice, erin = (json.load(open(p)) for p in sys.argv[1:])
+carol, alice, erin, link = (json.load(open(p)) for p in sys.argv[1:])
+assert all(t["score"] == 0 for t in link["tests"]), link["tests"]
+assert "c in your submission is a symbolic link" in link["tests"][0]["output"], link["tests"][0]
 stage4 = next(t for t in carol["tests"] if t["name"].startswith("L7.1 4."))
 assert stage4["status"] == "failed", stage4
 assert "INVALID" in stage4["output"] and "my_wrong_expectation" in stage4["output"], stage4
@@ -206,6 +220,6 @@ print("ok")
 EOF
 [ "$rc" = 0 ] &&
   ok "the invalid suite's results say why (INVALID, the test); a pass shows the reference;" \
-     "the hidden tests ran (17 course tests)" \
+     "the hidden tests ran (17 course tests); a linked c/ is not graded and says so" \
   || fail "the invalid suite's results say why; a pass shows the reference; hidden tests ran"
 summary "test-grade"

@@ -85,14 +85,41 @@ static void copy_tree(const char *from, const char *to, int depth, copy_state *c
     closedir(d);
 }
 
+/* A folder itself, not a symbolic link to one: a link in a submission could
+ * lead anywhere on the grader's machine (the course's reference/). */
+static bool plain_dir(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_link(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
 /* The submission's c/: SUB/c, SUB itself when it holds tinyllm/ or tests/,
- * or the c/ of its only folder (a workspace zipped with its folder). */
-static char *find_code(const char *sub) {
+ * or the c/ of its only folder (a workspace zipped with its folder). None
+ * of them may be a symbolic link: then *why says which is, and NULL. */
+static char *find_code(const char *sub, char **why) {
+    *why = NULL;
+    const char *names[] = {"c", "tinyllm", "tests"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char *p = path_join(sub, names[i]);
+        if (is_link(p))
+            *why = xasprintf("%s is a symbolic link: a submission holds its folders and "
+                             "files themselves, never links (ask the student to submit "
+                             "again without them)", p);
+        free(p);
+    }
+    if (is_link(sub))
+        *why = xasprintf("%s is a symbolic link, not the student's folder: submit the folder "
+                         "itself", sub);
+    if (*why) return NULL;
     char *c = path_join(sub, "c");
-    if (is_dir(c)) return c;
+    if (plain_dir(c)) return c;
     free(c);
     char *t1 = path_join(sub, "tinyllm"), *t2 = path_join(sub, "tests");
-    bool here = is_dir(t1) || is_dir(t2);
+    bool here = plain_dir(t1) || plain_dir(t2);
     free(t1);
     free(t2);
     if (here) return xstrdup(sub);
@@ -103,8 +130,7 @@ static char *find_code(const char *sub) {
     while (d && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
         char *p = path_join(sub, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (plain_dir(p)) {
             folders++;
             free(only);
             only = path_join(p, "c");
@@ -112,7 +138,11 @@ static char *find_code(const char *sub) {
         free(p);
     }
     if (d) closedir(d);
-    if (folders == 1 && is_dir(only)) return only;
+    if (folders == 1 && is_link(only))
+        *why = xasprintf("%s is a symbolic link: a submission holds its folders and files "
+                         "themselves, never links (ask the student to submit again without "
+                         "them)", only);
+    if (folders == 1 && plain_dir(only)) return only;
     free(only);
     return NULL;
 }
@@ -228,7 +258,7 @@ int grade_one(const grade_job *g) {
     char *why = NULL;
     if (mkdir_p(dir) != 0 || mkdir_p(ws) != 0)
         why = xasprintf("cannot create %s: %s", ws, strerror(errno));
-    char *code = why ? NULL : find_code(g->submission);
+    char *code = why ? NULL : find_code(g->submission, &why);
     if (!why && code) {
         copy_state c = {0};
         char *to = path_join(ws, "c");
