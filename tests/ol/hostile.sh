@@ -583,6 +583,11 @@ expect "6. code that calls exit(0) passes no course test: each one \"exited earl
   "17 tests, 0 passed, 17 failed" "exited early" "before the test's last line"
 run "$OL" check L7.1
 graded_fail "6. ... and gets no grade"
+# ... nor code that resumes a test's wrapper past the body (tests/ol/hostile/rmsnorm_resume.c)
+cp "$ROOT/tests/ol/hostile/rmsnorm_resume.c" c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1
+expect "6. code that resumes a test's wrapper as if its body had returned passes no course test" \
+  1 "17 tests, 0 passed, 17 failed"
 cp "$REFSRC" c/tinyllm/modern/rmsnorm.c
 set_tests test_early_exit.c "$HEAD
 START_TEST(test_x) { exit(0); } END_TEST"

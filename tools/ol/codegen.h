@@ -25,10 +25,10 @@ int codegen_secret(ol_ctx *ctx, char out[HASH_HEX]);
 void codegen_seed(const char *secret, const char *context, const char *build, char out[HASH_HEX]);
 /* The compiler flags a seed stands for (appended to flags). */
 void codegen_flags(const char *seed, strlist *flags);
-/* The line testgen's wrappers mark when a test's body has run to its end
- * (testgen.h), from the secret: 1 .. 2^30, or -1 when there is no secret. A
- * test that exits early cannot name it without reading it out of the
- * program's code. */
-long codegen_finish_line(ol_ctx *ctx);
+/* The line testgen's wrapper marks when test's body has run to its end
+ * (testgen.h): 1 .. 2^30, from the secret and the test's name, so neither
+ * an early exit nor another test's mark can name it without reading it out
+ * of the program's code. */
+long codegen_finish_line(const char secret[HASH_HEX], const char *test);
 
 #endif

@@ -377,11 +377,11 @@ static bool runner_finished(const char *tap, int nfound, int exit_code, const te
 /* Check counts a forked test that ends its process with status 0 as passed,
  * wherever it ends: a pass must name the mark testgen's wrapper makes when
  * the test's body has returned (testgen.h), else the test ended early. */
-static void mark_unfinished(test_result *t, int n, long finish) {
+static void mark_unfinished(test_result *t, int n, const char secret[HASH_HEX]) {
     for (int i = 0; i < n; i++) {
         if (t[i].status != TEST_PASS) continue;
         bool marked = t[i].file && strcmp(t[i].file, TESTGEN_FINISH_FILE) == 0 &&
-                      t[i].line == finish;
+                      t[i].line == codegen_finish_line(secret, t[i].name);
         free(t[i].file);
         t[i].file = xstrdup("");
         t[i].line = 0;
@@ -535,8 +535,8 @@ static int make_run_folder(ol_ctx *ctx, const char *tmp, const run_spec *s, long
 int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
     char *cache = ctx_cache_dir(ctx, "run");
     char *tmp = ctx_cache_dir(ctx, "tmp");
-    long finish = codegen_finish_line(ctx);   /* the programs' wrappers were made with it */
-    if (!cache || !tmp || finish < 0) {
+    char secret[HASH_HEX];   /* the programs' finish marks were made with it */
+    if (!cache || !tmp || codegen_secret(ctx, secret) != 0) {
         free(cache);
         free(tmp);
         return -1;
@@ -690,7 +690,7 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         merge_log(log, found, nfound);
         if (xml) merge_durations(xml, found, nfound);
         bool finished = !j->timed_out && runner_finished(tap, nfound, j->exit_code, found);
-        mark_unfinished(found, nfound, finish);
+        mark_unfinished(found, nfound, secret);
         settle(r, found, nfound, s->tests, s->filter);
         if (!finished) {
             char *why =

@@ -115,6 +115,11 @@ static int sync_file(const char *from, const char *to) {
     return rc;
 }
 
+/* testgen's finish line of a test, from the cache's secret (ctx). */
+static long finish_of(const char *test, void *secret) {
+    return codegen_finish_line(secret, test);
+}
+
 int suite_generate(ol_ctx *ctx, suite *s, char **err) {
     *err = NULL;
     hasher *h = hash_new();
@@ -136,13 +141,13 @@ int suite_generate(ol_ctx *ctx, suite *s, char **err) {
         goto done;
     }
     char msg[1024];
-    long finish = codegen_finish_line(ctx);
-    if (finish < 0) {
+    char secret[HASH_HEX];
+    if (codegen_secret(ctx, secret) != 0) {
         *err = xstrdup("ol's cache has no secret (above)");
         goto done;
     }
-    if (testgen_write(tmp, s->name, (const char *const *)s->files.v, s->files.n, finish, msg,
-                      sizeof msg) < 0) {
+    if (testgen_write(tmp, s->name, (const char *const *)s->files.v, s->files.n, finish_of,
+                      secret, msg, sizeof msg) < 0) {
         *err = xasprintf("cannot register the tests of %s: %s", s->dir, msg);
         goto done;
     }

@@ -163,23 +163,26 @@ static const char MAIN_TEMPLATE[] =
     "    return failed == 0 ? 0 : 1;\n"
     "}\n";
 
-/* START_TEST as Check's, but the body is a function of its own, called by
- * the registered one, which then marks the finish line (testgen.h). The
+/* START_TEST as Check's, but the body is inlined into the registered
+ * function, which then calls the test's own finish mark (testgen.h). The
  * test's declaration keeps Check's text, which ol's scan looks for. */
 static const char FINISH_PREAMBLE[] =
-    "static void testgen_finished_(void);\n"
     "#undef START_TEST\n"
     "#define START_TEST(__testname)\\\n"
-    "static void __testname ## _testgen_body (int _i CK_ATTRIBUTE_UNUSED);\\\n"
+    "static void __testname ## _testgen_finished (void);\\\n"
+    "static inline __attribute__((always_inline)) void __testname ## _testgen_body "
+    "(int _i CK_ATTRIBUTE_UNUSED);\\\n"
     "static void __testname ## _fn (int _i CK_ATTRIBUTE_UNUSED)\\\n"
-    "{ __testname ## _testgen_body(_i); testgen_finished_(); }\\\n"
+    "{ __testname ## _testgen_body(_i); __testname ## _testgen_finished(); }\\\n"
     "static const TTest __testname ## _ttest = {\"\"# __testname, __testname ## _fn, "
     "__FILE__, __LINE__};\\\n"
     "static const TTest * __testname = & __testname ## _ttest;\\\n"
-    "static void __testname ## _testgen_body (int _i CK_ATTRIBUTE_UNUSED)\n";
+    "static inline __attribute__((always_inline)) void __testname ## _testgen_body "
+    "(int _i CK_ATTRIBUTE_UNUSED)\n";
 
 static int write_wrapper(const char *out_dir, int index, const char *file, char **names,
-                         int n, long finish_line, char *errbuf, size_t errsize) {
+                         int n, testgen_finish_fn *finish_line, void *finish_ctx, char *errbuf,
+                         size_t errsize) {
     char path[PATH_MAX], abs[PATH_MAX];
     if (!realpath(file, abs)) {
         snprintf(errbuf, errsize, "%s: %s", file, strerror(errno));
@@ -204,7 +207,7 @@ static int write_wrapper(const char *out_dir, int index, const char *file, char 
     /* a path with a double quote can still be named between < > */
     bool quote = strchr(abs, '"') == NULL;
     fprintf(f, "#include <check.h>\n%s#include %c%s%c\n\n",
-            finish_line > 0 ? FINISH_PREAMBLE : "", quote ? '"' : '<', abs, quote ? '"' : '>');
+            finish_line ? FINISH_PREAMBLE : "", quote ? '"' : '<', abs, quote ? '"' : '>');
     fprintf(f, "int testgen_wanted(const char *name);\n");
     fprintf(f, "int testgen_register_%d(TCase *tc);\n", index);
     fprintf(f, "int testgen_register_%d(TCase *tc) {\n    int added = 0;\n", index);
@@ -213,9 +216,10 @@ static int write_wrapper(const char *out_dir, int index, const char *file, char 
                 names[i], names[i]);
     fprintf(f, "    return added;\n}\n");
     /* last: #line renames every line after it */
-    if (finish_line > 0)
-        fprintf(f, "\nstatic void testgen_finished_(void) {\n#line %ld \"%s\"\n"
-                   "    mark_point();\n}\n", finish_line, TESTGEN_FINISH_FILE);
+    for (int i = 0; finish_line && i < n; i++)
+        fprintf(f, "\nstatic void %s_testgen_finished(void) {\n#line %ld \"%s\"\n"
+                   "    mark_point();\n}\n", names[i], finish_line(names[i], finish_ctx),
+                TESTGEN_FINISH_FILE);
     if (fclose(f) != 0) {
         snprintf(errbuf, errsize, "cannot write %s", path);
         return -1;
@@ -230,7 +234,8 @@ static const char *base_name(const char *path) {
 }
 
 int testgen_write(const char *out_dir, const char *suite, const char *const *files,
-                  int nfiles, long finish_line, char *errbuf, size_t errsize) {
+                  int nfiles, testgen_finish_fn *finish_line, void *finish_ctx, char *errbuf,
+                  size_t errsize) {
     size_t decl_cap = 256 + (size_t)nfiles * 64, body_cap = 256 + (size_t)nfiles * 512;
     char *decls = calloc(1, decl_cap), *body = calloc(1, body_cap);
     int total = 0, rc = 0;
@@ -243,7 +248,8 @@ int testgen_write(const char *out_dir, const char *suite, const char *const *fil
             rc = -1;
             goto done;
         }
-        if (write_wrapper(out_dir, i, files[i], names, n, finish_line, errbuf, errsize) != 0) {
+        if (write_wrapper(out_dir, i, files[i], names, n, finish_line, finish_ctx, errbuf,
+                          errsize) != 0) {
             testgen_free_names(names, n);
             rc = -1;
             goto done;

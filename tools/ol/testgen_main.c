@@ -9,7 +9,7 @@ int main(int argc, char **argv) {
     }
     char err[1024];
     int n =
-        testgen_write(argv[1], argv[2], (const char *const *)argv + 3, argc - 3, 0, err,
+        testgen_write(argv[1], argv[2], (const char *const *)argv + 3, argc - 3, NULL, NULL, err,
                       sizeof err);
     if (n < 0) {
         fprintf(stderr, "tl-testgen: %s\n", err);
