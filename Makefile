@@ -84,9 +84,12 @@ bench: deps
 # The runtime's, the tokenizer's and the fake Hub's tests, built with
 # AddressSanitizer and UBSan in a tree of their own (build/asan). ASan runs code
 # 2-5x slower, so Check's per-test timeouts are stretched to match.
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
+  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 asan: deps
-	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-5} $(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	@$(ASAN_MAKE) -j2 build/asan/tests/core/run build/asan/tests/hub/run \
+	  build/asan/tests/tokenizer/run
+	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-5} $(ASAN_MAKE) \
 	  test-core test-hub-suite test-tokenizer-unit
 
 clean:

@@ -21,12 +21,15 @@ ALL_TARGETS  += $(CORE_LIB) $(TESTING_LIB) $(TESTGEN) $(BUILD)/tests/core/run
 TEST_TARGETS += test-core
 
 .PHONY: test-core valgrind-core
+# One process per test file, two at a time (tests/run_cases.sh): the tests
+# are single-threaded, and under ASan or valgrind they are most of make test.
 test-core: $(BUILD)/tests/core/run
 	@echo "== runtime tests (tests/core) =="
 	@bash tests/core/layers.sh $(BUILD)/obj/reference/tinyllm/core
-	@CK_FORK=yes $(BUILD)/tests/core/run
+	@CK_FORK=yes bash tests/run_cases.sh 2 $(BUILD)/tests/core/run $(notdir $(CORE_TESTS))
 
 # valgrind needs no fork to follow each test; leaks fail the run.
 valgrind: $(BUILD)/tests/core/run
-	CK_FORK=no valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --error-exitcode=1 \
-	  $(BUILD)/tests/core/run
+	@CK_FORK=no bash tests/run_cases.sh 2 $(BUILD)/tests/core/run $(notdir $(CORE_TESTS)) -- \
+	  valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+	  --error-exitcode=1
