@@ -97,23 +97,24 @@ static bool is_link(const char *path) {
     return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
 }
 
+/* Why a link in place of a submission's folder is not graded. */
+static char *link_refused(const char *path) {
+    return xasprintf("%s is a symbolic link: a submission holds its folders and files "
+                     "themselves, never links (ask the student to submit again without them)",
+                     path);
+}
+
 /* The submission's c/: SUB/c, SUB itself when it holds tinyllm/ or tests/,
  * or the c/ of its only folder (a workspace zipped with its folder). None
  * of them may be a symbolic link: then *why says which is, and NULL. */
 static char *find_code(const char *sub, char **why) {
-    *why = NULL;
+    *why = is_link(sub) ? link_refused(sub) : NULL;
     const char *names[] = {"c", "tinyllm", "tests"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    for (size_t i = 0; !*why && i < sizeof names / sizeof *names; i++) {
         char *p = path_join(sub, names[i]);
-        if (is_link(p))
-            *why = xasprintf("%s is a symbolic link: a submission holds its folders and "
-                             "files themselves, never links (ask the student to submit "
-                             "again without them)", p);
+        if (is_link(p)) *why = link_refused(p);
         free(p);
     }
-    if (is_link(sub))
-        *why = xasprintf("%s is a symbolic link, not the student's folder: submit the folder "
-                         "itself", sub);
     if (*why) return NULL;
     char *c = path_join(sub, "c");
     if (plain_dir(c)) return c;
@@ -138,10 +139,7 @@ static char *find_code(const char *sub, char **why) {
         free(p);
     }
     if (d) closedir(d);
-    if (folders == 1 && is_link(only))
-        *why = xasprintf("%s is a symbolic link: a submission holds its folders and files "
-                         "themselves, never links (ask the student to submit again without "
-                         "them)", only);
+    if (folders == 1 && is_link(only)) *why = link_refused(only);
     if (folders == 1 && plain_dir(only)) return only;
     free(only);
     return NULL;
