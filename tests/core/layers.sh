@@ -10,7 +10,7 @@ dir=${1:?usage: layers.sh OBJ_DIR}
 layer_of() {
     case $1 in
     error|bf16|pcg32|pool|prefetch|gemm_amx|gemm_avx512|json_keys) echo 0 ;;   # no runtime calls
-    shape|elements|kernels|model_config) echo 1 ;;
+    shape|elements|kernels|model_config|files) echo 1 ;;
     scope) echo 2 ;;                             # storage and headers
     kernels_multi) echo 2 ;;                     # few rows: the GEMVs' sibling
     tensor) echo 3 ;;                            # creation and element access

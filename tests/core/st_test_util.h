@@ -5,6 +5,7 @@
 #define TESTS_CORE_ST_TEST_UTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +75,19 @@ static unsigned char *read_all(const char *path, size_t *n) {
 static bool file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* Whether dir holds a temporary file of a write to dir/name: a name that
+ * begins with "name.tmp" (tl_create_temp_beside adds a unique suffix). */
+static inline bool temp_left(const char *dir, const char *name) {
+    char prefix[512];
+    snprintf(prefix, sizeof prefix, "%s.tmp", name);
+    DIR *d = opendir(dir);
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));)
+        found = strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d) closedir(d);
+    return found;
 }
 
 /* fixtures/<rel>, or $TINYLLM_FIXTURES/<rel>. */

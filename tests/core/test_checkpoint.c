@@ -60,7 +60,7 @@ START_TEST(test_sharded_save_then_load_round_trips)
     ck_assert(file_exists(in_dir(d, "model-00004-of-00004.safetensors")));
     ck_assert(!file_exists(in_dir(d, "model-00005-of-00004.safetensors")));
     ck_assert(!file_exists(in_dir(d, "model.safetensors")));
-    ck_assert(!file_exists(in_dir(d, "model.safetensors.index.json.tmp")));
+    ck_assert(!temp_left(d, "model.safetensors.index.json"));
 
     tl_checkpoint *c = tl_checkpoint_load(d, TL_F32);
     tl_assert_ok(c);

@@ -222,7 +222,7 @@ START_TEST(writer_argument_errors)
     assert_status(tl_st_save("/tmp/x.safetensors", &twice, -1, NULL, NULL, 0),
                   "the state dict names \"w\" twice");
     assert_status(tl_st_save("/no/such/folder/x.safetensors", &sd, -1, NULL, NULL, 0),
-                  "safetensors: cannot create /no/such/folder/x.safetensors.tmp");
+                  "safetensors: cannot create a file beside /no/such/folder/x.safetensors");
     assert_status(tl_st_save_sharded(NULL, &sd, -1, 100), "tl_st_save_sharded: folder or state "
                                                           "dict is NULL");
     assert_status(tl_st_save_sharded("/tmp/tl-unused", &sd, -1, 0), "max_shard_bytes is 0");

@@ -644,7 +644,7 @@ START_TEST(test_writer_matches_the_rust_layout_byte_for_byte)
     const char *out = in_dir(d, "out.safetensors");
     ck_assert_int_eq(tl_st_save(out, &sd, -1, NULL, NULL, 0), 0);
     assert_same_file(out, fixture("core/st_golden.safetensors"));
-    ck_assert(!file_exists(in_dir(d, "out.safetensors.tmp")));
+    ck_assert(!temp_left(d, "out.safetensors"));
     free_dict(&sd);
     tl_st_close(f);
     remove_tree(d);
@@ -840,7 +840,7 @@ START_TEST(test_writer_rejects_bad_arguments)
     ck_assert_int_eq(tl_st_save(out, &one, -1, keys, values, 2), -1);
     ck_assert_ptr_nonnull(strstr(tl_error(), "metadata key \"k\" given twice"));
     tl_clear_error();
-    ck_assert(!file_exists(out) && !file_exists(in_dir(d, "bad.safetensors.tmp")));
+    ck_assert(!file_exists(out) && !temp_left(d, "bad.safetensors"));
     tl_tensor_free(w);
     remove_tree(d);
 }
@@ -860,7 +860,7 @@ START_TEST(test_failed_save_leaves_no_file_under_the_final_name)
     ck_assert_int_eq(tl_st_save(target, &sd, -1, NULL, NULL, 0), -1);
     ck_assert_ptr_nonnull(strstr(tl_error(), "cannot rename"));
     tl_clear_error();
-    ck_assert(!file_exists(in_dir(d, "taken.tmp")));
+    ck_assert(!temp_left(d, "taken"));
     /* A folder that does not exist: nothing is created. */
     const char *nowhere = in_dir(d, "missing/w.safetensors");
     ck_assert_int_eq(tl_st_save(nowhere, &sd, -1, NULL, NULL, 0), -1);

@@ -508,41 +508,6 @@ done:
 
 /* ---- the public calls --------------------------------------------------- */
 
-const char *tl_file_kind_problem(mode_t mode) {
-    if (S_ISREG(mode)) return NULL;
-    if (S_ISDIR(mode)) return "a folder";
-    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
-
-int tl_open_regular(const char *path, struct stat *st, char *why, size_t why_size) {
-    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever.
-     * It changes nothing for regular files. */
-    st->st_mode = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        int err = errno;
-        struct stat lst;
-        if (err == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
-            snprintf(why, why_size, "cannot open: it is a symlink to a file that does not exist");
-        else if (err == ELOOP)
-            snprintf(why, why_size, "cannot open: a loop of symlinks");
-        else
-            snprintf(why, why_size, "cannot open: %s", strerror(err));
-        return -1;
-    }
-    const char *kind = NULL;
-    if (fstat(fd, st) != 0) snprintf(why, why_size, "cannot stat: %s", strerror(errno));
-    else if ((kind = tl_file_kind_problem(st->st_mode)) != NULL)
-        snprintf(why, why_size, "is %s, not a regular file", kind);
-    else return fd;
-    close(fd);
-    return -1;
-}
-
 tl_st_file *tl_st_open(const char *path) {
     if (!path) return tl_fail("tl_st_open: path is NULL");
     tl_st_file *f = calloc(1, sizeof *f);

@@ -42,13 +42,14 @@ const char *tl_json_text_problem(const unsigned char *text, size_t n, size_t *at
 int tl_json_duplicate_key(const cJSON *obj, const char **dup);
 
 /* What a path is that is not a regular file ("a FIFO", "a folder", ...),
- * for errors; NULL for a regular file. */
+ * for errors; NULL for a regular file. (files.c) */
 const char *tl_file_kind_problem(mode_t mode);
 
 /* Opens path read-only for a reader: never blocks (a FIFO opens at once,
  * then fails the regular-file check), and a dangling symlink is named as
  * one. Returns the fd and fills *st, or -1 with why set to a description
- * (st->st_mode then tells the kind of a file that is not regular, else 0). */
+ * (st->st_mode then tells the kind of a file that is not regular, else 0).
+ * (files.c) */
 int tl_open_regular(const char *path, struct stat *st, char *why, size_t why_size);
 
 /* A JSON value as an error shows it: the number, or its kind ("an array"). */

@@ -8,6 +8,7 @@
  * old file or the new one, never half of one.
  */
 #include "safetensors_internal.h"
+#include "tinyllm/files.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -262,18 +263,15 @@ static int write_tensor(FILE *fp, const planned *p) {
 
 /* Writes bytes (header and tensors) to path.tmp, syncs, renames. */
 static int write_atomically(const char *path, const strbuf *header, const planned *p, int n) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+    size_t tmp_size = strlen(path) + 16;
+    char *tmp = malloc(tmp_size);
     if (!tmp) {
         return tl_fail_status("safetensors: %s: out of memory", path);
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-
-    FILE *fp = fopen(tmp, "wb");
+    FILE *fp = tl_create_temp_beside(path, tmp, tmp_size);
     if (!fp) {
-        tl_fail("safetensors: cannot create %s: %s (does the folder exist and is it writable?)",
-                tmp, strerror(errno));
+        tl_fail("safetensors: cannot create a file beside %s: %s (does the folder exist and is "
+                "it writable?)", path, strerror(errno));
         free(tmp);
         return -1;
     }
@@ -386,15 +384,16 @@ static int write_index(const char *dir, name_shard *map, int n, int n_shards, ui
     sb_puts(&sb, "\n  }\n}\n");
 
     char *path = join_path(dir, "model.safetensors.index.json");
-    char *tmp = path ? join_path(dir, "model.safetensors.index.json.tmp") : NULL;
+    size_t tmp_size = path ? strlen(path) + 16 : 0;
+    char *tmp = path ? malloc(tmp_size) : NULL;
     int rc = -1;
     if (sb.failed || !tmp) {
         tl_fail("safetensors: %s: out of memory writing the index", dir);
         goto done;
     }
-    FILE *fp = fopen(tmp, "wb");
+    FILE *fp = tl_create_temp_beside(path, tmp, tmp_size);
     if (!fp) {
-        tl_fail("safetensors: cannot create %s: %s", tmp, strerror(errno));
+        tl_fail("safetensors: cannot create a file beside %s: %s", path, strerror(errno));
         goto done;
     }
     bool ok = fwrite(sb.buf, 1, sb.len, fp) == sb.len && fflush(fp) == 0 && fsync(fileno(fp)) == 0;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "tinyllm/files.h"
 #include "tinyllm/nn.h"
 #include "tinyllm/safetensors.h"
 #include "tinyllm/modern/llama.h"
@@ -199,9 +200,9 @@ int llama_from_pretrained(LlamaForCausalLM *m, const char *dir, int dtype) {
 static int write_atomic(const char *dir, const char *name, const char *text) {
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return tl_fail_status(SAVE ": cannot create %s: %s", tmp, strerror(errno));
+    FILE *f = tl_create_temp_beside(path, tmp, sizeof tmp);
+    if (!f) return tl_fail_status(SAVE ": cannot create a file beside %s: %s", path,
+                                  strerror(errno));
     size_t n = strlen(text);
     bool ok = fwrite(text, 1, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;
