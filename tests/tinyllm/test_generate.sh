@@ -16,7 +16,10 @@
 #   twice, a malformed eos_token_id in generation_config.json, a prompt token
 #   the tokenizer gives an id past the vocabulary, and a broken chat template
 #   (named as tokenizer_config.json's; chat refuses it at startup); an --json
-#   that cannot be written is said before the load;
+#   that cannot be written is said before the load, and one is written through a
+#   new name of its own (a file or link named report.json.tmp is left alone);
+# - a checkpoint file that is a FIFO or a folder is said as such (never waited on);
+# - output that cannot be written to stdout (a full disk) fails the run;
 # - the load shows its progress on a terminal, and not in a pipe;
 # - Ctrl-C (SIGINT) stops a run with exit 130 and its timings so far;
 # - --help works for every verb.
@@ -192,6 +195,26 @@ for bad_json in "$work" "$work/none/r.json"; do
     else ok; fi
 done
 
+# --json writes through a name of its own: a user's report.json.tmp, or a link left under
+# that name, is neither written through nor removed; a link under the final name is
+# replaced by the report, its target untouched
+mkdir -p "$work/json" && echo precious >"$work/json/victim" && echo mine >"$work/json/r.json.tmp"
+ln -s "$work/json/victim" "$work/json/r2.json.tmp"
+ln -s "$work/json/victim" "$work/json/r3.json"
+for r in r r2 r3; do
+    check "--json beside a $r.json.tmp" 0 "first token" -- "$TINYLLM" generate "$dir" --ids 1,2 \
+        -n 2 --quiet --json "$work/json/$r.json"
+done
+[ "$(cat "$work/json/victim")" = precious ] && [ "$(cat "$work/json/r.json.tmp")" = mine ] \
+    && [ -L "$work/json/r2.json.tmp" ] && [ ! -L "$work/json/r3.json" ] \
+    && [ "$(field "$work/json/r3.json" 'd["generated"]["ids"] != []')" = true ] \
+    && [ -z "$(ls "$work/json" | grep -v -x -e victim -e r.json -e r.json.tmp -e r2.json \
+               -e r2.json.tmp -e r3.json)" ] && ok \
+    || bad "--json: a file or link beside the report was touched" "$(ls -l "$work/json")"
+# output that cannot be written (a full disk) fails the run
+check "stdout on a full disk" 1 "cannot write the output" -- \
+    sh -c '"$0" generate "$1" --ids 1,2 -n 2 >/dev/full' "$TINYLLM" "$dir"
+
 # variant NAME FILE: llama-gqa's files linked into $work/NAME but FILE, left to write
 variant() {
     mkdir -p "$work/$1"
@@ -229,6 +252,28 @@ v=$(variant eoslist generation_config.json)
 echo '{"eos_token_id": [2, 2.5]}' >"$v/generation_config.json"
 check "eos_token_id [2, 2.5]" 1 "$v/generation_config.json: eos_token_id is [2,2.5]" \
     -- "$TINYLLM" generate "$v" --ids 1,2
+# generation_config.json as anything but a file: said, never waited on (a FIFO) or taken
+# for missing; and one of any size is read whole
+v=$(variant gcfifo generation_config.json)
+mkfifo "$v/generation_config.json"
+check "generation_config.json a FIFO" 1 "generation_config.json: is a FIFO" -- \
+    timeout 20 "$TINYLLM" generate "$v" --ids 1,2
+v=$(variant gcdir generation_config.json)
+mkdir "$v/generation_config.json"
+check "generation_config.json a folder" 1 "generation_config.json: is a folder" -- \
+    "$TINYLLM" generate "$v" --ids 1,2
+v=$(variant tokfifo tokenizer.json)
+mkfifo "$v/tokenizer.json"
+check "tokenizer.json a FIFO" 1 "tokenizer.json: is a FIFO" -- \
+    timeout 20 "$TINYLLM" generate "$v" --prompt hi
+v=$(variant gcbig generation_config.json)
+python3 -c 'import json, sys
+json.dump({"eos_token_id": 3, "notes": "x" * 100000}, open(sys.argv[1], "w"))' \
+    "$v/generation_config.json"
+check "generation_config.json of 100 KB" 0 "first token" -- "$TINYLLM" generate "$v" --ids 1,2 -n 2
+v=$(variant gcempty generation_config.json)
+echo '{"eos_token_id": []}' >"$v/generation_config.json"
+check "eos_token_id []: config.json's" 0 "first token" -- "$TINYLLM" generate "$v" --prompt hi -n 2
 # a prompt token past the vocabulary: the checkpoint's fault (1), not --ids's
 v=$(variant bigid tokenizer.json)
 python3 -c 'import json, sys

@@ -6,7 +6,9 @@
 # of the fixture's ids, within the fixture's tolerance) and the argmax printed
 # without it is theirs; bad folders exit 1 (said as generate says them: a
 # missing path, a file, an empty or duplicate-keyed config.json, a missing
-# shard), usage errors 2 (bad ids and ids outside the vocabulary included).
+# shard, weights that are a dangling link or a folder), usage errors 2 (bad ids
+# and ids outside the vocabulary included); --out is checked before the run and
+# written through a name of its own.
 # Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
 set -u
 TINYLLM=${TINYLLM:-build/bin/tinyllm}
@@ -142,6 +144,31 @@ check logits_of_a_checkpoint_that_does_not_fit_fails 1 "the config gives [48, 32
     -- "$TINYLLM" logits "$work/mismatch" --ids 1,2
 check logits_unwritable_out_fails 1 "$work/no/such/dir" \
     -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/no/such/dir/x.safetensors"
+check logits_out_to_a_folder_fails_before_the_run 1 "--out $work is a folder" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work"
+# --out writes through a name of its own: a link named x.safetensors.tmp is left alone.
+echo precious >"$work/victim" && ln -s "$work/victim" "$work/x.safetensors.tmp"
+check logits_out_beside_a_link 0 "wrote $work/x.safetensors" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/x.safetensors"
+[ "$(cat "$work/victim")" = precious ] && [ -L "$work/x.safetensors.tmp" ] && ok \
+    || bad "logits --out wrote through a link named x.safetensors.tmp"
+# model.safetensors that is a dangling link (a blob missing from the cache) or a folder:
+# said as such, not as "no weights"; a stale index beside model.safetensors is not read.
+mkdir "$work/dangling" && cp "$FIXTURES/L7.9/llama-gqa/config.json" "$work/dangling/"
+ln -s "$work/no-such-blob" "$work/dangling/model.safetensors"
+check info_of_a_dangling_weights_link 1 "symlink to a file that does not exist" \
+    -- "$TINYLLM" info "$work/dangling"
+rm "$work/dangling/model.safetensors" && mkdir "$work/dangling/model.safetensors"
+check logits_of_weights_that_are_a_folder 1 "model.safetensors: is a folder" \
+    -- "$TINYLLM" logits "$work/dangling" --ids 1
+mkdir "$work/stale" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/stale/"
+cp "$sharded/model.safetensors.index.json" "$work/stale/"
+check info_ignores_a_stale_index_beside_model_safetensors 0 "parameters: 51,360" \
+    -- "$TINYLLM" info "$work/stale"
+# pad_token_id -1, as early LLaMA conversions wrote it, is no id (transformers loads it).
+mkdir "$work/pad" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/pad/"
+sed -i 's/^}$/, "pad_token_id": -1}/' "$work/pad/config.json"
+check logits_with_pad_token_id_minus_1 0 "next (argmax)" -- "$TINYLLM" logits "$work/pad" --ids 1,2
 
 # Usage errors: exit 2, bad ids and ids outside the vocabulary among them (as in generate).
 check logits_id_out_of_range_is_usage 2 "id 512" "outside the vocabulary" \

@@ -95,6 +95,8 @@ static int turn(generator *g, tl_tokenizer *tok, conversation *c, const gen_opti
     int64_t max_new = o->max_new < room ? o->max_new : room;
     int rc = reply_generate(g, ids + keep, n - keep, max_new, false, &out, &st);
     putchar('\n');
+    if (rc == 0 && st.n_ids == 0 && st.end == REPLY_INTERRUPTED)
+        rc = tl_fail_status("interrupted before the reply began; the turn is dropped");
     if (rc == 0) {
         print_turn_timings(&st, n - keep);
         char *text = reply_text(tok, &st);

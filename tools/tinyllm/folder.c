@@ -7,19 +7,25 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 
+#include "tinyllm/files.h"
 #include "tinyllm/json_keys.h"
 #include "tinyllm/safetensors.h"
 #include "tinyllm/tensor.h"
 #include "folder.h"
 
-static bool is_file(const char *dir, const char *name) {
+/* The largest JSON file of a folder read whole: real ones are at most a few MB. */
+#define MAX_JSON_BYTES ((size_t)256 << 20)
+
+/* Whether dir/name is there at all: a folder, a FIFO or a dangling symlink
+ * under the name counts, so that reading it says what it is rather than
+ * calling the file missing. */
+static bool has(const char *dir, const char *name) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return tl_path_present(path);
 }
 
-bool folder_has_tokenizer(const char *dir) { return is_file(dir, "tokenizer.json"); }
+bool folder_has_tokenizer(const char *dir) { return has(dir, "tokenizer.json"); }
 
 /* A few of the folder's file names, for a message. */
 static void some_files(const char *dir, char *out, size_t size) {
@@ -61,42 +67,25 @@ static int check_weight_dtypes(const char *dir) {
     if (odd > 0) {
         const char *name = tl_st_dtype_name(first->dtype), *slash = strrchr(first_file->path, '/');
         bool fp8 = first->dtype == TL_ST_F8_E4M3 || first->dtype == TL_ST_F8_E5M2;
+        bool f64 = first->dtype == TL_ST_F64;
         rc = tl_fail_status("%s stores %d tensor%s in a dtype tinyllm does not compute with "
                             "(the first: %s, %s in %s); tinyllm runs F32 and BF16 weights (F16 "
                             "widened to F32): %s", dir, odd, odd > 1 ? "s" : "", first->name,
                             name, slash ? slash + 1 : first_file->path,
                             fp8 ? "an FP8 checkpoint needs its block scales applied; pull the "
                                   "model's BF16 release instead"
-                                : "a quantized checkpoint (GPTQ, AWQ) needs its own kernels; "
-                                  "pull the model's unquantized F32 or BF16 release instead");
+                            : f64 ? "convert it to F32 (in transformers: model.float(), then "
+                                    "save_pretrained)"
+                                  : "a quantized checkpoint (GPTQ, AWQ) needs its own kernels; "
+                                    "pull the model's unquantized F32 or BF16 release instead");
     }
     tl_checkpoint_free(ck);
     return rc;
 }
 
-/* The whole of a file, NUL-terminated (malloc'd); NULL with an error. */
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return tl_fail("cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0, got;
-    char *text = malloc(cap + 1);
-    while (text && (got = fread(text + n, 1, cap - n, f)) > 0)
-        if ((n += got) == cap) {
-            char *bigger = realloc(text, 2 * cap + 1);
-            if (!bigger) free(text);
-            text = bigger;
-            cap *= 2;
-        }
-    int err = ferror(f) ? errno : 0;
-    fclose(f);
-    if (!text) return tl_fail("out of memory reading %s", path);
-    if (err) {
-        free(text);
-        return tl_fail("cannot read %s: %s", path, strerror(err));
-    }
-    text[n] = '\0';
-    return text;
-}
+/* The whole of a regular file, NUL-terminated (malloc'd); NULL with an error
+ * that names what the path is when it is not a file (a FIFO is never waited on). */
+static char *read_file(const char *path) { return tl_read_whole_file(path, MAX_JSON_BYTES, NULL); }
 
 /* dir/name is JSON with no key given twice and no \u0000 in a string, which
  * cJSON cuts the string at (json_keys.h), when it is there or required.
@@ -105,7 +94,7 @@ static char *read_file(const char *path) {
  * safetensors reader refuses one, rather than read otherwise than HF reads
  * it. 0, or -1 with an error naming the file. */
 static int check_json_file(const char *dir, const char *name, bool required) {
-    if (!required && !is_file(dir, name)) return 0;
+    if (!required && !has(dir, name)) return 0;
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     char *text = read_file(path);
@@ -142,7 +131,8 @@ static int check_json_file(const char *dir, const char *name, bool required) {
 /* Every shard model.safetensors.index.json lists is in dir. An index that
  * cannot be read is left to the loader, which says what is wrong with it. */
 static int check_shards(const char *dir) {
-    if (!is_file(dir, "model.safetensors.index.json")) return 0;
+    /* The loader reads model.safetensors when it is there, as transformers does. */
+    if (has(dir, "model.safetensors") || !has(dir, "model.safetensors.index.json")) return 0;
     char path[4200];
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
     char *text = read_file(path);
@@ -153,10 +143,10 @@ static int check_shards(const char *dir) {
     int rc = 0;
     cJSON_ArrayForEach(shard, cJSON_GetObjectItemCaseSensitive(root, "weight_map")) {
         const char *name = cJSON_IsString(shard) ? shard->valuestring : NULL;
-        if (!name || strchr(name, '/') || is_file(dir, name)) continue;
+        if (!name || strchr(name, '/') || has(dir, name)) continue;
         char part[300];
         snprintf(part, sizeof part, "%.250s.part", name);
-        bool partial = is_file(dir, part);
+        bool partial = has(dir, part);
         rc = tl_fail_status("%s: the shard %s is missing%s (model.safetensors.index.json lists "
                             "it); %s `tinyllm pull` resumes it", dir, name,
                             partial ? ", only its .part is there" : "",
@@ -181,18 +171,19 @@ int folder_check(const char *dir, bool weights) {
                               "holding config.json and model.safetensors)", dir);
     char files[512];
     some_files(dir, files, sizeof files);
-    if (!is_file(dir, "config.json"))
+    if (!has(dir, "config.json"))
         return tl_fail_status("%s is not a checkpoint folder: it has no config.json (it holds "
                               "%s); a Hugging Face checkpoint folder has config.json and "
                               "model.safetensors (or model.safetensors.index.json and its "
                               "shards)", dir, files);
     if (check_json_file(dir, "config.json", true) != 0) return -1;
-    if (weights && !is_file(dir, "model.safetensors") &&
-        !is_file(dir, "model.safetensors.index.json"))
+    bool present = has(dir, "model.safetensors") || has(dir, "model.safetensors.index.json");
+    if (weights && !present)
         return tl_fail_status("%s has a config.json but no weights: neither model.safetensors "
                               "nor model.safetensors.index.json (it holds %s); was the download "
                               "cut short? `tinyllm pull` resumes it", dir, files);
-    return check_shards(dir);
+    if (!present) return 0;
+    return check_shards(dir) != 0 ? -1 : check_weight_dtypes(dir);
 }
 
 int folder_parse_config(const char *dir, LlamaConfig *c) {
@@ -207,7 +198,7 @@ int folder_parse_config(const char *dir, LlamaConfig *c) {
 
 int folder_read_config(const char *dir, LlamaConfig *c) {
     if (folder_check(dir, true) != 0 || check_json_file(dir, "generation_config.json", false) ||
-        check_json_file(dir, "tokenizer_config.json", false) || check_weight_dtypes(dir) != 0)
+        check_json_file(dir, "tokenizer_config.json", false))
         return -1;
     return folder_parse_config(dir, c);
 }

@@ -13,7 +13,10 @@
  * says a wrong folder the same way: dir exists and is a folder; it has a
  * config.json (else what it does hold) that is JSON with no key twice; and,
  * with weights, model.safetensors or an index with every shard it lists
- * (a missing one named, with its .part when a download was cut short).
+ * (a missing one named, with its .part when a download was cut short); and
+ * weights, when there, stored in dtypes tinyllm computes with (not FP8, F64
+ * or a quantization's integers). A name that is there but is not a regular
+ * file (a folder, a FIFO, a dangling link) is said as such, not as missing.
  * 0, or -1 with an error that says what is wrong and what to do. */
 int folder_check(const char *dir, bool weights);
 
@@ -21,9 +24,8 @@ int folder_check(const char *dir, bool weights);
 int folder_parse_config(const char *dir, LlamaConfig *c);
 
 /* folder_check with weights, then: generation_config.json and
- * tokenizer_config.json, when there, are JSON with no key twice; the weights
- * are stored in dtypes tinyllm computes with (not FP8 or a quantization's
- * integers); and the config is one the model takes, read into *c. -1 with
+ * tokenizer_config.json, when there, are JSON with no key twice; and the
+ * config is one the model takes, read into *c. -1 with
  * an error that says what the folder lacks and what to do. */
 int folder_read_config(const char *dir, LlamaConfig *c);
 

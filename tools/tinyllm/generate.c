@@ -22,6 +22,7 @@
 #include "conversation.h"
 #include "folder.h"
 #include "options.h"
+#include "output.h"
 #include "reply.h"
 #include "session.h"
 #include "report.h"
@@ -129,7 +130,8 @@ int tinyllm_generate(int argc, char **argv) {
     gen_report_init(&rep, o.dir, o.threads);
 
     LlamaConfig cfg;
-    if (folder_read_config(o.dir, &cfg) != 0 || (o.json && gen_report_check_path(o.json) != 0)) {
+    if (folder_read_config(o.dir, &cfg) != 0 ||
+        (o.json && output_path_check("--json", o.json) != 0)) {
         fprintf(stderr, "tinyllm generate: %s\n", tl_error());
         free(o.ids);
         return 1;
@@ -140,8 +142,10 @@ int tinyllm_generate(int argc, char **argv) {
     if (!o.ids_text || folder_has_tokenizer(o.dir)) {
         tok = tl_tokenizer_load(o.dir);
         if (!tok) {
-            fprintf(stderr, "tinyllm generate: %s\n%s", tl_error(), o.ids_text ? "" :
-                    "  (--prompt needs the checkpoint's tokenizer.json; --ids runs without)\n");
+            bool none = !folder_has_tokenizer(o.dir);
+            fprintf(stderr, "tinyllm generate: %s\n%s", tl_error(), none ?
+                    "  (--prompt needs the checkpoint's tokenizer.json; --ids runs without)\n"
+                    : "");
             free(o.ids);
             return 1;
         }

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "tinyllm/autograd.h"
+#include "tinyllm/files.h"
 #include "tinyllm/nn.h"
 #include "tinyllm/ops.h"
 #include "generator.h"
@@ -31,16 +32,13 @@ static bool is_token_id(const cJSON *v) {
 static int read_generation_stops(const char *dir, int64_t *stops, int max) {
     char path[4200];
     snprintf(path, sizeof path, "%s/generation_config.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    if (!tl_path_present(path)) return 0;
+    char *text = tl_read_whole_file(path, (size_t)64 << 20, NULL);
+    if (!text) return -1;
     cJSON *root = cJSON_Parse(text);
-    if (!root)
-        return tl_fail_status("%s is not JSON (near byte %ld): fix or remove it", path,
-                              (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
+    long at = root || !cJSON_GetErrorPtr() ? 0 : (long)(cJSON_GetErrorPtr() - text);
+    free(text);
+    if (!root) return tl_fail_status("%s is not JSON (near byte %ld): fix or remove it", path, at);
     cJSON *eos = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
     const cJSON *list = cJSON_IsArray(eos) ? eos : NULL, *item;
     bool valid = !eos || cJSON_IsNull(eos) || is_token_id(eos) || list;
@@ -312,6 +310,7 @@ int generator_feed(generator *g, const int64_t *ids, int64_t n, int64_t *next) {
     int64_t done = 0;
     *next = -1;
     while (done < n) {
+        if (done > 0 && g->stop_flag && *g->stop_flag) return 1;
         int64_t piece = g->cached && n - done > PREFILL_CHUNK ? PREFILL_CHUNK : n - done;
         g->sequence_len = g->held + piece;
         *next = forward_next(g, ids + done, piece);

@@ -27,6 +27,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "tinyllm/modern/llama.h"
@@ -47,6 +48,8 @@ typedef struct {
     tl_tensor **fused;       /* the fused weights (freed with the model) */
     int n_fused;
     double load_seconds;     /* llama_from_pretrained and the weights paged in */
+    /* When set and nonzero (a Ctrl-C), a prompt's prefill stops between its chunks. */
+    const volatile sig_atomic_t *stop_flag;
 } generator;
 
 /* Called while the weights are paged in: done of total bytes. */
@@ -61,8 +64,10 @@ int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, b
                    generator_progress progress, void *ctx);
 void generator_close(generator *g);
 
-/* Runs ids [n] after what the cache holds (a prefill: one forward of n rows)
- * and sets *next to the greedy token after them. */
+/* Runs ids [n] after what the cache holds (a prefill: one forward of n rows,
+ * or chunks of them) and sets *next to the greedy token after them. Returns
+ * 0; 1 when *stop_flag was set before a chunk (the cache then holds the
+ * chunks run, *next is -1); -1 with an error. */
 int generator_feed(generator *g, const int64_t *ids, int64_t n, int64_t *next);
 
 /* Keeps the first n positions the cache holds and forgets the rest (a chat

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
+#include "tinyllm/files.h"
 #include "tinyllm/modern/llama.h"
 #include "tinyllm/safetensors.h"
 #include "folder.h"
@@ -37,10 +38,8 @@ static int summarise(const char *dir, weights_summary *w) {
     char index[4200], single[4200];
     snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
     snprintf(single, sizeof single, "%s/model.safetensors", dir);
-    FILE *a = fopen(index, "rb"), *b = fopen(single, "rb");
-    if (a) fclose(a);
-    if (b) fclose(b);
-    if (!a && !b) return 0;          /* config only */
+    /* Anything under either name (a dangling link, a folder) is the loader's to explain. */
+    if (!tl_path_present(index) && !tl_path_present(single)) return 0;   /* config only */
     tl_checkpoint *c = tl_checkpoint_open(dir);
     if (!c) return -1;
     w->present = true;

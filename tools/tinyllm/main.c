@@ -1,5 +1,6 @@
 /* main.c: `tinyllm VERB [ARGS]`, the milestone's command line. The verbs
  * are listed in verbs.h; this file only finds the one asked for. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +54,13 @@ int main(int argc, char **argv) {
         if (same_verb(name, VERBS[i].name)) {
             int status = VERBS[i].run(argc - 1, argv + 1);
             tl_shutdown();   /* so leak checkers see a clean exit */
+            /* Output that never reached its file (a full disk) is a failed run. */
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "tinyllm %s: cannot write the output to stdout: %s (a full "
+                        "disk?); the output is incomplete\n", VERBS[i].name,
+                        strerror(errno ? errno : EIO));
+                if (status == 0) status = 1;
+            }
             return status;
         }
     fprintf(stderr, "tinyllm: unknown verb '%s'\n\n", name);

@@ -40,8 +40,16 @@ int reply_generate(generator *g, const int64_t *prompt, int64_t n, int64_t max_n
 
     double t0 = generator_now();
     int64_t next;
-    if (generator_feed(g, prompt, n, &next) != 0) return -1;
+    g->stop_flag = &reply_interrupted;
+    int fed = reply_interrupted ? 1 : generator_feed(g, prompt, n, &next);   /* 1: Ctrl-C */
+    g->stop_flag = NULL;
+    if (fed < 0) return -1;
     st->prefill_seconds = generator_now() - t0;
+    if (fed == 1) {   /* during the load or between the prompt's chunks: no reply */
+        st->end = REPLY_INTERRUPTED;
+        text_stream_finish(out);
+        return 0;
+    }
     st->rss_after_prefill = machine_rss_bytes();
     for (int64_t k = 0;; k++) {
         st->ids[st->n_ids++] = next;

@@ -6,7 +6,8 @@
  * The clock is read at each token, so every decode step's time is its
  * forward and the host work around it (the argmax, the stop check, the
  * text). A SIGINT (Ctrl-C) sets reply_interrupted; the loop stops after the
- * step under way, with the timings so far.
+ * step under way, with the timings so far. Set during the load or between a
+ * long prompt's prefill chunks, it ends the reply before its first token.
  */
 #ifndef TINYLLM_TOOL_REPLY_H
 #define TINYLLM_TOOL_REPLY_H

@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cjson/cJSON.h>
 
+#include "tinyllm/files.h"
 #include "tinyllm/kernels.h"
 #include "tinyllm/tensor.h"
 #include "machine.h"
@@ -16,30 +18,6 @@ void gen_report_init(gen_report *r, const char *dir, int threads) {
     r->dir = dir;
     r->threads = threads;
     r->rss_before_load = machine_rss_bytes();
-}
-
-int gen_report_check_path(const char *path) {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return tl_fail_status("--json %s is a folder; give the file to write the report to, "
-                              "e.g. %s/report.json", path, path);
-    /* The same file the write at the end makes: whatever keeps it from being made now
-     * would then lose the whole run's report. */
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int err = errno;
-        const char *slash = strrchr(path, '/');
-        if (err == ENOENT && slash)
-            return tl_fail_status("--json %s: the folder %.*s does not exist; create it or give "
-                                  "another path", path, (int)(slash - path), path);
-        return tl_fail_status("--json %s: cannot create %s: %s; give a path in a folder you can "
-                              "write to", path, tmp, strerror(err));
-    }
-    fclose(f);
-    remove(tmp);
-    return 0;
 }
 
 void gen_report_loaded(gen_report *r) { r->rss_after_load = machine_rss_bytes(); }
@@ -152,14 +130,13 @@ int gen_report_write(const gen_report *r, const generator *g, const reply_stats 
     cJSON_Delete(root);
     if (!json) return tl_fail_status("out of memory for the JSON report");
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = tl_create_temp_beside(path, tmp, sizeof tmp);
     bool ok = f && fputs(json, f) >= 0 && fputc('\n', f) != EOF;
     ok = f && fclose(f) == 0 && ok;
     free(json);
     if (!ok || rename(tmp, path) != 0) {
         int err = errno;
-        remove(tmp);
+        if (f) unlink(tmp);
         return tl_fail_status("--json %s: cannot write it: %s", path, strerror(err));
     }
     return 0;

@@ -17,12 +17,15 @@
 
 #include <cjson/cJSON.h>
 
-#include "tinyllm/tensor.h"
+#include "tinyllm/files.h"
 #include "tinyllm/json_keys.h"
+#include "tinyllm/tensor.h"
 #include "tokenizer_internal.h"
 
 /* Ids up to this bound (the largest real vocabularies hold ~260k). */
 #define MAX_ID (1 << 24)
+/* The largest tokenizer file read: real ones are tens of MB. */
+#define TK_MAX_FILE_BYTES ((size_t)1 << 30)
 
 static const char GPT2_PATTERN[] =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
@@ -43,27 +46,13 @@ __attribute__((format(printf, 2, 3))) static int fail(const ctx *c, const char *
 }
 
 char *tk_read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return tl_fail("tl_tokenizer_load: cannot open %s (%s)", path, strerror(errno));
-    tk_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if (tk_buf_append(&b, chunk, n) < 0) {
-            fclose(f);
-            tk_buf_free(&b);
-            return NULL;
-        }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        tk_buf_free(&b);
-        return tl_fail("tl_tokenizer_load: cannot read %s", path);
+    char *text = tl_read_whole_file(path, TK_MAX_FILE_BYTES, len);
+    if (!text) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", tl_error());
+        tl_fail("tl_tokenizer_load: %s", why);
     }
-    if (tk_buf_reserve(&b, 0) < 0) return NULL;
-    b.data[b.len] = '\0';
-    if (len) *len = b.len;
-    return b.data;
+    return text;
 }
 
 /* ---- JSON fields ---------------------------------------------------------- */
@@ -790,8 +779,7 @@ static int parse_config(tl_tokenizer *t, const char *json, const char *origin) {
 
 /* eos_token_id (an int or a list of ints) of a config file; 1 when found. */
 static int stop_ids_from(tl_tokenizer *t, const char *path) {
-    struct stat st;
-    if (stat(path, &st) != 0) return 0;
+    if (!tl_path_present(path)) return 0;
     char *json = tk_read_file(path, NULL);
     if (!json) return -1;
     cJSON *root = cJSON_Parse(json);
@@ -804,8 +792,9 @@ static int stop_ids_from(tl_tokenizer *t, const char *path) {
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
     int found = 0;
-    if (cJSON_IsNumber(v) || cJSON_IsArray(v)) {
-        int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 1;
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : cJSON_IsNumber(v) ? 1 : 0;
+    if (n > 0) {   /* an empty list says nothing: the next source is asked */
+        free(t->stop_ids);
         t->stop_ids = calloc((size_t)n + 1, sizeof *t->stop_ids);
         if (!t->stop_ids) {
             cJSON_Delete(root);
@@ -955,7 +944,7 @@ tl_tokenizer *tl_tokenizer_load(const char *path) {
     char config_path[4096];
     snprintf(config_path, sizeof config_path, "%s/tokenizer_config.json", dir.data);
     char *config = NULL;
-    if (stat(config_path, &st) == 0 && !(config = tk_read_file(config_path, NULL))) {
+    if (tl_path_present(config_path) && !(config = tk_read_file(config_path, NULL))) {
         free(json);
         goto fail;
     }

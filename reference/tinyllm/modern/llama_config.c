@@ -360,8 +360,9 @@ static int read_rest(const cJSON *root, LlamaConfig *c) {
     if (c->model_type == LLAMA_MODEL_MISTRAL || c->model_type == LLAMA_MODEL_QWEN2)
         c->attention_bias = false;            /* fixed by the family, whatever the key says */
     const class_defaults *d = &DEFAULTS[c->model_type];
-    if (whole(root, "bos_token_id", d->bos, 0, true, &c->bos_token_id) != 0 ||
-        whole(root, "pad_token_id", -1, 0, true, &c->pad_token_id) != 0 ||
+    /* -1, as early LLaMA conversions wrote, is no id, as null is. */
+    if (whole(root, "bos_token_id", d->bos, -1, true, &c->bos_token_id) != 0 ||
+        whole(root, "pad_token_id", -1, -1, true, &c->pad_token_id) != 0 ||
         read_eos(root, d->eos, c) != 0)
         return -1;
     if (cJSON_IsNull(get(root, "bos_token_id"))) c->bos_token_id = -1;
