@@ -73,6 +73,7 @@ struct hub {
     bool small_redirect;
     bool xet_headers;
     int tree_page_size;         /* entries per page of /tree listings */
+    int log_limit;              /* requests the log keeps; 0: all */
     FILE *trace;
     struct hub_listener hub_l, cdn_l;
     bool running;

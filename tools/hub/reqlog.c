@@ -28,6 +28,10 @@ void hub_log_begin(hub *h, hub_req *r, struct MHD_Connection *c) {
 
     pthread_mutex_lock(&h->lock);
     r->log_index = -1;
+    if (h->log_limit > 0 && h->nlog >= h->log_limit) {   /* full: start over */
+        h->nlog = 0;
+        h->log_generation++;
+    }
     if (h->nlog == h->caplog) {
         int cap = h->caplog ? 2 * h->caplog : 64;
         hub_request *p = realloc(h->log, (size_t)cap * sizeof *p);

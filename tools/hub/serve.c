@@ -121,6 +121,7 @@ int hub_serve_command(int argc, char **argv) {
     hub_set_tree_page_size(h, (int)page_size);
     hub_set_ports(h, (unsigned)port, (unsigned)cdn_port);
     hub_set_trace(h, stdout);
+    hub_set_log_limit(h, 10000);   /* the trace is the record; the log would only grow */
     if (hub_add_dir(h, dir) != 0 || hub_start(h, &endpoint) != 0) {
         fprintf(stderr, "ol hub serve: %s\n", hub_error(h));
     } else {

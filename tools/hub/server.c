@@ -44,6 +44,7 @@ void hub_set_tree_page_size(hub *h, int entries) {
     h->tree_page_size = entries > 0 ? entries : HUB_DEFAULT_TREE_PAGE_SIZE;
 }
 void hub_set_trace(hub *h, FILE *f) { h->trace = f; }
+void hub_set_log_limit(hub *h, int entries) { h->log_limit = entries > 0 ? entries : 0; }
 
 void hub_set_ports(hub *h, unsigned hub_port, unsigned cdn_port) {
     h->hub_l.want_port = hub_port;

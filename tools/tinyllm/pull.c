@@ -187,7 +187,8 @@ static int fetch_weights(pull_ctx *p) {
 static int list_repo(pull_ctx *p) {
     char err[1024];
     const char *offline = getenv("HF_HUB_OFFLINE");
-    if (offline && (!strcmp(offline, "1") || !strcasecmp(offline, "true"))) {
+    if (offline && (!strcmp(offline, "1") || !strcasecmp(offline, "true") ||
+                    !strcasecmp(offline, "yes") || !strcasecmp(offline, "on"))) {   /* as HF's */
         char dir[4096];
         const char *slash = strchr(p->repo, '/');
         snprintf(dir, sizeof dir, "%s/%.*s%s%s/%s", p->cache, slash ? (int)(slash - p->repo) : 0,

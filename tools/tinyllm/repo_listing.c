@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "tinyllm/io/hf.h"
+#include "tinyllm/json_keys.h"
 #include "tinyllm/tensor.h"
 
 #define MAX_PAGES 10000
@@ -30,7 +31,7 @@ typedef struct {
 static size_t on_body(char *data, size_t one, size_t n, void *arg) {
     answer *a = arg;
     (void)one;
-    if (a->len + n > 256u * 1024 * 1024) return 0;   /* no listing is that large */
+    if (a->len + n > 32u * 1024 * 1024) return 0;   /* a page of 1,000 entries is ~0.3 MB */
     char *grown = realloc(a->body, a->len + n + 1);
     if (!grown) return 0;
     memcpy(grown + a->len, data, n);
@@ -44,8 +45,11 @@ static size_t on_body(char *data, size_t one, size_t n, void *arg) {
 static size_t on_header(char *line, size_t one, size_t n, void *arg) {
     answer *a = arg;
     (void)one;
-    if (n > 13 && !strncasecmp(line, "x-error-code:", 13))
+    if (n > 13 && !strncasecmp(line, "x-error-code:", 13)) {
         sscanf(line + 13, " %63[^\r\n]", a->error_code);
+        for (char *c = a->error_code; *c; c++)   /* shown in messages: no terminal escapes */
+            if (*c < 0x20 || *c > 0x7e) *c = '?';
+    }
     if (n > 5 && !strncasecmp(line, "link:", 5)) {
         char *rel = strstr(line, "rel=\"next\"");
         char *open = rel ? memrchr(line, '<', (size_t)(rel - line)) : NULL;
@@ -188,6 +192,12 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
             goto done;
         }
         cJSON *arr = cJSON_Parse(a.body ? a.body : ""), *e;
+        if (arr && tl_json_nul_escape(a.body) >= 0) {   /* cJSON would cut such a name */
+            cJSON_Delete(arr);
+            snprintf(err, errsize, "%.*s lists a name with a NUL character (\\u0000), which no "
+                     "file can have: is it a Hub?", (int)strcspn(url, "?"), url);
+            goto done;
+        }
         if (!cJSON_IsArray(arr)) {
             cJSON_Delete(arr);
             snprintf(err, errsize, "%.*s did not answer a JSON list of files: is it a Hub?",

@@ -148,6 +148,10 @@ void hub_set_ports(hub *h, unsigned hub_port, unsigned cdn_port);
 /* Writes one line per answered request to f ("hub GET /path -> 200");
  * NULL (the default) writes nothing. */
 void hub_set_trace(hub *h, FILE *f);
+/* Keeps at most `entries` requests in the log (<= 0, the default: all); a
+ * full log starts over, as after hub_log_clear. For a long-running server
+ * (`ol hub serve`), whose memory would otherwise grow with every request. */
+void hub_set_log_limit(hub *h, int entries);
 
 /* ---- running ----------------------------------------------------------- */
 

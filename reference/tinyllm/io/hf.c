@@ -277,7 +277,11 @@ static size_t on_header(char *line, size_t one, size_t len, void *data) {
         take_text(r, "X-Linked-Etag", r->linked_etag, sizeof r->linked_etag, value);
     else if (IS("x-repo-commit:"))
         take_text(r, "X-Repo-Commit", r->commit, sizeof r->commit, value);
-    else if (IS("x-error-code:")) header_value(line, len, r->error_code, sizeof r->error_code);
+    else if (IS("x-error-code:")) {   /* shown in messages: no terminal escapes */
+        header_value(line, len, r->error_code, sizeof r->error_code);
+        for (char *c = r->error_code; *c; c++)
+            if (*c < 0x20 || *c > 0x7e) *c = '?';
+    }
     else if (IS("x-linked-size:")) take_count(r, "X-Linked-Size", &r->linked_size, value);
     else if (IS("content-length:")) take_count(r, "Content-Length", &r->content_length, value);
     else if (IS("retry-after:")) r->retry_after = (double)parse_count(value);  /* a date: -1 */
@@ -377,8 +381,9 @@ static CURLcode exchange(const char *url, const char *token, long long range_fro
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "tinyllm-hf/1.0");
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
-    /* silence: less than one byte per second for `timeout` seconds */
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    /* silence: less than 1 KB a second for `timeout` seconds (a server that dribbles
+     * a byte a second is as good as silent: 270 MB would take years) */
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)(timeout < 1 ? 1 : timeout));
     if (!s)   /* a HEAD has no body: headers trickled byte by byte must not hold it forever */
         curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(2 * timeout * 1000));
@@ -1128,7 +1133,8 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
                  slash ? "--" : "", slash ? slash + 1 : repo_id, revision) < 0)
         return tl_fail("hf_download: out of memory");
     const char *offline_env = getenv("HF_HUB_OFFLINE");
-    bool offline = offline_env && (!strcmp(offline_env, "1") || !strcasecmp(offline_env, "true"));
+    bool offline = offline_env && (!strcmp(offline_env, "1") || !strcasecmp(offline_env, "true") ||
+                                   !strcasecmp(offline_env, "yes") || !strcasecmp(offline_env, "on"));
     const char *token = getenv("HF_TOKEN");
     if (token && !*token) token = NULL;
 
