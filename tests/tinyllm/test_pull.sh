@@ -109,6 +109,11 @@ HF_HUB_OFFLINE=1 run org/tiny
 expect "offline pull" 0 "model.safetensors"
 [ "$out" = "$dir" ] && pass || fail "offline pull: stdout '$out'"
 [ "$(wc -l <"$work/hub.log")" = "$lines" ] && pass || fail "offline pull made requests"
+for yes in YES on; do   # huggingface_hub's true values: 1, ON, YES, TRUE, any case
+    HF_HUB_OFFLINE=$yes run org/tiny
+    expect "offline pull, HF_HUB_OFFLINE=$yes" 0 "model.safetensors"
+done
+[ "$(wc -l <"$work/hub.log")" = "$lines" ] && pass || fail "HF_HUB_OFFLINE=YES/on made requests"
 HF_HUB_OFFLINE=1 run org/sharded
 expect "offline pull of a repo never pulled" 1 "HF_HUB_OFFLINE"
 
