@@ -92,6 +92,43 @@ START_TEST(jinja_expressions_as_python)
 }
 END_TEST
 
+/* Python's integers have no bound and ours 64 bits: a result past them is an
+ * error naming the operator, never a wrapped number or a trap (INT64_MIN // -1
+ * is SIGFPE in C); Python's round is half to even on the stored double, and an
+ * int stays an int; a line number counts the source's lines, not \n escapes. */
+START_TEST(jinja_integers_stay_exact_or_fail)
+{
+    ck_assert_str_eq(render("{{ (-1) ** 65 }} {{ 2 ** 62 }} {{ 3 ** 0 }} {{ (-3) ** 3 }}", NULL),
+                     "-1 4611686018427387904 1 -27");
+    ck_assert_str_eq(render("{{ (-9223372036854775807 - 1) % -1 }} {{ 7 // -2 }} {{ 7 % -2 }}",
+                            NULL), "0 -4 -1");
+    const char *past[][2] = {
+        {"{{ 9223372036854775807 + 1 }}", "integer overflow in '+'"},
+        {"{{ -9223372036854775807 - 2 }}", "integer overflow in '-'"},
+        {"{{ 4611686018427387904 * 4 }}", "integer overflow in '*'"},
+        {"{{ 10 ** 20 }}", "integer overflow in '**'"},
+        {"{{ (-9223372036854775807 - 1) // -1 }}", "integer overflow in '//'"},
+        {"{{ -(-9223372036854775807 - 1) }}", "integer overflow in '-'"},
+        {"{{ (-9223372036854775807 - 1) | abs }}", "integer overflow in abs"},
+        {"{{ 99999999999999999999 }}", "past the 64-bit integers"},
+        {"{{ '99999999999999999999' | int }}", "past the 64-bit integers"},
+        {"{{ range(9223372036854775807) | length }}", "too long"},
+    };
+    for (size_t i = 0; i < sizeof past / sizeof past[0]; i++)
+        assert_render_fails(past[i][0], NULL, past[i][1]);
+    ck_assert_str_eq(render("{{ range(-9223372036854775807 - 1, 9223372036854775807, "
+                            "9223372036854775807) | list }}", NULL),
+                     "[-9223372036854775808, -1, 9223372036854775806]");
+    ck_assert_str_eq(render("{{ 2.5|round }} {{ -2.5|round }} {{ 0.125|round(2) }} "
+                            "{{ 2.675|round(2) }} {{ 7|round }} {{ 15|round(-1) }} "
+                            "{{ 25|round(-1) }} {{ 1234.5|round(-2) }} {{ 2.5|round(0, 'ceil') }}",
+                            NULL), "2.0 -2.0 0.12 2.67 7 20 20 1200.0 3.0");
+    ck_assert_str_eq(render("{{ 'nan' | int(5) }} {{ 3.9 | int }} {{ '12.7' | int }}", NULL),
+                     "5 3 12");
+    assert_render_fails("{{ \"a\\nb\\nc\" }}{{ foo.bar }}", NULL, "line 1: 'foo' is undefined");
+}
+END_TEST
+
 START_TEST(jinja_tests_filters_and_methods)
 {
     const char *v = J("{'m': {'role': 'user', 'content': '  Hi There  '}, 'n': null}");

@@ -5,6 +5,7 @@
  * naming it: nothing is silently approximated.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,33 @@
 static bool need_string(jctx *x, jv v, const char *what, int line) {
     if (v.kind == JV_STRING) return true;
     return jx_fail(x, line, "%s needs a string, not %s", what, jv_type_name(v));
+}
+
+/* Python's round(v, digits): half to even, on the value as stored (round(2.675, 2)
+ * is 2.67: the double is below 2.675); an integer stays an integer. printf rounds
+ * the exact binary value, half to even, as Python's correctly rounded round does. */
+static jv python_round(jv v, int64_t digits) {
+    if (v.kind != JV_FLOAT) {   /* an int (or a bool, as Python's int) */
+        int64_t i = v.kind == JV_BOOL ? v.u.b : v.u.i, p = 1;
+        if (digits >= 0) return jv_int(i);
+        for (int64_t k = 0; k < -digits; k++)
+            if (__builtin_mul_overflow(p, 10, &p)) return jv_int(0);   /* past every digit */
+        int64_t q = i / p, r = i % p;
+        if (r < 0) q--, r += p;                      /* floor division, as Python's */
+        if (r > p - r || (r == p - r && (q & 1))) q++;
+        int64_t out;
+        return jv_int(__builtin_mul_overflow(q, p, &out) ? i : out);
+    }
+    double d = v.u.f;
+    if (!isfinite(d) || digits > 330) return jv_float(d);
+    if (digits < -330) return jv_float(0.0 * d);
+    if (digits < 0) {
+        double p = pow(10, (double)-digits);
+        return jv_float(nearbyint(d / p) * p);   /* the default mode: half to even */
+    }
+    char text[512];
+    snprintf(text, sizeof text, "%.*f", (int)digits, d);
+    return jv_float(strtod(text, NULL));
 }
 
 static jv str_of(jctx *x, jv v) {
@@ -464,13 +492,24 @@ static jv indent(jctx *x, jv s, jv width, bool first, bool blank) {
     return from_jstr(&out);
 }
 
-static bool number_of(jctx *x, jv v, bool want_float, jv fallback, jv *out) {
-    (void)x;
+/* int(d) as Python's, truncated toward zero: NaN has no integer (the filter's
+ * default, as Jinja's do_int gives on a ValueError); past 64 bits, an error. */
+static bool int_of_double(jctx *x, double d, jv fallback, int line, jv *out) {
+    if (isnan(d)) *out = fallback;
+    else if (!(fabs(d) < 9223372036854775808.0))
+        return jx_fail(x, line, "int of %g: past the 64-bit integers a template may use here "
+                       "(Python's have no bound)", d);
+    else *out = jv_int((int64_t)d);
+    return true;
+}
+
+static bool number_of(jctx *x, jv v, bool want_float, jv fallback, int line, jv *out) {
     if (v.kind == JV_INT || v.kind == JV_BOOL) {
         int64_t i = v.kind == JV_INT ? v.u.i : v.u.b;
         *out = want_float ? jv_float((double)i) : jv_int(i);
     } else if (v.kind == JV_FLOAT) {
-        *out = want_float ? v : jv_int((int64_t)v.u.f);
+        if (want_float) *out = v;
+        else return int_of_double(x, v.u.f, fallback, line, out);
     } else if (v.kind == JV_STRING) {
         char buf[64];
         size_t n = v.u.str.len < 63 ? v.u.str.len : 63;
@@ -480,7 +519,8 @@ static bool number_of(jctx *x, jv v, bool want_float, jv fallback, jv *out) {
         double d = strtod(buf, &end);
         while (*end == ' ') end++;
         if (end == buf || *end) *out = fallback;
-        else *out = want_float ? jv_float(d) : jv_int((int64_t)d);
+        else if (want_float) *out = jv_float(d);
+        else return int_of_double(x, d, fallback, line, out);
     } else {
         *out = fallback;
     }
@@ -558,8 +598,11 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
     }
     if (!strcmp(name, "int") || !strcmp(name, "float"))
         return number_of(x, v, name[0] == 'f',
-                         ARG(0, "default", name[0] == 'f' ? jv_float(0) : jv_int(0)), out);
+                         ARG(0, "default", name[0] == 'f' ? jv_float(0) : jv_int(0)), line, out);
     if (!strcmp(name, "abs")) {
+        if (v.kind == JV_INT && v.u.i == INT64_MIN)
+            return jx_fail(x, line, "integer overflow in abs: the result is past the 64-bit "
+                           "integers a template may use here (Python's have no bound)");
         if (v.kind == JV_INT) *out = jv_int(v.u.i < 0 ? -v.u.i : v.u.i);
         else if (v.kind == JV_FLOAT) *out = jv_float(fabs(v.u.f));
         else return jx_fail(x, line, "abs of a %s", jv_type_name(v));
@@ -569,13 +612,15 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         jv prec = ARG(0, "precision", jv_int(0)), method = ARG(1, "method", jv_cstring("common"));
         if (v.kind != JV_INT && v.kind != JV_FLOAT)
             return jx_fail(x, line, "round of a %s", jv_type_name(v));
-        double d = v.kind == JV_INT ? (double)v.u.i : v.u.f;
-        double scale = pow(10, (double)(prec.kind == JV_INT ? prec.u.i : 0));
+        int64_t digits = prec.kind == JV_INT ? prec.u.i : 0;
         const char *m = method.kind == JV_STRING ? method.u.str.s : "common";
-        double r = !strcmp(m, "ceil") ? ceil(d * scale) / scale
-                 : !strcmp(m, "floor") ? floor(d * scale) / scale
-                 : round(d * scale) / scale;   /* Jinja's "common": half away from zero */
-        *out = jv_float(r);
+        if (strcmp(m, "ceil") != 0 && strcmp(m, "floor") != 0) {   /* "common": Python's round */
+            *out = python_round(v, digits);
+            return true;
+        }
+        double d = v.kind == JV_INT ? (double)v.u.i : v.u.f;
+        double scale = pow(10, (double)digits);
+        *out = jv_float(!strcmp(m, "ceil") ? ceil(d * scale) / scale : floor(d * scale) / scale);
         return true;
     }
     if (!strcmp(name, "attr")) {
@@ -849,12 +894,16 @@ static bool global(jctx *x, const char *name, const jv *args, size_t n, const jv
             return jx_fail(x, line, "range() takes 1 to 3 arguments");
         }
         if (step == 0) return jx_fail(x, line, "range() step must not be zero");
-        int64_t count = step > 0 ? (stop - start + step - 1) / step
-                                 : (start - stop - step - 1) / -step;
-        if (count > 1000000)
-            return jx_fail(x, line, "range() of %lld items is too long", (long long)count);
+        __int128 wide = step > 0 ? ((__int128)stop - start + step - 1) / step   /* no overflow */
+                                 : ((__int128)start - stop - step - 1) / -(__int128)step;
+        if (wide > 1000000)
+            return jx_fail(x, line, "range() of %.0f items is too long", (double)wide);
+        int64_t count = (int64_t)wide;
         *out = jv_new_list(a);
-        for (int64_t i = 0; i < count; i++) jl_push(a, out->u.list, jv_int(start + i * step));
+        for (int64_t i = 0, at = start; i < count; i++) {
+            jl_push(a, out->u.list, jv_int(at));
+            if (i + 1 < count) at += step;   /* never a step past the last item: no overflow */
+        }
         return true;
     }
     return jx_fail(x, line, "'%s' is not callable", name);

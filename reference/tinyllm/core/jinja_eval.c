@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,11 +292,33 @@ static bool repeat(jctx *x, jv seq, int64_t times, jv *out) {
     return true;
 }
 
+/* Python's integers have no bound; ours are 64 bits: a result past them is an
+ * error, never a wrapped number. */
+static bool int_overflow(jctx *x, int line, const char *op) {
+    return jx_fail(x, line, "integer overflow in '%s': the result is past the 64-bit integers "
+                   "a template may use here (Python's have no bound)", op);
+}
+
+/* base ** exp for exp >= 0, by squaring; false on overflow. */
+static bool int_power(int64_t base, int64_t exp, int64_t *out) {
+    int64_t r = 1;
+    while (exp > 0) {
+        if ((exp & 1) && __builtin_mul_overflow(r, base, &r)) return false;
+        exp >>= 1;
+        if (exp > 0 && __builtin_mul_overflow(base, base, &base)) return false;
+    }
+    *out = r;
+    return true;
+}
+
 static bool binary_op(jctx *x, const char *op, jv a, jv b, int line, jv *out) {
     bool ints = (a.kind == JV_INT || a.kind == JV_BOOL) && (b.kind == JV_INT || b.kind == JV_BOOL);
     if (!strcmp(op, "+")) {
         if (number(a) && number(b)) {
-            *out = ints ? jv_int(integer(a) + integer(b)) : jv_float(dbl(a) + dbl(b));
+            int64_t r;
+            if (ints && __builtin_add_overflow(integer(a), integer(b), &r))
+                return int_overflow(x, line, op);
+            *out = ints ? jv_int(r) : jv_float(dbl(a) + dbl(b));
             return true;
         }
         if (a.kind == JV_STRING && b.kind == JV_STRING) {
@@ -315,7 +338,10 @@ static bool binary_op(jctx *x, const char *op, jv a, jv b, int line, jv *out) {
         }
     } else if (!strcmp(op, "*")) {
         if (number(a) && number(b)) {
-            *out = ints ? jv_int(integer(a) * integer(b)) : jv_float(dbl(a) * dbl(b));
+            int64_t r;
+            if (ints && __builtin_mul_overflow(integer(a), integer(b), &r))
+                return int_overflow(x, line, op);
+            *out = ints ? jv_int(r) : jv_float(dbl(a) * dbl(b));
             return true;
         }
         if ((a.kind == JV_STRING || a.kind == JV_LIST) && (b.kind == JV_INT || b.kind == JV_BOOL))
@@ -324,13 +350,16 @@ static bool binary_op(jctx *x, const char *op, jv a, jv b, int line, jv *out) {
             return repeat(x, b, integer(a), out);
     } else if (number(a) && number(b)) {
         if (!strcmp(op, "-")) {
-            *out = ints ? jv_int(integer(a) - integer(b)) : jv_float(dbl(a) - dbl(b));
+            int64_t r;
+            if (ints && __builtin_sub_overflow(integer(a), integer(b), &r))
+                return int_overflow(x, line, op);
+            *out = ints ? jv_int(r) : jv_float(dbl(a) - dbl(b));
             return true;
         }
         if (!strcmp(op, "**")) {
             if (ints && integer(b) >= 0) {
-                int64_t r = 1, base = integer(a);
-                for (int64_t i = 0; i < integer(b) && i < 64; i++) r *= base;
+                int64_t r;
+                if (!int_power(integer(a), integer(b), &r)) return int_overflow(x, line, op);
                 *out = jv_int(r);
             } else {
                 *out = jv_float(pow(dbl(a), dbl(b)));
@@ -338,6 +367,12 @@ static bool binary_op(jctx *x, const char *op, jv a, jv b, int line, jv *out) {
             return true;
         }
         if (dbl(b) == 0) return jx_fail(x, line, "division by zero");
+        bool min_by_minus_1 = ints && integer(a) == INT64_MIN && integer(b) == -1;
+        if (min_by_minus_1 && !strcmp(op, "%")) {   /* C would trap; Python gives 0 */
+            *out = jv_int(0);
+            return true;
+        }
+        if (min_by_minus_1 && !strcmp(op, "//")) return int_overflow(x, line, op);
         if (!strcmp(op, "/")) {
             *out = jv_float(dbl(a) / dbl(b));
             return true;
@@ -473,6 +508,8 @@ static bool eval(jctx *x, jframe *f, const jnode *n, jv *out) {
         if (!number(a)) return jx_fail(x, n->line, "bad operand type for unary %s: '%s'", n->name,
                                        jv_type_name(a));
         if (n->name[0] == '+') *out = a.kind == JV_BOOL ? jv_int(a.u.b) : a;
+        else if (a.kind != JV_FLOAT && integer(a) == INT64_MIN)
+            return int_overflow(x, n->line, "-");
         else *out = a.kind == JV_FLOAT ? jv_float(-a.u.f) : jv_int(-integer(a));
         return true;
     case JN_BINARY:

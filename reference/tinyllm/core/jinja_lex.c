@@ -9,6 +9,7 @@
  *  - trim_blocks: one newline right after "%}" or "#}" is removed (not after
  *    "}}", not with "+%}").
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,11 +198,16 @@ static bool lex_tag(jarena *a, jtokens *t, const char *s, size_t len, size_t *i,
             num[n] = '\0';
             tok.kind = is_float ? JT_FLOAT : JT_INT;
             tok.f = strtod(num, NULL);
+            errno = 0;
             tok.i = strtoll(num, NULL, 10);
+            if (!is_float && errno == ERANGE)   /* Python's have no bound; ours 64 bits */
+                return fail(*line, "an integer past the 64-bit integers a template may use: ",
+                            num);
         } else if (c == '\'' || c == '"') {
+            size_t from = k;
             if (!lex_string(a, s, len, &k, *line, &tok)) return false;
             tok.line = *line;
-            *line += count_lines(tok.text, tok.len);
+            *line += count_lines(s + from, k - from);   /* the source's lines, not \n escapes */
         } else {
             bool found = false;
             for (size_t o = 0; o < sizeof OPS2 / sizeof OPS2[0] && !found; o++)
