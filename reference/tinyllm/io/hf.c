@@ -1132,9 +1132,9 @@ char *hf_download(const char *repo_id, const char *const *filenames, int n,
     if (asprintf(&rel, "%.*s%s%s/%s", slash ? (int)(slash - repo_id) : 0, repo_id,
                  slash ? "--" : "", slash ? slash + 1 : repo_id, revision) < 0)
         return tl_fail("hf_download: out of memory");
-    const char *offline_env = getenv("HF_HUB_OFFLINE");
-    bool offline = offline_env && (!strcmp(offline_env, "1") || !strcasecmp(offline_env, "true") ||
-                                   !strcasecmp(offline_env, "yes") || !strcasecmp(offline_env, "on"));
+    const char *off = getenv("HF_HUB_OFFLINE");   /* true as huggingface_hub reads it */
+    bool offline = off && (!strcmp(off, "1") || !strcasecmp(off, "true") ||
+                           !strcasecmp(off, "yes") || !strcasecmp(off, "on"));
     const char *token = getenv("HF_TOKEN");
     if (token && !*token) token = NULL;
 
