@@ -215,11 +215,18 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
         }
         cJSON_Delete(arr);
         if (bad) goto done;
+        if (*a.next == '/') {   /* a path on the endpoint's origin (RFC 8288 allows it) */
+            if (snprintf(url, sizeof url, "%s%s", origin, a.next) >= (int)sizeof url) {
+                snprintf(err, errsize, "the listing's next page has too long a URL");
+                goto done;
+            }
+            continue;
+        }
         if (*a.next) {   /* the token must stay on the endpoint's origin */
             origin_of(a.next, next_origin, sizeof next_origin);
             if (strcmp(origin, next_origin) != 0) {
-                snprintf(err, errsize, "the listing's next page is on another host (%.200s): "
-                         "refusing to follow it", next_origin);
+                snprintf(err, errsize, "the listing's next page (%.200s) is not on %s: refusing "
+                         "to follow it", a.next, origin);
                 goto done;
             }
         }
