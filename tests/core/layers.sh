@@ -20,7 +20,7 @@ layer_of() {
     nn_layers|nn_load|safetensors_write|checkpoint) echo 7 ;;
     nn_adopt) echo 8 ;;
     # the tokenizer and chat templates (tokenizer.h, chat_template.h)
-    tokenizer_text|jinja_value) echo 1 ;;
+    tokenizer_text|jinja_value|jinja_case) echo 1 ;;
     tokenizer_pattern|tokenizer_bpe|tokenizer_vocab|jinja_context|jinja_lex|jinja_parse) echo 2 ;;
     tokenizer_normalize|tokenizer_pretokenize|jinja_builtins) echo 3 ;;
     tokenizer_encode|tokenizer_decode|jinja_eval) echo 4 ;;

@@ -129,6 +129,21 @@ START_TEST(jinja_integers_stay_exact_or_fail)
 }
 END_TEST
 
+/* Case as Python's str: the full mappings where one code point becomes several
+ * (SpecialCasing: sharp s, ligatures), the final sigma, capitalize by title case;
+ * Jinja's title lowers each word's rest on its own (item[1:].lower()). Expected
+ * values: Jinja2 3.1 on Python 3.11. */
+START_TEST(jinja_case_as_python)
+{
+    ck_assert_str_eq(render("{{ 'straße ﬁ' | upper }}|{{ 'ΣΑΣ ΟΔΟΣ' | lower }}|"
+                            "{{ 'İ'.lower() | length }}|{{ 'ǆx' | capitalize }}|"
+                            "{{ 'ß' | capitalize }}", NULL),
+                     "STRASSE FI|σας οδος|2|ǅx|Ss");
+    ck_assert_str_eq(render("{{ 'ΑΣ x-ΑΣ' | title }}|{{ 'ΣΑ. Σ' | lower }}", NULL),
+                     "Ασ X-Ασ|σα. σ");
+}
+END_TEST
+
 START_TEST(jinja_tests_filters_and_methods)
 {
     const char *v = J("{'m': {'role': 'user', 'content': '  Hi There  '}, 'n': null}");

@@ -115,21 +115,27 @@ typedef enum { CASE_LOWER, CASE_UPPER, CASE_CAPITALIZE, CASE_TITLE } case_kind;
 static jv change_case(jctx *x, jv s, case_kind kind) {
     jstr out = {.arena = jx_arena(x)};
     bool start = true;
+    size_t from = 0;   /* Jinja's title lowers item[1:]: a final sigma sees no further back */
     for (size_t i = 0; i < s.u.str.len;) {
-        int32_t c;
+        int32_t c, m[3];
+        size_t at = i;
         i += (size_t)decode(s.u.str.s, s.u.str.len, i, &c);
-        int32_t m;
-        if (kind == CASE_LOWER) m = utf8proc_tolower(c);
-        else if (kind == CASE_UPPER) m = utf8proc_toupper(c);
-        else if (kind == CASE_CAPITALIZE) m = start ? utf8proc_toupper(c) : utf8proc_tolower(c);
-        else m = start ? utf8proc_toupper(c) : utf8proc_tolower(c);
+        if (kind == CASE_TITLE && start) from = i;
+        /* Python's capitalize: the first title-cased; Jinja's title: each word's first
+         * upper-cased (item[0].upper()); the rest lower-cased */
+        jcase to = kind == CASE_UPPER ? JCASE_UPPER
+                   : kind == CASE_LOWER || !start ? JCASE_LOWER
+                   : kind == CASE_CAPITALIZE ? JCASE_TITLE : JCASE_UPPER;
+        int n = jcase_map(to, s.u.str.s + from, s.u.str.len - from, at - from, i - from, c, m);
         if (kind == CASE_CAPITALIZE) start = false;
         /* Jinja's title: a word starts after '-', whitespace, '(', '{', '[' or '<' */
         if (kind == CASE_TITLE) start = py_space(c) || c == '-' || c == '(' || c == '{' ||
                                         c == '[' || c == '<';
-        utf8proc_uint8_t buf[4];
-        utf8proc_ssize_t k = utf8proc_encode_char(m, buf);
-        js_append(&out, (const char *)buf, (size_t)k);
+        for (int k = 0; k < n; k++) {
+            utf8proc_uint8_t buf[4];
+            utf8proc_ssize_t b = utf8proc_encode_char(m[k], buf);
+            js_append(&out, (const char *)buf, (size_t)b);
+        }
     }
     return from_jstr(&out);
 }

@@ -39,6 +39,14 @@ typedef struct {
 void js_append(jstr *s, const char *data, size_t n);
 void js_puts(jstr *s, const char *text);
 
+/* Python's case mapping of the code point c at bytes [at, next) of s
+ * (jinja_case.c): str.upper(), lower() or title() of it, written to out as
+ * one to three code points, the count returned. lower() of a capital sigma
+ * reads s around it (the final form ends a word). */
+typedef enum { JCASE_UPPER, JCASE_LOWER, JCASE_TITLE } jcase;
+int jcase_map(jcase kind, const char *s, size_t len, size_t at, size_t next, int32_t c,
+              int32_t out[3]);
+
 /* ---- values -------------------------------------------------------------- */
 
 typedef enum {
