@@ -46,6 +46,10 @@ check chat_template_messages_must_be_a_list 1 "JSON list" -- \
     "$TINYLLM" chat-template "$sp" --messages "$work/notlist.json"
 check chat_template_missing_messages_file 1 "cannot read" -- \
     "$TINYLLM" chat-template "$sp" --messages "$work/none.json"
+for vars in '{bad' '[1]'; do
+    check "chat_template_vars_${vars}_is_usage" 2 "--vars '$vars' is not a JSON object" -- \
+        "$TINYLLM" chat-template "$sp" --messages "$work/m.json" --vars "$vars"
+done
 check chat_template_unknown_template_name 1 "'tool_use'" -- \
     "$TINYLLM" chat-template "$sp" --messages "$work/m.json" --template tool_use
 

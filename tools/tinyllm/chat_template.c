@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "tinyllm/chat_template.h"
 #include "tinyllm/tensor.h"
 #include "tinyllm/tokenizer.h"
@@ -81,6 +83,14 @@ int tinyllm_chat_template(int argc, char **argv) {
     }
     if (!path || !messages) {
         fprintf(stderr, "tinyllm chat-template: give PATH and --messages\n\n%s", usage);
+        return 2;
+    }
+    cJSON *parsed = vars ? cJSON_Parse(vars) : NULL;
+    bool object = cJSON_IsObject(parsed);
+    cJSON_Delete(parsed);
+    if (vars && !object) {   /* a usage error, said as one */
+        fprintf(stderr, "tinyllm chat-template: --vars '%.200s' is not a JSON object; give one, "
+                "e.g. --vars '{\"enable_thinking\": false}'\n", vars);
         return 2;
     }
     char *messages_json = read_text(messages), *tools_json = tools ? read_text(tools) : NULL;
