@@ -29,12 +29,13 @@ bool tl_path_present(const char *path);
 char *tl_read_whole_file(const char *path, size_t max_bytes, size_t *len);
 
 /* Creates a new file beside path, for a write that ends with rename(tmp,
- * path): named "<path>.tmp.XXXXXX" and made with O_EXCL (mkstemp), so no
- * existing file or symlink is written through, with the mode fopen would give it
- * (0666 less the umask). tmp (tmp_size bytes, at least strlen(path) + 12)
- * receives the name, for the rename or for unlink on failure. Returns the
- * stream open for writing, or NULL with errno set (ENAMETOOLONG when tmp is
- * too small). */
+ * path): named "<path>.tmp.XXXXXX" (six random letters), made with O_CREAT,
+ * O_EXCL and O_NOFOLLOW, so no existing file or symlink is written through,
+ * with the mode fopen would give it (0666 less the umask, applied by the
+ * kernel: the process's umask is never changed). tmp (tmp_size bytes, at
+ * least strlen(path) + 12) receives the name, for the rename or for unlink
+ * on failure. Returns the stream open for writing, or NULL with errno set
+ * (ENAMETOOLONG when tmp is too small). */
 FILE *tl_create_temp_beside(const char *path, char *tmp, size_t tmp_size);
 
 #endif

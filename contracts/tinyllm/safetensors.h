@@ -125,20 +125,20 @@ void tl_checkpoint_free(tl_checkpoint *c);
  * (from <path>)"). */
 tl_tensor *tl_checkpoint_get(const tl_checkpoint *c, const char *name);
 
-/* Writes the state dict's tensors (any strides; a shared slot is skipped, as
- * HF saves a tied head once) in HF's order (dtype size descending, then
- * name), the header padded with spaces to a multiple of 8, metadata
- * {"format": "pt"} plus the given pairs. save_dtype: TL_F32 or TL_BF16
- * (floats converted, BF16 round-to-nearest-even) or -1 for each tensor's own.
- * Written to path.tmp, synced and renamed: a failed save leaves no file
- * under path. Returns 0 or -1: path or sd NULL ("tl_st_save: path or state
- * dict is NULL"); a bad save_dtype ("safetensors: <path>: save_dtype is 9;
- * use TL_F32, TL_BF16, or -1 ..."); metadata counts without arrays, a NULL or
- * repeated key ("safetensors: <path>: metadata key \"k\" given twice"); a
- * name given twice ("safetensors: <path>: the state dict names \"w\"
- * twice"); a NULL slot ("safetensors: <path>: state dict slot 2 has a NULL
- * tensor"); the file system ("safetensors: cannot create <path>.tmp: ...",
- * "safetensors: writing <path> failed: ... (is the disk full?)"). */
+/* Writes the state dict's tensors (any strides; a shared slot is skipped, as HF
+ * saves a tied head once) in HF's order (dtype size descending, then name), the
+ * header padded with spaces to a multiple of 8, metadata {"format": "pt"} plus
+ * the given pairs. save_dtype: TL_F32 or TL_BF16 (floats converted, BF16
+ * round-to-nearest-even) or -1 for each tensor's own. Written to a new file
+ * beside path (path.tmp.XXXXXX, tinyllm/files.h), synced and renamed: a failed
+ * save leaves no file under path. Returns 0 or -1: path or sd NULL
+ * ("tl_st_save: path or state dict is NULL"); a bad save_dtype ("safetensors:
+ * <path>: save_dtype is 9; use TL_F32, TL_BF16, or -1 ..."); metadata counts
+ * without arrays, a NULL or repeated key ("safetensors: <path>: metadata key
+ * \"k\" given twice"); a name given twice ("safetensors: <path>: the state dict
+ * names \"w\" twice"); a NULL slot ("safetensors: <path>: state dict slot 2 has
+ * a NULL tensor"); the file system ("safetensors: cannot create a file beside
+ * <path>: ...", "safetensors: writing <path> failed: ... (is the disk full?)"). */
 int tl_st_save(const char *path, const tl_state_dict *sd, int save_dtype,
                const char *const *meta_keys, const char *const *meta_values, int meta_count);
 /* Sharded save into dir (created if missing): model-0000k-of-0000n.safetensors

@@ -3,7 +3,8 @@
  * file over the limit are refused with the path and what it is, errno ENOENT
  * only for a name that is not there at all. A temporary file is a new name
  * each time, beside the path: an existing file or link under the name a fixed
- * suffix would give is neither written through nor removed. */
+ * suffix would give is neither written through nor removed; its mode is the
+ * one fopen gives, and the process's umask is never changed. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -97,6 +98,15 @@ START_TEST(files_temp_beside_is_new_each_time_and_follows_no_link)
     struct stat st;
     ck_assert_int_eq(lstat(in_dir(d, "out.json.tmp"), &st), 0);
     ck_assert(S_ISLNK(st.st_mode));
+    /* the mode fopen gives (0666 less the umask), and the umask left as it was */
+    mode_t old = umask(027);
+    FILE *c = tl_create_temp_beside(target, tmp1, sizeof tmp1);
+    ck_assert_ptr_nonnull(c);
+    fclose(c);
+    ck_assert_int_eq(stat(tmp1, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+    ck_assert_int_eq(umask(old), 027);
+    unlink(tmp1);
     /* too small a buffer, or a folder that is not there: NULL, errno set, nothing made */
     char small[8];
     ck_assert_ptr_null(tl_create_temp_beside(target, small, sizeof small));

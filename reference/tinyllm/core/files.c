@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,8 +74,13 @@ char *tl_read_whole_file(const char *path, size_t max_bytes, size_t *len) {
     char *text = malloc(cap + 1);
     for (ssize_t got = 1; text && got != 0;) {
         if (n == cap) {
-            char *bigger = cap <= max_bytes ? realloc(text, 2 * cap + 1) : NULL;
-            if (!bigger) break;
+            if (cap > max_bytes) break;   /* over the limit: said below */
+            char *bigger = realloc(text, 2 * cap + 1);
+            if (!bigger) {                /* out of memory: never a truncated file */
+                free(text);
+                text = NULL;
+                break;
+            }
             text = bigger;
             cap *= 2;
         }
@@ -112,11 +118,20 @@ FILE *tl_create_temp_beside(const char *path, char *tmp, size_t tmp_size) {
         errno = ENAMETOOLONG;
         return NULL;
     }
-    int fd = mkstemp(tmp);   /* O_CREAT | O_EXCL, mode 0600 */
-    if (fd < 0) return NULL;
-    mode_t mask = umask(0);
-    umask(mask);
-    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    /* Not mkstemp: its 0600 would need the umask read back, which changes the
+     * process's umask for an instant. open() with 0666 lets the kernel apply it. */
+    static const char LETTERS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    char *suffix = tmp + wrote - 6;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        unsigned char random[6];
+        if (getrandom(random, sizeof random, 0) != (ssize_t)sizeof random) return NULL;
+        for (int i = 0; i < 6; i++) suffix[i] = LETTERS[random[i] % (sizeof LETTERS - 1)];
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) return NULL;
+    }
+    if (fd < 0) return NULL;   /* errno EEXIST */
+    FILE *f = fdopen(fd, "wb");
     if (!f) {
         int err = errno;
         close(fd);

@@ -4,8 +4,9 @@
  * `prepare`): tensors sorted by dtype rank descending, then by name; offsets
  * contiguous from 0; compact JSON with "__metadata__" first; the header
  * padded with spaces to a multiple of 8 so every tensor's data is aligned.
- * A file is written under path.tmp, synced, then renamed: a crash leaves the
- * old file or the new one, never half of one.
+ * A file is written under a new name beside path (tl_create_temp_beside),
+ * synced, then renamed: a crash leaves the old file or the new one, never
+ * half of one.
  */
 #include "safetensors_internal.h"
 #include "tinyllm/files.h"
@@ -261,7 +262,7 @@ static int write_tensor(FILE *fp, const planned *p) {
     return rc;
 }
 
-/* Writes bytes (header and tensors) to path.tmp, syncs, renames. */
+/* Writes bytes (header and tensors) to a new file beside path, syncs, renames. */
 static int write_atomically(const char *path, const strbuf *header, const planned *p, int n) {
     size_t tmp_size = strlen(path) + 16;
     char *tmp = malloc(tmp_size);
