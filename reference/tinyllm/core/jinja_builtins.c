@@ -4,6 +4,7 @@
  * strftime_now and tojson). A name outside these tables fails the render,
  * naming it: nothing is silently approximated.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,31 +24,75 @@ static bool need_string(jctx *x, jv v, const char *what, int line) {
     return jx_fail(x, line, "%s needs a string, not %s", what, jv_type_name(v));
 }
 
+/* Rounds the non-negative decimal number whole.frac half to even at 10^k
+ * (k >= 1) and writes the integer it gives, in digits, to out (of at least
+ * strlen(whole) + k + 2 bytes). */
+static void round_decimal(const char *whole, const char *frac, int64_t k, char *out) {
+    size_t n = strlen(whole);
+    if ((uint64_t)k > n) {   /* all of it is below half of 10^k */
+        strcpy(out, "0");
+        return;
+    }
+    size_t keep = n - (size_t)k;
+    const char *dropped = whole + keep;
+    bool rest = false;   /* a nonzero digit after the first dropped one */
+    for (const char *c = dropped + 1; *c && !rest; c++) rest = *c != '0';
+    for (const char *c = frac; *c && !rest; c++) rest = *c != '0';
+    bool odd = keep > 0 && (whole[keep - 1] - '0') % 2 == 1;
+    bool up = *dropped > '5' || (*dropped == '5' && (rest || odd));
+    memcpy(out + 1, whole, keep);   /* out[0]: room for a carry */
+    out[0] = '0';
+    for (size_t i = keep; up && i > 0; i--) {
+        up = out[i] == '9';
+        out[i] = up ? '0' : (char)(out[i] + 1);
+    }
+    if (up) out[0] = '1';
+    memset(out + 1 + keep, '0', (size_t)k);
+    out[1 + keep + (size_t)k] = '\0';
+    size_t lead = strspn(out, "0");   /* no leading zeros, but one digit at least */
+    if (!out[lead]) lead--;
+    memmove(out, out + lead, strlen(out + lead) + 1);
+}
+
 /* Python's round(v, digits): half to even, on the value as stored (round(2.675, 2)
- * is 2.67: the double is below 2.675); an integer stays an integer. printf rounds
- * the exact binary value, half to even, as Python's correctly rounded round does. */
-static jv python_round(jv v, int64_t digits) {
+ * is 2.67: the double is below 2.675); an integer stays an integer. Both round
+ * the exact decimal digits of the value (printf gives a double's), once. */
+static bool python_round(jctx *x, jv v, int64_t digits, int line, jv *out) {
+    char text[1700], rounded[1700];
     if (v.kind != JV_FLOAT) {   /* an int (or a bool, as Python's int) */
-        int64_t i = v.kind == JV_BOOL ? v.u.b : v.u.i, p = 1;
-        if (digits >= 0) return jv_int(i);
-        for (int64_t k = 0; k < -digits; k++)
-            if (__builtin_mul_overflow(p, 10, &p)) return jv_int(0);   /* past every digit */
-        int64_t q = i / p, r = i % p;
-        if (r < 0) q--, r += p;                      /* floor division, as Python's */
-        if (r > p - r || (r == p - r && (q & 1))) q++;
-        int64_t out;
-        return jv_int(__builtin_mul_overflow(q, p, &out) ? i : out);
+        int64_t i = v.kind == JV_BOOL ? v.u.b : v.u.i;
+        if (digits >= 0) {
+            *out = jv_int(i);
+            return true;
+        }
+        snprintf(text, sizeof text, "%llu",
+                 i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i);
+        round_decimal(text, "", digits < -40 ? 40 : -digits, rounded);
+        errno = 0;
+        unsigned long long m = strtoull(rounded, NULL, 10);   /* the magnitude */
+        if (errno == ERANGE || m > (i < 0 ? 1ULL << 63 : (1ULL << 63) - 1))
+            return jx_fail(x, line, "integer overflow in round: the result is past the 64-bit "
+                           "integers a template may use here (Python's have no bound)");
+        *out = jv_int(i < 0 ? (int64_t)(0ULL - m) : (int64_t)m);
+        return true;
     }
     double d = v.u.f;
-    if (!isfinite(d) || digits > 330) return jv_float(d);
-    if (digits < -330) return jv_float(0.0 * d);
-    if (digits < 0) {
-        double p = pow(10, (double)-digits);
-        return jv_float(nearbyint(d / p) * p);   /* the default mode: half to even */
+    if (!isfinite(d) || digits > 1100) {
+        *out = jv_float(d);
+        return true;
     }
-    char text[512];
-    snprintf(text, sizeof text, "%.*f", (int)digits, d);
-    return jv_float(strtod(text, NULL));
+    if (digits >= 0) {
+        snprintf(text, sizeof text, "%.*f", (int)digits, d);
+        *out = jv_float(strtod(text, NULL));
+        return true;
+    }
+    snprintf(text, sizeof text, "%.1100f", fabs(d));   /* every digit of a double */
+    char *point = strchr(text, '.');
+    *point = '\0';
+    round_decimal(text, point + 1, digits < -400 ? 400 : -digits, rounded + 1);
+    rounded[0] = '-';
+    *out = jv_float(strtod(signbit(d) ? rounded : rounded + 1, NULL));
+    return true;
 }
 
 static jv str_of(jctx *x, jv v) {
@@ -522,6 +567,18 @@ static bool number_of(jctx *x, jv v, bool want_float, jv fallback, int line, jv 
         memcpy(buf, v.u.str.s, n);
         buf[n] = '\0';
         char *end;
+        if (!want_float) {   /* int("9007199254740993") is exact: digits first, as Python's */
+            errno = 0;
+            long long i = strtoll(buf, &end, 10);
+            while (*end == ' ') end++;
+            if (end != buf && !*end && errno == ERANGE)
+                return jx_fail(x, line, "int of '%s': past the 64-bit integers a template may "
+                               "use here (Python's have no bound)", buf);
+            if (end != buf && !*end) {
+                *out = jv_int(i);
+                return true;
+            }
+        }
         double d = strtod(buf, &end);
         while (*end == ' ') end++;
         if (end == buf || *end) *out = fallback;
@@ -620,10 +677,8 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
             return jx_fail(x, line, "round of a %s", jv_type_name(v));
         int64_t digits = prec.kind == JV_INT ? prec.u.i : 0;
         const char *m = method.kind == JV_STRING ? method.u.str.s : "common";
-        if (strcmp(m, "ceil") != 0 && strcmp(m, "floor") != 0) {   /* "common": Python's round */
-            *out = python_round(v, digits);
-            return true;
-        }
+        if (strcmp(m, "ceil") != 0 && strcmp(m, "floor") != 0)   /* "common": Python's round */
+            return python_round(x, v, digits, line, out);
         double d = v.kind == JV_INT ? (double)v.u.i : v.u.f;
         double scale = pow(10, (double)digits);
         *out = jv_float(!strcmp(m, "ceil") ? ceil(d * scale) / scale : floor(d * scale) / scale);
