@@ -310,7 +310,10 @@ int generator_feed(generator *g, const int64_t *ids, int64_t n, int64_t *next) {
     int64_t done = 0;
     *next = -1;
     while (done < n) {
-        if (done > 0 && g->stop_flag && *g->stop_flag) return 1;
+        if (done > 0 && g->stop_flag && *g->stop_flag) {
+            *next = -1;
+            return 1;
+        }
         int64_t piece = g->cached && n - done > PREFILL_CHUNK ? PREFILL_CHUNK : n - done;
         g->sequence_len = g->held + piece;
         *next = forward_next(g, ids + done, piece);

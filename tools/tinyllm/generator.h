@@ -27,7 +27,6 @@
 
 #include <signal.h>
 #include <stdbool.h>
-#include <signal.h>
 #include <stdint.h>
 
 #include "tinyllm/modern/llama.h"
@@ -67,7 +66,7 @@ void generator_close(generator *g);
 /* Runs ids [n] after what the cache holds (a prefill: one forward of n rows,
  * or chunks of them) and sets *next to the greedy token after them. Returns
  * 0; 1 when *stop_flag was set before a chunk (the cache then holds the
- * chunks run, *next is -1); -1 with an error. */
+ * chunks run, held says how far; *next is -1); -1 with an error. */
 int generator_feed(generator *g, const int64_t *ids, int64_t n, int64_t *next);
 
 /* Keeps the first n positions the cache holds and forgets the rest (a chat

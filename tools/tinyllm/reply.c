@@ -41,11 +41,14 @@ int reply_generate(generator *g, const int64_t *prompt, int64_t n, int64_t max_n
     double t0 = generator_now();
     int64_t next;
     g->stop_flag = &reply_interrupted;
+    int64_t held = g->held;
     int fed = reply_interrupted ? 1 : generator_feed(g, prompt, n, &next);   /* 1: Ctrl-C */
     g->stop_flag = NULL;
     if (fed < 0) return -1;
     st->prefill_seconds = generator_now() - t0;
     if (fed == 1) {   /* during the load or between the prompt's chunks: no reply */
+        st->prompt_tokens = g->held - held;   /* what the prefill ran, for its rate */
+        if (st->prompt_tokens == 0) st->prefill_seconds = 0;
         st->end = REPLY_INTERRUPTED;
         text_stream_finish(out);
         return 0;

@@ -23,7 +23,8 @@ void gen_report_init(gen_report *r, const char *dir, int threads);
 void gen_report_loaded(gen_report *r);
 /* The summary: tokens, times, rates, memory; and, when interrupted, so. */
 void gen_report_print(const gen_report *r, const generator *g, const reply_stats *st, FILE *out);
-/* The JSON report to path (written to a new file beside it, then renamed over it). -1 with an error. */
+/* The JSON report to path (written to a new file beside it, then renamed
+ * over it). -1 with an error. */
 int gen_report_write(const gen_report *r, const generator *g, const reply_stats *st,
                      const char *path, const char *rendered, const int64_t *prompt, int64_t n,
                      const tl_tokenizer *tok);
