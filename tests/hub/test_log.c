@@ -1,4 +1,5 @@
-/* The request log: what it records, under concurrent requests too. */
+/* The request log: what it records, under concurrent requests too, and a
+ * limited one starting over. */
 #include <check.h>
 #include <pthread.h>
 #include <string.h>
@@ -95,6 +96,26 @@ START_TEST(test_log_is_complete_under_concurrent_requests) {
         ck_assert_msg(e.status == 200 || e.status == 302, "entry %d: %s %s -> %d", i,
                       e.method, e.path, e.status);
     }
+    hub_free(h);
+}
+END_TEST
+
+/* A limited log (a long-running `ol hub serve`) starts over when full: it
+ * never holds more entries than the limit, and the newest is the last made. */
+START_TEST(test_log_limit_starts_over) {
+    hub *h = start_tiny_hub(NULL);
+    hub_set_log_limit(h, 3);
+    for (int i = 0; i < 7; i++) {
+        http_reply *r = http_fetch(urlf("%s/org/tiny/resolve/main/config.json?n=%d",
+                                        hub_endpoint(h), i), NULL);
+        ck_assert_int_eq(r->status, 200);
+        http_reply_free(r);
+        ck_assert_int_le(hub_log_count(h), 3);
+    }
+    hub_request e;
+    ck_assert_int_eq(hub_log_count(h), 1);   /* 3, 3 and then the seventh */
+    ck_assert(hub_log_get(h, 0, &e));
+    ck_assert_str_eq(e.query, "n=6");
     hub_free(h);
 }
 END_TEST

@@ -4,7 +4,8 @@
  * refused with a message, a key given twice (in tokenizer.json or
  * tokenizer_config.json) with its path; a thousand mutated files never crash
  * the loader; a folder gives the config's tokens and the stop ids from
- * generation_config.json (int or list), else config.json, else eos_token. */
+ * generation_config.json (int or list; an empty list says nothing), else
+ * config.json, else eos_token. */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -273,6 +274,18 @@ START_TEST(folder_gives_config_tokens_and_stop_ids)
     ck_assert_int_eq(stop[0], 1);
     ck_assert_str_eq(tl_tokenizer_eos_token(t), "ab");
     tl_tokenizer_free(t);
+    /* an empty list in generation_config.json says nothing: config.json's (no leak) */
+    snprintf(path, sizeof path, "%s/generation_config.json", dir);
+    FILE *g = fopen(path, "w");
+    fputs("{\"eos_token_id\": []}", g);
+    fclose(g);
+    t = tl_tokenizer_load(dir);
+    ck_assert_msg(t != NULL, "%s", tl_error());
+    ck_assert_int_eq(tl_tokenizer_stop_ids(t, &stop), 2);
+    ck_assert_int_eq(stop[0], 1);
+    ck_assert_int_eq(stop[1], 0);
+    tl_tokenizer_free(t);
+    unlink(path);
     snprintf(path, sizeof path, "%s/config.json", dir);
     unlink(path);
     t = tl_tokenizer_load(dir);

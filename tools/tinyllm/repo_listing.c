@@ -225,6 +225,8 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
         if (*a.next) {   /* the token must stay on the endpoint's origin */
             origin_of(a.next, next_origin, sizeof next_origin);
             if (strcmp(origin, next_origin) != 0) {
+                for (char *c = a.next; *c; c++)   /* shown: no terminal escapes */
+                    if (*c < 0x20 || *c > 0x7e) *c = '?';
                 snprintf(err, errsize, "the listing's next page (%.200s) is not on %s: refusing "
                          "to follow it", a.next, origin);
                 goto done;

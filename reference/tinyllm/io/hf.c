@@ -381,9 +381,8 @@ static CURLcode exchange(const char *url, const char *token, long long range_fro
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "tinyllm-hf/1.0");
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
-    /* silence: less than 1 KB a second for `timeout` seconds (a server that dribbles
-     * a byte a second is as good as silent: 270 MB would take years) */
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    /* silence: less than one byte per second for `timeout` seconds */
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)(timeout < 1 ? 1 : timeout));
     if (!s)   /* a HEAD has no body: headers trickled byte by byte must not hold it forever */
         curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(2 * timeout * 1000));
