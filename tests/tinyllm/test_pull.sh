@@ -64,6 +64,7 @@ printf '# a model card\n' >"$hub/org/tiny/README.md"          # listed, not a mo
 cp "$hub/org/tiny/config.json" "$hub/org/nested/config.json"
 printf 'a\n' >"$hub/org/nested/sub/a.txt"
 printf 'b\n' >"$hub/org/nested/sub/deep/b.txt"
+printf 'not a partial download\n' >"$hub/org/nested/sub/a.txt.part"   # the cache's own suffix
 head -c 5000 /dev/urandom >"$hub/org/nested/model.safetensors"
 cp "$hub/org/tiny/config.json" "$hub/org/partial/config.json"     # the index names a missing shard
 cp "$hub/org/sharded/model.safetensors.index.json" "$hub/org/partial/"
@@ -139,6 +140,9 @@ ndir=$work/cache/org--nested/main
 same "--include: sub/deep/b.txt" "$ndir/sub/deep/b.txt" "$hub/org/nested/sub/deep/b.txt"
 [ ! -e "$ndir/config.json" ] && [ ! -e "$ndir/model.safetensors" ] && pass ||
     fail "--include sub/ fetched files outside sub/"
+# a repository file named like a partial download is skipped, never cached as one
+grep -q "sub/a.txt.part .*skipped" <<<"$err" && [ ! -e "$ndir/sub/a.txt.part" ] && pass ||
+    fail "--include sub/: sub/a.txt.part was not skipped" "$err"
 run org/tiny --include '*.json' --exclude 'tok*'
 expect "--include *.json --exclude tok*" 0 "config.json"
 [ -e "$dir/config.json" ] && [ ! -e "$dir/tokenizer.json" ] && [ ! -e "$dir/model.safetensors" ] &&

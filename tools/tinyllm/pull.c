@@ -65,6 +65,13 @@ typedef struct {
 
 /* Downloads one file. 0 done, -1 failed (the message on stderr). */
 static int fetch(pull_ctx *p, const char *file) {
+    size_t len = strlen(file);
+    if (len > 5 && !strcmp(file + len - 5, ".part")) {   /* the cache's own suffix */
+        fprintf(stderr, "  %-32s skipped: the cache keeps a download in progress as "
+                "NAME.part, so a file of the repository named so would be taken for one\n",
+                file);
+        return 0;
+    }
     const char *names[] = {file};
     char *dir = hf_download(p->repo, names, 1, p->cache, p->revision, p->endpoint, NULL, 60.0);
     if (!dir) {
