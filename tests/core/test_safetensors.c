@@ -295,9 +295,9 @@ END_TEST
 START_TEST(test_reject_negative_or_fractional_shape)
 {
     assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", 0,
-                           "tensor \"w\": shape[0] is -1, not a non-negative integer");
+                           "tensor \"w\": shape[0] is -1, not a whole number from 0 to 2^53");
     assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[2,1.5],\"data_offsets\":[0,12]}}",
-                           12, "tensor \"w\": shape[1] is 1.5, not a non-negative integer");
+                           12, "tensor \"w\": shape[1] is 1.5, not a whole number from 0 to 2^53");
     assert_header_rejected("{\"w\":{\"dtype\":\"F32\",\"shape\":[null],\"data_offsets\":[0,4]}}", 4,
                            "shape[0] is null");
 }

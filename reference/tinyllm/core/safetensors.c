@@ -336,8 +336,8 @@ static int parse_entry(tl_st_file *f, const cJSON *item, tl_st_entry *e) {
         const cJSON *dim = cJSON_GetArrayItem(shape, k);
         uint64_t n;
         if (!json_count(dim, &n))
-            return st_error(f, "tensor \"%s\": shape[%d] is %s, not a non-negative integer", name,
-                            k, tl_json_shown(dim, vb, sizeof vb));
+            return st_error(f, "tensor \"%s\": shape[%d] is %s, not a whole number from 0 to "
+                            "2^53", name, k, tl_json_shown(dim, vb, sizeof vb));
         e->shape[k] = (int64_t)n;
         numel *= n;   /* no overflow: numel <= span, or 0 */
         if (n > 0 && (__builtin_mul_overflow(span, n, &span) || span > TL_ST_MAX_SPAN))
