@@ -255,3 +255,47 @@ START_TEST(test_other_methods_get_405) {
     hub_free(h);
 }
 END_TEST
+
+/* A renamed repo: the real Hub answers the old name's URLs, files and API
+ * alike, with a relative 307 to the same URL on the new name. */
+START_TEST(test_renamed_repo_answers_a_relative_307_to_the_same_url_on_its_new_name) {
+    hub *h = hub_new();
+    ck_assert_int_eq(hub_add_file(h, "org/new", "dir/a.txt", "hello", 5), 0);
+    ck_assert_int_eq(hub_add_file(h, "datasets/org/dnew", "a.txt", "data", 4), 0);
+    ck_assert_int_eq(hub_add_file(h, "org/kept", "a.txt", "kept", 4), 0);
+    ck_assert_int_eq(hub_add_rename(h, "org/old", "org/new"), 0);
+    ck_assert_int_eq(hub_add_rename(h, "datasets/org/dold", "datasets/org/dnew"), 0);
+    ck_assert_int_eq(hub_add_rename(h, "org/kept", "org/new"), 0);   /* a repo has the name */
+    ck_assert_int_ne(hub_add_rename(h, "org/old", "org/other"), 0);
+    ck_assert_ptr_nonnull(strstr(hub_error(h), "already renamed"));
+    ck_assert_int_ne(hub_add_rename(h, "org/x", "datasets/org/x"), 0);
+    ck_assert_int_ne(hub_add_rename(h, "org/../x", "org/y"), 0);
+    ck_assert_ptr_nonnull(strstr(hub_error(h), "org/../x"));
+    ck_assert_int_eq(hub_start(h, NULL), 0);
+
+    const char *paths[][2] = {
+        {"/org/old/resolve/main/dir/a.txt", "/org/new/resolve/main/dir/a.txt"},
+        {"/datasets/org/dold/resolve/main/a.txt", "/datasets/org/dnew/resolve/main/a.txt"},
+        {"/api/models/org/old/tree/main?recursive=true",
+         "/api/models/org/new/tree/main?recursive=true"},
+        {"/api/models/org/old/revision/main", "/api/models/org/new/revision/main"},
+    };
+    for (int i = 0; i < 4; i++) {
+        http_reply *r = http_fetch(urlf("%s%s", ep(h), paths[i][0]), NULL);
+        ck_assert_int_eq(r->status, 307);
+        ck_assert_str_eq(http_header(r, "Location"), paths[i][1]);
+        http_reply_free(r);
+    }
+    http_reply *r = http_fetch(urlf("%s/org/old/resolve/main/dir/a.txt", ep(h)),
+                               &(http_opts){.follow = true});
+    ck_assert_int_eq(r->status, 200);
+    ck_assert_int_eq(r->redirects, 1);
+    ck_assert_str_eq((char *)r->body, "hello");
+    http_reply_free(r);
+    r = http_fetch(urlf("%s/org/kept/resolve/main/a.txt", ep(h)), NULL);
+    ck_assert_int_eq(r->status, 200);
+    ck_assert_str_eq((char *)r->body, "kept");
+    http_reply_free(r);
+    hub_free(h);
+}
+END_TEST

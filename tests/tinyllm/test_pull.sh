@@ -72,7 +72,9 @@ cp "$hub/org/sharded/model-00001-of-00002.safetensors" "$hub/org/partial/"
 head -c 5000 /dev/urandom >"$hub/org/noconfig/model.safetensors"
 
 # two entries a page: every listing here takes several pages (Link: rel="next")
-"$TL_HUB" serve "$hub" --lfs-threshold 4096 --page-size 2 >"$work/hub.log" 2>&1 &
+# org/old-tiny and org/gone were renamed (to a repo that is gone since)
+"$TL_HUB" serve "$hub" --lfs-threshold 4096 --page-size 2 --rename org/old-tiny=org/tiny \
+    --rename org/gone=org/nowhere >"$work/hub.log" 2>&1 &
 hub_pid=$!
 endpoint=
 for _ in $(seq 100); do
@@ -97,6 +99,16 @@ grep -q '^hub GET  /api/models/org/tiny/tree/main?recursive=true&expand=false ->
     pass || fail "the listing did not follow the Link pages" "$(grep api "$work/hub.log")"
 grep -q "HEAD /org/tiny/resolve/main/generation_config.json" "$work/hub.log" &&
     fail "a file the listing lacks was asked for" || pass
+
+# ---- a renamed repo: the API's 307 to its new name followed, as the Hub's clients do
+run org/old-tiny
+expect "pull a renamed repo" 0 "model.safetensors"
+same "pull a renamed repo: model.safetensors" "$work/cache/org--old-tiny/main/model.safetensors" \
+    "$hub/org/tiny/model.safetensors"
+grep -q '^hub GET  /api/models/org/old-tiny/revision/main?expand=sha -> 307' "$work/hub.log" &&
+    pass || fail "the renamed repo's listing was not a 307" "$(grep old-tiny "$work/hub.log")"
+run org/gone
+expect "a repo renamed to one that is gone" 1 "RepoNotFound" "org/nowhere"
 
 # ---- again: nothing is downloaded ------------------------------------------
 before=$(cdn_gets)

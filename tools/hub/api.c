@@ -83,6 +83,8 @@ bool hub_api_identify(hub *h, hub_req *r, const char *path, const char *query) {
      * keyword followed by a revision ("gpt2/revision/main"). */
     int id_end = n >= 5 && is_keyword(p[3]) ? 3 : n >= 4 ? 4 : 3;
     char *id = join_decoded(p, 2, id_end);
+    r->id_at = (size_t)(p[2].s - path);
+    r->id_len = (size_t)(p[id_end - 1].s + p[id_end - 1].n - p[2].s);
     if (!id || asprintf(&r->key, "%s%s", prefix, id) < 0) r->key = NULL;
     free(id);
     if (!r->key) {
@@ -528,6 +530,7 @@ bool hub_api_answer(hub *h, hub_req *r, struct MHD_Connection *c) {
                                     r->api == API_PATHS_INFO ? "POST" : "GET, HEAD");
         return hub_queue(h, r, c, 405, resp);
     }
+    if (r->renamed_to) return hub_answer_renamed(h, r, c);
     const char *token = hub_bearer_token(c);
     if (hidden(r->repo, token))
         return hub_error_answer(h, r, c, token ? 404 : 401, "RepoNotFound", NULL,

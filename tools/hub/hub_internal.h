@@ -66,9 +66,15 @@ struct hub_listener {
     char url[48];               /* "http://127.0.0.1:PORT" */
 };
 
+typedef struct {
+    char *from, *to;            /* keys as in URLs: a renamed repo and its new name */
+} hub_rename;
+
 struct hub {
     hub_repo *repos;
     int nrepos, caprepos;
+    hub_rename *renames;
+    int nrenames, caprenames;
     uint64_t lfs_threshold;
     bool small_redirect;
     bool xet_headers;
@@ -111,11 +117,17 @@ typedef struct {
     /* What the request names, when routing found it (for fault matching). */
     const hub_repo *repo;
     const hub_file *file;
+    /* Where the repo id lies in uri (routes.c, api.c), and its new key when
+     * the repo was renamed (hub_add_rename): such a request answers 307. */
+    size_t id_at, id_len;
+    const char *renamed_to;
 } hub_req;
 
 /* ---- store.c ---- */
 void hub_set_error(hub *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 hub_repo *hub_find_repo(const hub *h, const char *key);
+/* The new key of a renamed repo (hub_add_rename), or NULL. */
+const char *hub_renamed_to(const hub *h, const char *key);
 const hub_file *hub_find_file(const hub_repo *r, const char *path);
 /* A ref by name, or by the commit it reports; NULL when neither. */
 const hub_ref *hub_find_ref(const hub_repo *r, const char *rev);
@@ -186,6 +198,8 @@ const char *hub_type_word(const hub_repo *repo);
 void hub_route_identify(hub *h, hub_req *r);
 /* Queues the answer; false when the connection should close. */
 bool hub_route_answer(hub *h, hub_req *r, struct MHD_Connection *c);
+/* The 307 of a renamed repo's request (r->renamed_to). */
+bool hub_answer_renamed(hub *h, hub_req *r, struct MHD_Connection *c);
 void hub_route_free(hub_req *r);
 
 /* ---- server.c ---- */

@@ -65,6 +65,8 @@ static int parse_resolve(hub_req *r, const char *path) {
     if (n < k + 3) return ROUTE_NONE;   /* no revision or no file */
     const char *file_start = s[k + 1].s + s[k + 1].n + 1;
     r->key = make_key(prefix, s[i], k == i + 2 ? &s[i + 1] : NULL);
+    r->id_at = (size_t)(s[i].s - path);
+    r->id_len = (size_t)(s[k - 1].s + s[k - 1].n - s[i].s);
     r->rev = hub_url_decode(s[k + 1].s, s[k + 1].n);
     r->path = hub_url_decode(file_start, strlen(file_start));
     return r->key && r->rev && r->path ? ROUTE_RESOLVE : ROUTE_BAD;
@@ -115,6 +117,8 @@ void hub_route_identify(hub *h, hub_req *r) {
     }
     free(path);
     r->repo = r->key ? hub_find_repo(h, r->key) : NULL;
+    if (!r->repo && r->key && r->id_len && r->route != ROUTE_CDN && r->route != ROUTE_CACHE)
+        r->renamed_to = hub_renamed_to(h, r->key);
     r->file = r->repo && r->path ? hub_find_file(r->repo, r->path) : NULL;
 }
 
@@ -223,6 +227,21 @@ static bool redirect_fault(hub *h, hub_req *r, struct MHD_Connection *c, bool *o
         return true;
     }
     return false;
+}
+
+/* A renamed repo: the same URL on its new name, relative, as the real Hub
+ * answers (clients follow such a same-host redirect, never a CDN's). */
+bool hub_answer_renamed(hub *h, hub_req *r, struct MHD_Connection *c) {
+    const char *to = r->renamed_to;
+    if (!strncmp(to, "datasets/", 9)) to += 9;
+    else if (!strncmp(to, "spaces/", 7)) to += 7;
+    char *location = NULL;
+    if (asprintf(&location, "%.*s%s%s", (int)r->id_at, r->uri, to,
+                 r->uri + r->id_at + r->id_len) < 0)
+        return hub_queue(h, r, c, 500, NULL);
+    bool ok = redirect(h, r, c, 307, location, NULL);
+    free(location);
+    return ok;
 }
 
 /* The CDN signs its URLs (repo, object, file name); altering them, or
@@ -360,6 +379,7 @@ static bool answer_hub(hub *h, hub_req *r, struct MHD_Connection *c) {
     if (r->route == ROUTE_BAD)
         return hub_error_answer(h, r, c, 400, NULL, NULL,
                             "Bad request: the URL has a malformed %%-escape or an encoded NUL");
+    if (r->renamed_to) return hub_answer_renamed(h, r, c);
     if (!r->repo)
         return hub_error_answer(h, r, c, 404, "RepoNotFound", NULL, "Repository not found");
     if (refuse_access(h, r, c, &ok)) return ok;

@@ -1,5 +1,6 @@
-/* serve.c: `ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES]`
- * serves a folder of repos on 127.0.0.1 until SIGINT or SIGTERM. */
+/* serve.c: `ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES]
+ * [--page-size N] [--rename OLD=NEW]...` serves a folder of repos on 127.0.0.1
+ * until SIGINT or SIGTERM. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -7,7 +8,8 @@
 #include "hub_internal.h"
 
 #define USAGE_LINE \
-    "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES] [--page-size N]\n"
+    "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES] [--page-size N]\n" \
+    "                        [--rename OLD=NEW]...\n"
 static const char short_usage[] = USAGE_LINE "  (ol hub serve --help says more)\n";
 static const char usage[] =
     USAGE_LINE
@@ -16,7 +18,10 @@ static const char usage[] =
     "  --port N             the Hub's port (default 0: any free port)\n"
     "  --cdn-port N         the port of the CDN that large files redirect to (default 0)\n"
     "  --lfs-threshold B    files of at least B bytes are LFS (default 1048576)\n"
-    "  --page-size N        entries per page of the API's tree listings (default 1000)\n";
+    "  --page-size N        entries per page of the API's tree listings (default 1000)\n"
+    "  --rename OLD=NEW     repo OLD was renamed NEW: its URLs answer a 307 to NEW's\n";
+
+enum { MAX_RENAMES = 64 };
 
 /* A whole decimal number in [0, max]; false otherwise. */
 static bool parse_uint(const char *s, unsigned long long max, unsigned long long *out) {
@@ -38,6 +43,8 @@ static void print_banner(const hub *h, const char *dir, const char *endpoint) {
         printf("  %-40s main = %s  (%d files, %d LFS)\n", r->key, r->refs[0].commit,
                r->nfiles, lfs);
     }
+    for (int i = 0; i < h->nrenames; i++)
+        printf("  %-40s renamed: answers 307 to %s\n", h->renames[i].from, h->renames[i].to);
     const hub_repo *first = &h->repos[0];
     printf("Hub: %s   (CDN for LFS files: %s)\n", endpoint, hub_cdn_endpoint(h));
     printf("Use it with:\n  export HF_ENDPOINT=%s\n", endpoint);
@@ -53,6 +60,8 @@ int hub_serve_command(int argc, char **argv) {
     const char *dir = NULL;
     unsigned long long port = 0, cdn_port = 0, threshold = HUB_DEFAULT_LFS_THRESHOLD;
     unsigned long long page_size = HUB_DEFAULT_TREE_PAGE_SIZE;
+    const char *renames[MAX_RENAMES];
+    int nrenames = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         unsigned long long *target = !strcmp(a, "--port")            ? &port
@@ -63,7 +72,15 @@ int hub_serve_command(int argc, char **argv) {
             fputs(usage, stdout);
             return 0;
         }
-        if (target) {
+        if (!strcmp(a, "--rename")) {
+            if (i + 1 >= argc || !strchr(argv[i + 1], '=') || nrenames == MAX_RENAMES) {
+                fprintf(stderr, "ol hub serve: --rename needs OLD=NEW (two repo ids, at most "
+                        "%d renames), got \"%s\"\n%s", MAX_RENAMES,
+                        i + 1 < argc ? argv[i + 1] : "(nothing)", short_usage);
+                return 2;
+            }
+            renames[nrenames++] = argv[++i];
+        } else if (target) {
             unsigned long long max = target == &threshold ? UINT64_MAX
                                      : target == &page_size ? 1000000 : 65535;
             if (i + 1 >= argc || !parse_uint(argv[i + 1], max, target) ||
@@ -122,7 +139,14 @@ int hub_serve_command(int argc, char **argv) {
     hub_set_ports(h, (unsigned)port, (unsigned)cdn_port);
     hub_set_trace(h, stdout);
     hub_set_log_limit(h, 10000);   /* the trace is the record; the log would only grow */
-    if (hub_add_dir(h, dir) != 0 || hub_start(h, &endpoint) != 0) {
+    bool renamed = true;
+    for (int i = 0; i < nrenames && renamed; i++) {
+        char *from = strdup(renames[i]), *to = from ? strchr(from, '=') : NULL;
+        if (to) *to++ = '\0';
+        renamed = to && hub_add_rename(h, from, to) == 0;
+        free(from);
+    }
+    if (!renamed || hub_add_dir(h, dir) != 0 || hub_start(h, &endpoint) != 0) {
         fprintf(stderr, "ol hub serve: %s\n", hub_error(h));
     } else {
         print_banner(h, dir, endpoint);

@@ -186,6 +186,10 @@ void hub_store_free(hub *h) {
     free(h->repos);
     h->repos = NULL;
     h->nrepos = h->caprepos = 0;
+    for (int i = 0; i < h->nrenames; i++) free(h->renames[i].from), free(h->renames[i].to);
+    free(h->renames);
+    h->renames = NULL;
+    h->nrenames = h->caprenames = 0;
 }
 
 static bool grow(void **arr, int *cap, int need, size_t elem) {
@@ -366,6 +370,49 @@ int hub_set_gated(hub *h, const char *repo, const char *approved_token) {
     r->approved_token = t;
     r->gated = true;
     return 0;
+}
+
+static const char *type_of(const char *key) {
+    const char *type, *id;
+    return parse_repo_key(key, &type, &id) ? type : NULL;
+}
+
+int hub_add_rename(hub *h, const char *old_repo, const char *new_repo) {
+    if (refuse_if_running(h, "hub_add_rename")) return -1;
+    const char *bad = !old_repo || !type_of(old_repo) ? old_repo
+                      : !new_repo || !type_of(new_repo) ? new_repo : NULL;
+    if (bad || !old_repo || !new_repo) {
+        hub_set_error(h, "hub_add_rename: \"%s\" is not a valid repo id: expected \"ns/name\" "
+                         "or \"name\", optionally after \"datasets/\" or \"spaces/\"",
+                      bad ? bad : "(null)");
+        return -1;
+    }
+    if (strcmp(type_of(old_repo), type_of(new_repo)) != 0 || !strcmp(old_repo, new_repo)) {
+        hub_set_error(h, "hub_add_rename: %s -> %s: a rename keeps the repo's type and "
+                         "changes its name", old_repo, new_repo);
+        return -1;
+    }
+    for (int i = 0; i < h->nrenames; i++)
+        if (!strcmp(h->renames[i].from, old_repo)) {
+            hub_set_error(h, "hub_add_rename: %s is already renamed to %s", old_repo,
+                          h->renames[i].to);
+            return -1;
+        }
+    char *from = strdup(old_repo), *to = strdup(new_repo);
+    if (!from || !to ||
+        !grow((void **)&h->renames, &h->caprenames, h->nrenames + 1, sizeof *h->renames)) {
+        free(from), free(to);
+        hub_set_error(h, "hub_add_rename: out of memory");
+        return -1;
+    }
+    h->renames[h->nrenames++] = (hub_rename){from, to};
+    return 0;
+}
+
+const char *hub_renamed_to(const hub *h, const char *key) {
+    for (int i = 0; i < h->nrenames; i++)
+        if (!strcmp(h->renames[i].from, key)) return h->renames[i].to;
+    return NULL;
 }
 
 /* ---- queries ----------------------------------------------------------- */

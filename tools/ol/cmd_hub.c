@@ -9,6 +9,7 @@
 
 static const char HELP[] =
     "usage: ol hub serve DIR [--port N] [--cdn-port N] [--lfs-threshold BYTES] [--page-size N]\n"
+    "                        [--rename OLD=NEW]...\n"
     "\n"
     "Serves DIR/<org>/<name>/ as the Hub repo <org>/<name> on 127.0.0.1 until\n"
     "Ctrl-C, and prints how to point HF_ENDPOINT at it (`ol hub serve --help`\n"

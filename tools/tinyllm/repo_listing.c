@@ -25,6 +25,7 @@ typedef struct {
     char *body;
     size_t len;
     char next[4096];        /* Link rel="next", or "" */
+    char location[4096];    /* a redirect's target, absolute, or "" */
     char error_code[64];    /* X-Error-Code */
 } answer;
 
@@ -98,7 +99,11 @@ static long get(const char *url, const char *token, double timeout, answer *a, c
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(4 * timeout * 1000));
         CURLcode cc = curl_easy_perform(c);
         status = -1;
+        char *location = NULL;
         if (cc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        if (cc == CURLE_OK && curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location) == CURLE_OK &&
+            location && strlen(location) < sizeof a->location)
+            snprintf(a->location, sizeof a->location, "%s", location);
         curl_slist_free_all(h);
         curl_easy_cleanup(c);
         if (cc != CURLE_OK)
@@ -114,6 +119,42 @@ static long get(const char *url, const char *token, double timeout, answer *a, c
         snprintf(err, errsize, "HTTP %ld from %.*s (%d attempts): the Hub keeps failing: try "
                  "again later", status, (int)strcspn(url, "?"), url, ATTEMPTS);
     return -1;
+}
+
+/* get(), following redirects on the endpoint's origin (a renamed repo
+ * answers a relative 307 to its new name), at most five; url becomes the
+ * last one asked. Another origin is refused: the token stays on the Hub. */
+static long get_on_origin(char *url, size_t urlsize, const char *origin, const char *token,
+                          double timeout, answer *a, char *err, size_t errsize) {
+    char target_origin[2048];
+    for (int hops = 0;; hops++) {
+        long status = get(url, token, timeout, a, err, errsize);
+        if (status < 300 || status >= 400 || status == 304) return status;
+        if (!*a->location) {
+            snprintf(err, errsize, "HTTP %ld from %.*s: a redirect without a usable Location: "
+                     "the server or a proxy is broken", status, (int)strcspn(url, "?"), url);
+            return -1;
+        }
+        for (char *c = a->location; *c; c++)   /* shown in messages: no terminal escapes */
+            if (*c < 0x20 || *c > 0x7e) *c = '?';
+        origin_of(a->location, target_origin, sizeof target_origin);
+        if (strcmp(origin, target_origin) != 0) {
+            snprintf(err, errsize, "%.*s redirects to %.200s, not on %s: refusing to follow "
+                     "it (check HF_ENDPOINT)", (int)strcspn(url, "?"), url, a->location, origin);
+            return -1;
+        }
+        if (hops == 5) {
+            snprintf(err, errsize, "more than 5 redirects from %.*s (a loop?): the server or a "
+                     "proxy is misconfigured", (int)strcspn(url, "?"), url);
+            return -1;
+        }
+        if (strlen(a->location) >= urlsize) {
+            snprintf(err, errsize, "%.*s redirects to too long a URL", (int)strcspn(url, "?"),
+                     url);
+            return -1;
+        }
+        snprintf(url, urlsize, "%s", a->location);
+    }
 }
 
 /* A failed status as a message a user can act on. */
@@ -169,7 +210,7 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
 
     snprintf(url, sizeof url, "%.*s/api/models/%s/revision/%s?expand=sha", (int)elen, endpoint,
              repo, rev);
-    long status = get(url, token, timeout, &a, err, errsize);
+    long status = get_on_origin(url, sizeof url, origin, token, timeout, &a, err, errsize);
     if (status != 200) {
         if (status > 0) explain(status, &a, url, err, errsize);
         goto done;
@@ -186,7 +227,7 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
             snprintf(err, errsize, "more than %d pages of listing: giving up", MAX_PAGES);
             goto done;
         }
-        status = get(url, token, timeout, &a, err, errsize);
+        status = get_on_origin(url, sizeof url, origin, token, timeout, &a, err, errsize);
         if (status != 200) {
             if (status > 0) explain(status, &a, url, err, errsize);
             goto done;

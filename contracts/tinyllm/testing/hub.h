@@ -111,6 +111,12 @@ int hub_add_dir(hub *h, const char *root);
  * it gets its own commit id. Every repo has "main". */
 int hub_add_ref(hub *h, const char *repo, const char *ref);
 
+/* A repo renamed from old_repo to new_repo: every resolve and API request
+ * that names old_repo (and no repo has that name) answers a 307 with a
+ * relative Location, the same URL on new_repo, as the real Hub does after a
+ * rename. Both names are repo ids of one type; new_repo may be added later. */
+int hub_add_rename(hub *h, const char *old_repo, const char *new_repo);
+
 /* The 40-hex commit the Hub reports for repo at ref (X-Repo-Commit): the
  * sha1 of the repo's file list and the ref name, so it changes when a file
  * does. NULL when there is no such repo or ref. Valid until the repo changes. */
