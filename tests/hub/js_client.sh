@@ -46,7 +46,8 @@ printf '%s\n' '{"metadata": {"total_size": 350000}, "weight_map":' \
 head -c 9000 /dev/urandom >"$repos/org/sharded/onnx/model.onnx"
 
 threshold=8192
-"$bin" serve "$repos" --lfs-threshold $threshold --page-size 3 >"$work/hub.log" 2>&1 &
+"$bin" serve "$repos" --lfs-threshold $threshold --page-size 3 --rename org/old-tiny=org/tiny \
+  >"$work/hub.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -qs '^Hub: ' "$work/hub.log" && break; sleep 0.05; done
 endpoint=$(sed -n 's/^  export HF_ENDPOINT=//p' "$work/hub.log")

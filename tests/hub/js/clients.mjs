@@ -114,5 +114,19 @@ await attempt("snapshotDownload org/sharded", async () => {
   }
 });
 
+// A renamed repo (tl-hub serve --rename org/old-tiny=org/tiny): the client's
+// fetch follows the Hub's relative 307s, for the listing and for a file.
+await attempt("renamed repo org/old-tiny", async () => {
+  const served = servedFiles("org/tiny");
+  const files = new Set();
+  for await (const e of listFiles({ repo: "org/old-tiny", hubUrl, recursive: true }))
+    if (e.type === "file") files.add(e.path);
+  check("listFiles org/old-tiny: org/tiny's files", files.size === served.size &&
+        [...served.keys()].every((p) => files.has(p)), [...files].join(","));
+  const blob = await downloadFile({ repo: "org/old-tiny", path: "config.json", hubUrl });
+  check("downloadFile org/old-tiny config.json", blob !== null &&
+        Buffer.from(await blob.arrayBuffer()).equals(served.get("config.json")));
+});
+
 console.log(`js client: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
