@@ -53,5 +53,13 @@ for repo in ["org/tiny", "org/sharded"]:
     paths = api.get_paths_info(repo, list(files)[:2])
     check(f"get_paths_info {repo}", sorted(p.path for p in paths) == sorted(list(files)[:2]))
 
+# A renamed repo (tl-hub serve --rename org/old-tiny=org/tiny): the client
+# follows the Hub's relative 307s, for the API and for the files.
+files = served("org/tiny")
+check("list_repo_files org/old-tiny", sorted(list_repo_files("org/old-tiny")) == sorted(files))
+for path, want in files.items():
+    got = open(hf_hub_download("org/old-tiny", path), "rb").read()
+    check(f"hf_hub_download org/old-tiny {path}", got == want, len(got))
+
 print(f"huggingface_hub {huggingface_hub.__version__}: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
