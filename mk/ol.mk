@@ -44,9 +44,10 @@ bench-ol: $(OL_BIN) $(CORE_LIB) $(TESTING_LIB)
 	@bash bench/ol_check.sh $(OL_BIN) 5 $(OL_BENCH_BASELINE)
 
 # The layers of tools/ol (no circle of includes or calls), its README's file
-# table, the contract headers' form, the documents files point to; the
-# parsers and formats (Check); then ol itself on L7.1 (start, tests, check
-# and its failure modes, the reports, the instructor verbs); then a hostile
+# table, the contract headers' form, the documents files point to, lines
+# within 100 columns; the parsers and formats (Check); then ol itself on
+# L7.1 (start, tests, check and its failure modes, the reports, the
+# instructor verbs); then a hostile
 # student's attacks on the sandbox and the grade (hostile.sh).
 test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
 	@echo "== ol (tests/ol) =="
@@ -54,6 +55,7 @@ test-ol: $(OL_BIN) $(OL_UNIT) $(OL_REPORT_CHECK) $(CORE_LIB) $(TESTING_LIB)
 	@bash tests/ol/file_table.sh
 	@bash tests/ol/contracts.sh
 	@bash tests/ol/docs.sh
+	@bash tests/ol/columns.sh
 	@CK_FORK=yes $(OL_UNIT)
 	@bash tests/ol/e2e.sh $(OL_BIN) $(OL_REPORT_CHECK)
 	@bash tests/ol/hostile.sh $(OL_BIN)

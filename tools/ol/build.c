@@ -246,7 +246,8 @@ static void compile_job_free(proc_job *j) {
 static char *ended_log(ol_ctx *ctx, const char *log, const proc_job *j) {
     if (j->timed_out)
         return xasprintf(
-            "%s(the compiler ran past its time limit of %g s, $OL_COMPILE_TIMEOUT, and was stopped)\n",
+            "%s(the compiler ran past its time limit of %g s, $OL_COMPILE_TIMEOUT, and was "
+            "stopped)\n",
             log, j->timeout);
     char *what = proc_describe(j);
     char *more = xasprintf("%s(the compiler %s ended with %s)\n", log, ctx->cc, what);

@@ -67,8 +67,9 @@ void unit_free(unit *u);
  * text of its own (FILE and LINE from the line markers), "E<TAB>FILE<TAB>LINE
  * <TAB>NAME" where the compiler's sandbox kept an #include out, "M<TAB>N" when
  * it opened more than N files (the rest is not listed);
- * "F" when the preprocessor failed (the records are then partial). The preprocessor, not a scan of the text, decides: macros,
- * #if 0, trigraphs and line continuations are as the compiler sees them.
+ * "F" when the preprocessor failed (the records are then partial). The
+ * preprocessor, not a scan of the text, decides: macros, #if 0, trigraphs
+ * and line continuations are as the compiler sees them.
  * Cached by the unit's key. Returns how many failed (compiling them says
  * why), -1 when interrupted. */
 int build_include_trees(ol_ctx *ctx, unit *u, int n);

@@ -267,7 +267,8 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
     } else if (suite_check_includes(ctx, &w->tests, problems) < 0) {
         rc = 130;
     } else if (problems->n) {
-        /* what the compiler sees first: a test hidden by #if 0 or named in UTF-8 is not "no tests" */
+        /* what the compiler sees first: a test hidden by #if 0 or named in UTF-8 is
+         * not "no tests" */
         set_stage(
             w, r, ST_TESTS, STAGE_FAIL,
             xasprintf(
@@ -308,7 +309,8 @@ static int stage_tests(ol_ctx *ctx, check_report *r, work *w) {
             set_stage(
                 w, r, ST_TESTS, STAGE_FAIL,
                 xasprintf(
-                    "%d symbol%s your tests define belong%s to grading, a library or the lesson (above)",
+                    "%d symbol%s your tests define belong%s to grading, a library or the lesson "
+                    "(above)",
                     refused, refused == 1 ? "" : "s", refused == 1 ? "s" : ""));
         else {
             set_stage(w, r, ST_TESTS, STAGE_PASS,
@@ -608,7 +610,8 @@ static int build_variants(ol_ctx *ctx, check_report *r, work *w) {
         set_stage(
             w, r, ST_VALID, STAGE_FAIL,
             xstrdup(
-                "your tests do not link with the reference (above): call only the contracts' functions"));
+                "your tests do not link with the reference (above): call only the contracts' "
+                "functions"));
         return OL_FAIL;
     }
     for (int i = 0; i < w->ncontrols; i++)
@@ -715,8 +718,8 @@ static int judge_changes(ol_ctx *ctx, check_report *r, work *w) {
         w, r, ST_VALID, STAGE_FAIL,
         xasprintf(
             "INVALID: files changed while your tests ran (%s): a test may write only its working "
-            "folder and /tmp, so the mutation score is unknown; put those files back (git diff shows "
-            "what changed)",
+            "folder and /tmp, so the mutation score is unknown; put those files back (git diff "
+            "shows what changed)",
             changed));
     free(changed);
     return OL_FAIL;
@@ -861,7 +864,8 @@ static int run_baseline(ol_ctx *ctx, check_report *r, work *w) {
         if (rc != OL_PASS || !spoiled) return rc;
         if (attempt > 0)
             return harness(r, xstrdup("gcov cannot read the baseline's coverage, even made again"));
-        /* the notes (or the objects) in the cache do not match: make them, and the program, again */
+        /* the notes (or the objects) in the cache do not match: make them, and the
+         * program, again */
         coverage_free(&w->cov);
         run_result_free(&w->baseline_run);
         for (int i = 0; i < w->refcov.n; i++) {
@@ -921,7 +925,8 @@ static int stage_baseline(ol_ctx *ctx, check_report *r, work *w) {
         set_stage(
             w, r, ST_VALID, STAGE_FAIL,
             xasprintf(
-                "INVALID: %d test%s fail%s on a correct implementation (%s), so the mutation score is unknown",
+                "INVALID: %d test%s fail%s on a correct implementation (%s), so the mutation score "
+                "is unknown",
                 names.n, names.n == 1 ? "" : "s", names.n == 1 ? "s" : "", list));
         free(list);
         sl_free(&names);
@@ -1093,8 +1098,8 @@ static int judge_canary(ol_ctx *ctx, check_report *r, work *w, const run_result 
         return harness(
             r,
             xstrdup(
-                "the canary, which aborts in every function of the lesson, survived even the course "
-                "tests: the mutants are not reaching the test programs"));
+                "the canary, which aborts in every function of the lesson, survived even the "
+                "course tests: the mutants are not reaching the test programs"));
     set_stage(
         w, r, ST_CANARY, STAGE_FAIL,
         xasprintf(

@@ -67,8 +67,7 @@ typedef struct check_report {
     invalid_test *invalid;
     int ninvalid;
     strlist hints;           /* Examplar: misconceptions an invalid test agrees with */
-    bool
-        invalid_on_rerun; /* the invalid tests passed once and failed when the reference ran again */
+    bool invalid_on_rerun;   /* the invalid tests passed once, failed on the reference's rerun */
     mutant *mutants, *wheats;
     int nmutants, nwheats;
     mutant_outcome *outcomes; /* parallel to mutants, in report order */

@@ -74,8 +74,8 @@ int cmd_check(int argc, char **argv) {
         bool started = is_file(path);
         if (!started)
             ol_error(
-                "%s is missing in %s: you have not started %s yet; run `ol start %s`, write your code and "
-                "tests, then `ol check %s`",
+                "%s is missing in %s: you have not started %s yet; run `ol start %s`, write your "
+                "code and tests, then `ol check %s`",
                 rel, ctx.ws, l.id, l.id, l.id);
         free(rel);
         free(path);

@@ -176,7 +176,8 @@ static int compare_safetensors(const char *name, const char *made, const char *c
             } else {
                 if (numeric)
                     printf(
-                        "  %s: tensor %s differs: largest |difference| %.3g at flat index %zu (%.9g vs committed %.9g)\n",
+                        "  %s: tensor %s differs: largest |difference| %.3g at flat index %zu "
+                        "(%.9g vs committed %.9g)\n",
                         name, e->string, worst, worst_at, element(&x, worst_at),
                         element(&y, worst_at));
                 else
@@ -328,8 +329,8 @@ int cmd_fixtures(int argc, char **argv) {
         rc = OL_USAGE;
     } else if (!is_file(script)) {
         ol_error(
-            "the oracle %s does not exist (lesson.json \"oracle\" names its folder; the script in it "
-            "is make_fixtures.py)",
+            "the oracle %s does not exist (lesson.json \"oracle\" names its folder; the script in "
+            "it is make_fixtures.py)",
             shown_path(&ctx, script));
         rc = OL_USAGE;
     } else if (!(tmp = ctx_cache_dir(&ctx, "tmp")) || !(scratch = make_temp_dir(tmp, "fixtures"))) {
@@ -348,7 +349,8 @@ int cmd_fixtures(int argc, char **argv) {
         else if (job.exit_code != 0) {
             char *log = read_file(job.out_path, NULL), *what = proc_describe(&job);
             ol_error(
-                "the oracle failed (%s):\n%s\nTo rerun it by hand: cd %s && /usr/bin/python3 %s /tmp/out",
+                "the oracle failed (%s):\n%s\nTo rerun it by hand: cd %s && /usr/bin/python3 %s "
+                "/tmp/out",
                 what, log ? log : "", ctx.root, shown_path(&ctx, script));
             free(log);
             free(what);
@@ -402,8 +404,8 @@ int cmd_fixtures(int argc, char **argv) {
             char *fresh = path_join(made, have.v[i]);
             if (!is_file(fresh)) {
                 printf(
-                    "  %s: committed, but the oracle does not make it (stale: delete it unless a test "
-                    "reads it)\n",
+                    "  %s: committed, but the oracle does not make it (stale: delete it unless a "
+                    "test reads it)\n",
                     have.v[i]);
                 if (check) diffs++;
             }
@@ -416,14 +418,14 @@ int cmd_fixtures(int argc, char **argv) {
                          : "the committed fixtures are what the oracle makes");
             if (diffs)
                 printf(
-                    "If the oracle changed on purpose, `ol fixtures %s` rewrites them; else find what "
-                    "changed the oracle's output (torch version, seed, script).\n",
+                    "If the oracle changed on purpose, `ol fixtures %s` rewrites them; else find "
+                    "what changed the oracle's output (torch version, seed, script).\n",
                     l.id);
             rc = diffs ? OL_FAIL : OL_PASS;
         } else if (written) {
             printf(
-                "%s: %d file%s rewritten. Next: `ol mutants verify %s` (the course tests on the new golden "
-                "data), then commit %s.\n",
+                "%s: %d file%s rewritten. Next: `ol mutants verify %s` (the course tests on the "
+                "new golden data), then commit %s.\n",
                 l.id, written, written == 1 ? "" : "s", l.id, shown_path(&ctx, committed));
         } else {
             printf("%s: the oracle made exactly the committed fixtures; nothing changed\n", l.id);

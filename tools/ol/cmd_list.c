@@ -167,7 +167,8 @@ int cmd_list(int argc, char **argv) {
     int rc = OL_PASS;
     if (unreadable > 0) {
         ol_error(
-            "%d lesson.json file%s of the course could not be read (above): those lessons are not listed",
+            "%d lesson.json file%s of the course could not be read (above): those lessons are not "
+            "listed",
             unreadable, unreadable == 1 ? "" : "s");
         rc = OL_USAGE;
     }

@@ -138,7 +138,8 @@ static void notes_on_lesson(ol_ctx *ctx, const lesson *l) {
     char *text = read_file(chapter, NULL);
     if (!text) {
         printf(
-            "  %snote%s %s is not written yet: the chapter students read (`ol list` points to it)\n",
+            "  %snote%s %s is not written yet: the chapter students read (`ol list` points to "
+            "it)\n",
             color(stdout, C_YELLOW), color(stdout, C_RESET), shown_path(ctx, chapter));
     } else {
         strlist missing = {0};
@@ -156,8 +157,8 @@ static void notes_on_lesson(ol_ctx *ctx, const lesson *l) {
     free(chapter);
     if (l->draft)
         printf(
-            "  %snote%s %s is a draft (lesson.json \"draft\": true): `ol list` and `ol start` hide it "
-            "from students\n",
+            "  %snote%s %s is a draft (lesson.json \"draft\": true): `ol list` and `ol start` hide "
+            "it from students\n",
             color(stdout, C_YELLOW), color(stdout, C_RESET), l->id);
 }
 
@@ -233,7 +234,8 @@ static int check_set(const lesson *l, const mutant_set *set) {
         }
         if (!m->wheat && !chapter_mentions(l, m->id))
             printf(
-                "  %snote%s mutant %s is not in the chapter's pitfall table (course/%s/README.md, section 5)\n",
+                "  %snote%s mutant %s is not in the chapter's pitfall table (course/%s/README.md, "
+                "section 5)\n",
                 color(stdout, C_YELLOW), color(stdout, C_RESET), m->id, l->id);
     }
     return problems;
@@ -282,9 +284,9 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
         printf("      the course tests that do fail on it: %s (name one in Caught-by)\n", names);
     else if (!ok && run_failures(r) == 0)
         printf(
-            "      no course test fails on it: either the change computes the same thing (an equivalent\n"
-            "      mutant: make a real fault), or the course tests miss this pitfall (write a course\n"
-            "      test in %s/ that catches it, then name it in Caught-by)\n",
+            "      no course test fails on it: either the change computes the same thing (an "
+            "equivalent\n      mutant: make a real fault), or the course tests miss this pitfall "
+            "(write a course\n      test in %s/ that catches it, then name it in Caught-by)\n",
             l->course_tests);
     if (!ok) printf("      rerun it: ol mutants verify %s %s\n", l->id, m->id);
     free(names);
@@ -453,8 +455,8 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
         if (problems) printf("%s: %d problem%s (above)\n", l->id, problems, s_if(problems));
         else if (empty)
             printf(
-                "%s: a skeleton: its files are there and compile; %s/ holds no course test yet, so nothing "
-                "ran\n",
+                "%s: a skeleton: its files are there and compile; %s/ holds no course test yet, so "
+                "nothing ran\n",
                 l->id, l->course_tests);
         else printf("%s: every mutant and wheat verified\n", l->id);
         rc = problems ? OL_FAIL : OL_PASS;
@@ -730,13 +732,14 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
                 printf("wrote %s\n", shown_path(ctx, path));
                 if (!wheat && !chapter_mentions(l, id))
                     printf(
-                        "%swarning:%s course/%s/README.md's pitfall table (section 5) does not mention %s yet: "
-                        "add its row (pitfall, symptom, caught by, mutant %s)\n",
+                        "%swarning:%s course/%s/README.md's pitfall table (section 5) does not "
+                        "mention %s yet: add its row (pitfall, symptom, caught by, mutant %s)\n",
                         color(stdout, C_YELLOW), color(stdout, C_RESET), l->id, id, id);
             }
         } else if (rc == OL_FAIL) {
             printf(
-                "%s is not written (nothing changed): fix %s or the options, and run the same command again\n",
+                "%s is not written (nothing changed): fix %s or the options, and run the same "
+                "command again\n",
                 shown_path(ctx, path), from);
         }
     }

@@ -84,7 +84,8 @@ int cmd_start(int argc, char **argv) {
         char *text = read_file(stub, &len);
         if (!text) {
             ol_error(
-                "the course has no starting code %s (lesson.json \"sources\"): tell your instructor",
+                "the course has no starting code %s (lesson.json \"sources\"): tell your "
+                "instructor",
                 shown_path(&ctx, stub));
             rc = OL_USAGE;
         } else {
@@ -125,7 +126,8 @@ int cmd_start(int argc, char **argv) {
         printf("Your code:  c/%s", l.sources.v[0]);
         for (int i = 1; i < l.sources.n; i++) printf(", c/%s", l.sources.v[i]);
         printf(
-            "\nYour tests: c/%s/  (START_TEST blocks in any .c file; include only contract headers)\n",
+            "\nYour tests: c/%s/  (START_TEST blocks in any .c file; include only contract "
+            "headers)\n",
             l.student_tests);
         printf("Rung %s:    the course tests pass on your code", l.rung);
         if (l.level >= 2) printf("; your tests pass on the reference");

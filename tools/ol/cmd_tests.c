@@ -172,8 +172,8 @@ int cmd_tests(int argc, char **argv) {
         else {
             if (mine)
                 printf(
-                    "%s: your tests on your code (their verdicts, no grade: `ol check %s --tests-only` "
-                    "grades them by mutation)\n",
+                    "%s: your tests on your code (their verdicts, no grade: `ol check %s "
+                    "--tests-only` grades them by mutation)\n",
                     l.id, l.id);
             else printf("%s: the course tests on your code\n", l.id);
             char *what = xasprintf("%s %s", l.id, mine ? "your tests" : "course tests");
@@ -185,11 +185,13 @@ int cmd_tests(int argc, char **argv) {
             rc = failed ? OL_FAIL : OL_PASS;
             if (!failed && !mine)
                 printf(
-                    "Next: write your own tests in c/%s/ (`ol tests %s --mine` runs them), then `ol check %s`\n",
+                    "Next: write your own tests in c/%s/ (`ol tests %s --mine` runs them), then "
+                    "`ol check %s`\n",
                     l.student_tests, l.id, l.id);
             else if (!failed)
                 printf(
-                    "Next: `ol check %s` (or --tests-only while the course tests still fail on your code)\n",
+                    "Next: `ol check %s` (or --tests-only while the course tests still fail on "
+                    "your code)\n",
                     l.id);
         }
     }

@@ -134,7 +134,8 @@ static int parse_diff(mutant *m, const char *path, int first_line, char **err) {
             }
             if (!file || strncmp(end, " @@", 3) != 0) {
                 *err = xasprintf(
-                    "%s:%d: a hunk header must follow \"--- a/reference/...\" and read \"@@ -l,n +l,n @@\"",
+                    "%s:%d: a hunk header must follow \"--- a/reference/...\" and read \"@@ -l,n "
+                    "+l,n @@\"",
                     path, lineno);
                 rc = -1;
                 break;

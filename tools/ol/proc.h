@@ -64,7 +64,8 @@ int proc_run(proc_job *job);
  * the helper, its pid in ol, -1 on failure (or while a helper runs). It is
  * in its own process group, never stopped as an orphan, and stopped with
  * the jobs on Ctrl-C. proc_wait_helper waits for it to end; proc_stop_helper
- * stops it as Ctrl-C would (it stops what it started and exits). Both do nothing when there is none. */
+ * stops it as Ctrl-C would (it stops what it started and exits). Both do
+ * nothing when there is none. */
 pid_t proc_fork_helper(void);
 void proc_wait_helper(void);
 void proc_stop_helper(void);

@@ -163,7 +163,8 @@ static void print_invalid(ol_ctx *ctx, const check_report *r) {
     for (int i = 0; i < r->hints.n; i++)
         printf("  %shint:%s %s\n", color(stdout, C_BOLD), color(stdout, C_RESET), r->hints.v[i]);
     char *cmd = xasprintf(
-        "ol check %s --tests-only   (your tests alone; `ol tests %s --mine` runs them on your code)",
+        "ol check %s --tests-only   (your tests alone; `ol tests %s --mine` runs them on your "
+        "code)",
         r->l->id, r->l->id);
     print_rerun(stdout, cmd);
     free(cmd);
@@ -174,16 +175,16 @@ static void print_next(ol_ctx *ctx, const check_report *r) {
     printf("\n");
     if (r->tests_only && r->tests_pass) {
         printf(
-            "%sYOUR TESTS PASS%s at %s (--tests-only): %s is not passed until `ol check %s` passes both "
-            "stages, your code (the course tests) and your tests.\nNext: make the course tests pass on your code: "
-            "`ol tests %s`.\n",
+            "%sYOUR TESTS PASS%s at %s (--tests-only): %s is not passed until `ol check %s` passes "
+            "both stages, your code (the course tests) and your tests.\nNext: make the course "
+            "tests pass on your code: `ol tests %s`.\n",
             color(stdout, C_GREEN), color(stdout, C_RESET), l->rung, l->id, l->id, l->id);
         return;
     }
     if (r->tests_only)
         printf(
-            "(--tests-only: your tests alone were graded; the lesson needs your code to pass the course tests "
-            "too)\n");
+            "(--tests-only: your tests alone were graded; the lesson needs your code to pass the "
+            "course tests too)\n");
     if (r->passed) {
         printf("%sPASS%s: %s reaches %s.", color(stdout, C_GREEN), color(stdout, C_RESET), l->id,
                l->rung);
@@ -193,7 +194,8 @@ static void print_next(ol_ctx *ctx, const check_report *r) {
             printf(" `ol diff %s` shows your code beside the reference.\n", l->id);
         if (r->survived + r->no_coverage > 0)
             printf(
-                "The survivors above still point at bugs your tests would let through: worth a test each.\n");
+                "The survivors above still point at bugs your tests would let through: worth a "
+                "test each.\n");
         return;
     }
     printf("%sFAIL%s: %s does not reach %s yet.\nNext: ", color(stdout, C_RED),
@@ -204,18 +206,18 @@ static void print_next(ol_ctx *ctx, const check_report *r) {
         printf("make the course tests pass first: `ol tests %s` (-k NAME runs one test).\n", l->id);
     else if (r->stages[ST_TESTS].state == STAGE_FAIL)
         printf(
-            "write your tests in c/%s/ as START_TEST(name) ... END_TEST blocks, including only contract "
-            "headers, <check.h>, standard C headers and files of that folder.\n",
+            "write your tests in c/%s/ as START_TEST(name) ... END_TEST blocks, including only "
+            "contract headers, <check.h>, standard C headers and files of that folder.\n",
             l->student_tests);
     else if (r->stages[ST_VALID].state == STAGE_FAIL && r->invalid_on_rerun)
         printf(
-            "a test that passes once and fails when it runs again depends on something besides the code it "
-            "tests (files an earlier run left, the order, the time, its environment): make each test start "
-            "from nothing and check only what the code returns.\n");
+            "a test that passes once and fails when it runs again depends on something besides the "
+            "code it tests (files an earlier run left, the order, the time, its environment): make "
+            "each test start from nothing and check only what the code returns.\n");
     else if (r->stages[ST_VALID].state == STAGE_FAIL)
         printf(
-            "a test that fails on the reference checks something the contract does not promise (or has a "
-            "bug): read its assertion above against the contract in contracts/%s.\n",
+            "a test that fails on the reference checks something the contract does not promise (or "
+            "has a bug): read its assertion above against the contract in contracts/%s.\n",
             l->contracts.n ? l->contracts.v[0] : "");
     else if (r->stages[ST_CANARY].state == STAGE_FAIL)
         printf("call the lesson's functions from your tests and check what they return.\n");
@@ -226,8 +228,8 @@ static void print_next(ol_ctx *ctx, const check_report *r) {
             free(ids);
         }
         printf(
-            "for each survivor, write a test whose assertion fails when its symptom happens; the chapter's "
-            "pitfall table (course/%s/README.md) says what each one breaks.\n",
+            "for each survivor, write a test whose assertion fails when its symptom happens; the "
+            "chapter's pitfall table (course/%s/README.md) says what each one breaks.\n",
             l->id);
     }
 }
@@ -236,7 +238,8 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
     if (r->harness_broken) {
         fflush(stdout);
         ol_error(
-            "the grading harness is broken: %s.\nThis is not a grade of your work: tell your instructor.",
+            "the grading harness is broken: %s.\nThis is not a grade of your work: tell your "
+            "instructor.",
             r->harness_message ? r->harness_message : "?");
         return;
     }
@@ -250,7 +253,8 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
         print_mutant_table(r);
         print_survivors(ctx, r);
         printf(
-            "\nMutation score: %.2f = (%d killed + %d timed out) / %d valid mutant%s (%d survived, %d not covered",
+            "\nMutation score: %.2f = (%d killed + %d timed out) / %d valid mutant%s (%d survived, "
+            "%d not covered",
             r->score, r->killed, r->timed_out, r->valid, r->valid == 1 ? "" : "s", r->survived,
             r->no_coverage);
         if (r->errors) printf(", %d not counted: CompileError or RuntimeError", r->errors);
@@ -275,12 +279,13 @@ void report_summary(ol_ctx *ctx, const check_report *r) {
         duration_text(r->baseline_seconds, slowest, sizeof slowest);
         if (r->timeout + 1e-9 < 1.5 * r->baseline_seconds + 2.0)
             printf(
-                "Per-test timeout for mutants: %.1f s, the lesson's limit (1.5 x %s, the slowest of your tests "
-                "on the reference, + 2 s would be more)\n",
+                "Per-test timeout for mutants: %.1f s, the lesson's limit (1.5 x %s, the slowest "
+                "of your tests on the reference, + 2 s would be more)\n",
                 r->timeout, slowest);
         else
             printf(
-                "Per-test timeout for mutants: %.1f s = 1.5 x %s (the slowest of your tests on the reference) + 2 s\n",
+                "Per-test timeout for mutants: %.1f s = 1.5 x %s (the slowest of your tests on the "
+                "reference) + 2 s\n",
                 r->timeout, slowest);
     }
     print_next(ctx, r);

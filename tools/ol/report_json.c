@@ -235,8 +235,8 @@ int report_write_gradescope(ol_ctx *ctx, const check_report *r, const char *path
             snprintf(score, sizeof score, " (mutation score %.2f, needs %.2f)", r->score,
                      r->l->threshold);
         output = xasprintf(
-            "%s: your tests alone were graded (--tests-only): they %s %s%s; the lesson is not passed "
-            "until the course tests pass on your code too",
+            "%s: your tests alone were graded (--tests-only): they %s %s%s; the lesson is not "
+            "passed until the course tests pass on your code too",
             r->l->id, r->tests_pass ? "reach" : "do not reach", r->l->rung, score);
     }
     else if (r->score >= 0)

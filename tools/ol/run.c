@@ -472,8 +472,8 @@ static void sandbox_notes(const sandbox *sb) {
         ol_warn("test programs are less sandboxed here: %s", gaps.v[i]);
     if (!sandbox_jails() && landlock_abi() > 0 && !sb->sealed)
         ol_warn(
-            "%s holds the workspace or the course, and tests may write there, so the sandbox cannot keep "
-            "them out of it: keep the workspace outside %s",
+            "%s holds the workspace or the course, and tests may write there, so the sandbox "
+            "cannot keep them out of it: keep the workspace outside %s",
             sb->unsealed_by, sb->unsealed_by);
     sl_free(&gaps);
 }
@@ -590,7 +590,8 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
     base.file_bytes = TEST_FILE_SIZE;
     base.extra_tasks = TEST_EXTRA_TASKS;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    /* GCOV_PREFIX_STRIP takes the cache's folders off a .gcda's path: what stays is cov/KEY/NAME.gcda */
+    /* GCOV_PREFIX_STRIP takes the cache's folders off a .gcda's path: what stays is
+     * cov/KEY/NAME.gcda */
     char strip[32];
     snprintf(strip, sizeof strip, "%d", depth_of(ctx->cache));
 
@@ -696,8 +697,8 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
             char *why =
                 j->past_deadline ? xstrdup("was stopped at the check's overall time limit")
                 : j->idle        ? xasprintf(
-                                       "finished no test for %.1f s (a test's timeout + %.0f s), so ol "
-                                              "stopped it",
+                                       "finished no test for %.1f s (a test's timeout + %.0f s), "
+                                              "so ol stopped it",
                                        j->idle_timeout, IDLE_GRACE)
                 : j->timed_out
                     ? xasprintf("ran past ol's limit of %.0f s for the whole program", j->timeout)
@@ -797,8 +798,8 @@ char *test_describe(const test_result *t) {
                 t->signal, strsignal(t->signal));
         if (t->signal == SIGXFSZ)
             return xasprintf(
-                "crashed with signal %d (%s): a test may write at most %lld MiB to a file, its output "
-                "included",
+                "crashed with signal %d (%s): a test may write at most %lld MiB to a file, its "
+                "output included",
                 t->signal, strsignal(t->signal), TEST_FILE_SIZE >> 20);
         if (t->signal == SIGXCPU)
             return xasprintf("crashed with signal %d (%s): it used more CPU time than it may",

@@ -54,8 +54,9 @@ typedef struct {
     const strlist *tests; /* the names it should report, in order */
     const char *filter;   /* -k NAME or NULL */
     bool exact;           /* the filter is a whole name (-x NAME) */
-    bool no_fork;         /* CK_FORK=no: the test runs in the program (a failing one still writes
-                           * its coverage, which Check's forked child, leaving by _exit, does not) */
+    bool no_fork;         /* CK_FORK=no: the test runs in the program (a failing one
+                           * still writes its coverage, which Check's forked child,
+                           * leaving by _exit, does not) */
     const char *tcase;    /* run only this file's tests (CK_RUN_CASE), or NULL */
     double timeout;       /* per test, seconds */
     const char *data_key; /* the fixtures' hash: a result depends on them */
