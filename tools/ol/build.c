@@ -30,9 +30,19 @@
 static const char *const SANITIZE_FLAGS[] = {
     "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"};
 
-/* Student code gets warnings, not errors: they are shown, never fatal. */
-static const char *const BASE_CFLAGS[] = {"-std=c11", "-g", "-Wall", "-Wextra", "-D_GNU_SOURCE",
-                                          "-fopenmp", "-fdiagnostics-color=never"};
+/* Student code gets warnings, not errors: they are shown, never fatal. Two are
+ * errors, as GCC 14 makes them: a call to an undeclared function (a missing
+ * #include, whose pointer result is cut to an int) and an int taken as a
+ * pointer build code that crashes far from the line that said so. */
+static const char *const BASE_CFLAGS[] = {"-std=c11",
+                                          "-g",
+                                          "-Wall",
+                                          "-Wextra",
+                                          "-Werror=implicit-function-declaration",
+                                          "-Werror=int-conversion",
+                                          "-D_GNU_SOURCE",
+                                          "-fopenmp",
+                                          "-fdiagnostics-color=never"};
 
 static void add_words(strlist *l, const char *words) {
     char *copy = xstrdup(words);

@@ -21,15 +21,17 @@ static char *next_block(const char **p) {
 static bool in_program(const char *object) { return !strstr(object, ".so"); }
 
 char *crash_frames(const char *bin, const char *block) {
-    /* the program's frames: after the signal's own frame (libc), a frame's
-     * address is the instruction that faulted; above it, return addresses,
-     * which point past the call: one byte back names the call's line */
+    /* the program's frames: right after the signal's own frame (libc), a
+     * frame's address is the instruction that faulted; any other is a return
+     * address, which points past the call (after abort() in libc, into the
+     * next function): one byte back names the call's line */
     proc_job job = {0};
     proc_arg(&job, "addr2line");
     proc_arg(&job, "-e");
     proc_arg(&job, bin);
     proc_arg(&job, "-f");
-    bool after_signal = false, any = false;
+    bool any = false;
+    int libc_frames = 0;   /* between the handler and the program's first frame */
     char *copy = xstrdup(block);
     for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
@@ -37,11 +39,12 @@ char *crash_frames(const char *bin, const char *block) {
         char object[4096];
         if (sscanf(line, "ol-frame: %lx %4095s", &offset, object) != 2) continue;
         if (!in_program(object)) {
-            after_signal = true; /* the handler's caller is libc's signal frame */
+            if (!any) libc_frames++; /* the handler's caller is libc's signal frame */
             continue;
         }
-        if (!after_signal) continue; /* the handler itself */
-        proc_argf(&job, "%#lx", any ? offset - 1 : offset);
+        if (!libc_frames) continue; /* the handler itself */
+        bool faulted = !any && libc_frames == 1;   /* the signal came from this instruction */
+        proc_argf(&job, "%#lx", faulted ? offset : offset - 1);
         any = true;
     }
     free(copy);
