@@ -61,6 +61,20 @@ else
   expect "RMSNorm subtracting the mean fails the logits" 1 "FAIL logits llama-gqa" "x the tolerance"
 fi
 
+# a loop that never ends in rmsnorm_forward: two runs time out, the rest are not run
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+sed -i 's|^tl_tensor \*rmsnorm_forward(const RMSNorm \*n, tl_tensor \*x) {$|&\n    for (volatile int spin = 1; spin;) {}|' \
+  c/tinyllm/modern/rmsnorm.c
+started=$(date +%s)
+run env OL_MILESTONE_TIMEOUT=2 "$OL" milestone MS-L7 --smoke
+took=$(( $(date +%s) - started ))
+expect "a hang: two runs time out, the rest are not run" 1 \
+  "FAIL logits llama-gqa" "\`tinyllm logits\` timed out after 2.0 s" \
+  "not run: 2 runs before it timed out" "\`ol tests\` on each lesson finds where"
+[ "$took" -lt 60 ] && ok "a hang costs two timeouts, not one per check ($took s)" ||
+  fail "a hang costs two timeouts, not one per check ($took s)"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+
 run env TINYLLM_CACHE="$T/empty-cache" "$OL" milestone MS-L7
 expect "no model in the cache: exit 2, how to pull it" 2 "is not in your tinyllm cache" \
   "ol tinyllm pull HuggingFaceTB/SmolLM2-135M-Instruct" "--smoke"
