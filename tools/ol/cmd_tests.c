@@ -15,9 +15,11 @@ static const char HELP[] =
     "                     [--workspace DIR]\n"
     "\n"
     "Builds your code for the lesson (c/, with -Wall -Wextra: warnings are shown,\n"
-    "not fatal) and runs the course tests on it, each in its own process. A failing\n"
+    "not fatal, but for a call to an undeclared function and an int taken as a\n"
+    "pointer) and runs the course tests on it, each in its own process. A failing\n"
     "test is named with its check, the file:line of the assertion (of a crash, when\n"
-    "its backtrace says where) and the command that reruns it.\n"
+    "its backtrace says where) and the command that reruns it. What your code prints\n"
+    "is not shown here: a tool below runs one test in the foreground, where it is.\n"
     "\n"
     "  --mine       run your own tests (c/tests/<lesson>/) on your code instead:\n"
     "               their verdicts, no grade (`ol check L7.x --tests-only` grades\n"
@@ -164,18 +166,23 @@ int cmd_tests(int argc, char **argv) {
     } else if (rc == OL_PASS) {
         run_spec spec = {.bin = prog.bin, .bin_key = prog.key, .tests = &s.tests, .filter = filter,
                          .timeout = l.test_timeout, .memory_bytes = lesson_memory_bytes(&l),
-                         .fill_idle = true};
+                         .fill_idle = true, .retry_timeouts = true};
         char data_key[HASH_HEX];
         fixtures_key(&ctx, &l, data_key);
         spec.data_key = data_key;
+        /* said before the run: a hang in the code would otherwise look like ol's */
+        int ntests = 0;
+        for (int i = 0; i < s.tests.n; i++) ntests += !filter || strstr(s.tests.v[i], filter);
+        if (mine)
+            printf(
+                "%s: your tests on your code (their verdicts, no grade: `ol check %s "
+                "--tests-only` grades them by mutation)",
+                l.id, l.id);
+        else printf("%s: the course tests on your code", l.id);
+        printf(": %d test%s, at most %g s each\n", ntests, ntests == 1 ? "" : "s", l.test_timeout);
+        fflush(stdout);
         if (run_suite_by_file(&ctx, &s, &spec, &r) != 0) rc = 130;
         else {
-            if (mine)
-                printf(
-                    "%s: your tests on your code (their verdicts, no grade: `ol check %s "
-                    "--tests-only` grades them by mutation)\n",
-                    l.id, l.id);
-            else printf("%s: the course tests on your code\n", l.id);
             char *what = xasprintf("%s %s", l.id, mine ? "your tests" : "course tests");
             char *rerun = xasprintf("ol tests %s%s%s", l.id, mine ? " --mine" : "",
                                     ref_deps ? " --ref-deps" : "");
@@ -183,16 +190,17 @@ int cmd_tests(int argc, char **argv) {
             free(rerun);
             free(what);
             rc = failed ? OL_FAIL : OL_PASS;
+            const char *deps_flag = ref_deps ? " --ref-deps" : "";
             if (!failed && !mine)
                 printf(
-                    "Next: write your own tests in c/%s/ (`ol tests %s --mine` runs them), then "
-                    "`ol check %s`\n",
-                    l.student_tests, l.id, l.id);
+                    "Next: write your own tests in c/%s/ (`ol tests %s --mine%s` runs them), then "
+                    "`ol check %s%s`\n",
+                    l.student_tests, l.id, deps_flag, l.id, deps_flag);
             else if (!failed)
                 printf(
-                    "Next: `ol check %s` (or --tests-only while the course tests still fail on "
+                    "Next: `ol check %s%s` (or --tests-only while the course tests still fail on "
                     "your code)\n",
-                    l.id);
+                    l.id, deps_flag);
         }
     }
     cache_prune(&ctx);

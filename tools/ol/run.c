@@ -737,7 +737,9 @@ int run_tests(ol_ctx *ctx, const run_spec *specs, run_result *out, int n) {
         free(log_path);
         free(xml_path);
         /* a run ol had to stop is not a result to keep */
-        if (!r->watchdog && rc == 0) {
+        bool timed_out = false;
+        for (int t = 0; t < r->n; t++) timed_out = timed_out || r->t[t].status == TEST_TIMEOUT;
+        if (!r->watchdog && rc == 0 && !(s->retry_timeouts && timed_out)) {
             cJSON *json = result_to_json(r);
             char *text = cJSON_Print(json);
             char *path = xasprintf("%s/%s.json", cache, r->key);

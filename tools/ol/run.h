@@ -61,6 +61,8 @@ typedef struct {
     double timeout;       /* per test, seconds */
     const char *data_key; /* the fixtures' hash: a result depends on them */
     bool no_cache;        /* always run (e.g. to collect coverage) */
+    bool retry_timeouts;  /* a result with a timeout is not kept: the student's code on a
+                           * loaded machine may be slow once, and would fail until edited */
     const char *gcov_dir; /* a coverage build: its line counts are written inside the run's folder
                            * (GCOV_PREFIX), then moved to this path (which must not exist yet) */
     long long memory_bytes; /* what the program may use (0: ol's default) */
