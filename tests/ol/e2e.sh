@@ -114,6 +114,30 @@ run "$REPORT_CHECK" stryker "$T/weak.json"
 expect "check --json with survivors is a valid Stryker report" 0 "valid stryker report"
 OL_TEST_BREAK_CANARY=1 run "$OL" check L7.1
 expect "check: a canary that survives the course tests is a broken harness (exit 2)" 2 "harness is broken"
+# a suite that asks which op made the output: the reference's structure, not a value. It passes
+# on the reference and the wheats, not on the student's own code, correct but written another way
+set_tests test_structure.c "$HEAD
+#include \"tinyllm/autograd.h\"
+START_TEST(test_output_is_made_by_mul)
+{
+    tl_scope_push();
+    RMSNorm n;
+    ck_assert_int_eq(rmsnorm_init(&n, 4, 1e-6, false), 0);
+    tl_tensor *y = rmsnorm_forward(&n, tl_ones(TL_F32, TL_SHAPE(1, 4)));
+    ck_assert_ptr_null(tl_requires_grad(y, false));
+    ck_assert_msg(strstr(tl_error(), \"made by mul\") != NULL, \"%s\", tl_error());
+    rmsnorm_free(&n);
+    tl_scope_pop();
+}
+END_TEST"
+sed -i 's/    return tl_mul(normed, scale);/    return tl_add_scalar(tl_mul(normed, scale), 0.0);/' c/tinyllm/modern/rmsnorm.c
+run "$OL" check L7.1
+expect "check: a suite failing on the student's own (correct) code gets no score" 1 \
+  "fails on your own code (test_output_is_made_by_mul), which passes the course tests" \
+  "made by add_scalar" "ol tests L7.1 --mine -k test_output_is_made_by_mul" \
+  "either your code has a bug they found"
+absent "check: ... and no mutation score" "Mutation score: 1.00"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
 set_tests test_wrong.c "$HEAD
 START_TEST(test_always_fails) { ck_abort_msg(\"this test always fails\"); } END_TEST
 /* x = [3, 4]: the reference gives [0.8485..., 1.1313...]; this expects [1, 1] */
@@ -537,6 +561,21 @@ run "$OL" tests L7.1 -k test_golden_matches_hf
 expect "tests: a crash is reported at its line in the student's file, with the rerun command" 1 \
   "c/tinyllm/modern/rmsnorm.c:$(grep -n 'volatile int' c/tinyllm/modern/rmsnorm.c | cut -d: -f1): crashed here (in rmsnorm_forward)" \
   "rerun it: ol tests L7.1 -k test_golden_matches_hf   (add --gdb, --asan or --valgrind to debug it)"
+# a missing #include is an error, not a warning and then a crash in every test
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+sed -i 's|#include "tinyllm/ops.h"||' c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1
+expect "tests: a call to an undeclared function (a missing #include) does not build" 1 \
+  "error: implicit declaration of function 'tl_mean'"
+absent "tests: ... and no test runs" "crashed with signal"
+# abort() raises its signal in libc: the frame above is a return address, one byte back is the call
+# (taken as the fault, it named the next function's first line, in the runtime)
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+sed -i '1i #include <stdlib.h>' c/tinyllm/modern/rmsnorm.c
+sed -i 's|    tl_tensor \*ms = tl_mean(tl_square(x), -1, true);|    if (x->ndim == 3) abort();\n    tl_tensor *ms = tl_mean(tl_square(x), -1, true);|' c/tinyllm/modern/rmsnorm.c
+run "$OL" tests L7.1 -k test_golden_matches_hf
+expect "tests: abort() is reported at its call in the student's file" 1 \
+  "c/tinyllm/modern/rmsnorm.c:$(grep -n 'abort()' c/tinyllm/modern/rmsnorm.c | cut -d: -f1): crashed here (in rmsnorm_forward)"
 # the tools: asan, valgrind, gdb (a stand-in that says how it was called, then runs the program)
 cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
 sed -i '1i #include <stdlib.h>' c/tinyllm/modern/rmsnorm.c
@@ -558,11 +597,13 @@ expect "tests --gdb reruns one of the student's tests under gdb, by its readable
   "fake gdb: -q --args" "build/ol/debug/L7.1-your-tests -x my_constant_row_gives_the_weight (CK_FORK=no CK_RUN_CASE=test_my_hand_examples.c)"
 run "$OL" tests L7.1 --gdb
 expect "tests --gdb without -k says it debugs one test" 2 "--gdb debugs one test: name it with -k NAME"
-# a message of several lines keeps its indentation under the failure
-printf '%s\n' "$HEAD" 'START_TEST(test_two_lines) { ck_abort_msg("first line\n  second line, indented"); } END_TEST' \
+# a message of several lines keeps its indentation under the failure, its later lines marked
+# so that none can pass for a line of ol's own (a forged "PASS: L7.1 reaches R3")
+printf '%s\n' "$HEAD" 'START_TEST(test_two_lines) { ck_abort_msg("first line\n  second line, indented\nPASS: L7.1 reaches R3"); } END_TEST' \
   > "$TESTS/test_zz_lines.c"
 run "$OL" tests L7.1 --mine -k test_two_lines
-expect "a failure message of several lines keeps its indentation" 1 "first line" "         second line, indented"
+expect "a failure message of several lines keeps its indentation" 1 "first line" "       |   second line, indented" "       | PASS: L7.1 reaches R3"
+grep -q '^PASS: L7.1' <<<"$out" && fail "a message's line passed for ol's verdict" || ok "a message's line cannot pass for ol's verdict"
 rm -f "$TESTS/test_zz_lines.c"
 run "$OL" tests L7.1 -k test_golden --gdb
 expect "tests --gdb with a name several tests hold lists them" 2 "names 3 of the course tests"

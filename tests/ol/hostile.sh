@@ -792,7 +792,7 @@ no_file_left "9. ... and leaves nothing in the machine's /tmp"
 run "$OL" check L7.1 --tests-only
 graded_fail "9. ol check --tests-only: the same suite gets no grade"
 expect "9. ... it passes on the reference and every control: it reached nothing" 1 \
-  "[4/6] PASS  Your tests pass on the reference and every wheat: all your tests pass"
+  "[4/6] PASS  Your tests pass on the reference, every wheat and your code: all your tests pass"
 absent "9. ... and shows nothing" "LEAK["
 no_file_left "9. ... and leaves nothing in the machine's /tmp"
 run "$OL" tests L7.1 -k test_reads_the_reference --valgrind

@@ -199,6 +199,14 @@ out=$(cat "$T/only.log")
 [ "$(cat "$T/only.rc")" = 0 ] && grep -q "YOUR TESTS PASS at R3 (--tests-only)" <<<"$out" &&
   ok "L7.1: ol check --tests-only in the release grades the tests while the code is a stub" ||
   fail "L7.1: ol check --tests-only in the release grades the tests while the code is a stub"
+out=$(cat "$T/L7.1-model-release.log")
+grep -q "each the release's one build (the grader builds each its own way)" <<<"$out" &&
+  ok "L7.1: ol check in the release says its controls are one fixed build each" ||
+  fail "L7.1: ol check in the release says its controls are one fixed build each"
+run "$ROL" grade "$T" --lessons L7.1 --out "$T/release-grades"
+[ "$rc" = 2 ] && grep -q "this is a student release" <<<"$out" && [ ! -e "$T/release-grades" ] &&
+  ok "ol grade in a student release refuses: its fixed builds make grades feedback only" ||
+  fail "ol grade in a student release refuses: its fixed builds make grades feedback only"
 out=$(cat "$T/hint.log")
 [ "$(cat "$T/hint.rc")" = 1 ] &&
   grep -q "hint: test_expects_eps_outside fails on the reference but passes on s01" <<<"$out" &&

@@ -24,7 +24,7 @@ static const char *const STAGE_TITLES[N_STAGES] = {
     "Your code builds",
     "The course tests pass on your code",
     "Your tests exist and include only contracts",
-    "Your tests pass on the reference and every wheat",
+    "Your tests pass on the reference, every wheat and your code",
     "Canary: a mutant that aborts in every function is caught",
     "Mutation score",
 };
@@ -39,8 +39,8 @@ typedef struct {
     lesson_lib mine;
     deps my_deps;
     suite course, tests;
-    link_spec course_prog;
-    run_result course_run;
+    link_spec course_prog, own_prog;   /* the course's tests, and the student's, on their code */
+    run_result course_run, own_run;
     deps ref_deps;
     lesson_lib *ref;           /* the canary's reference: control build 0 */
     lesson_lib refcov;         /* the reference's coverage build */
@@ -207,6 +207,7 @@ static int stage_course(ol_ctx *ctx, check_report *r, work *w) {
                      .bin_key = w->course_prog.key,
                      .tests = &w->course.tests,
                      .fill_idle = true,
+                     .retry_timeouts = true,
                      .timeout = r->l->test_timeout,
                      .data_key = w->data_key,
                      .memory_bytes = w->memory_bytes};
@@ -935,6 +936,47 @@ static int stage_baseline(ol_ctx *ctx, check_report *r, work *w) {
     return OL_PASS;
 }
 
+/* Stage 4 goes on: the student's tests on their own code, once it passes the
+ * course tests (so not with --tests-only). A test failing there found a bug
+ * the course tests let through, or checks what the contract does not promise:
+ * either way the lesson is not done. It also holds a suite to the code its
+ * author wrote, so that tests recognising only the reference's builds (its
+ * machine code, its ops, its memory) fail, however well they tell mutants. */
+static int stage_own_code(ol_ctx *ctx, check_report *r, work *w) {
+    if (w->opt->tests_only || r->stages[ST_COURSE].state != STAGE_PASS) return OL_PASS;
+    program_spec(&w->own_prog, &w->tests, &w->mine, r->l, &w->my_deps);
+    int failed = build_links(ctx, &w->own_prog, 1);
+    if (failed < 0) return 130;
+    if (failed > 0) {
+        print_compiler_log(ctx, w->own_prog.log);
+        set_stage(w, r, ST_VALID, STAGE_FAIL,
+                  xstrdup("your tests do not link with your code (the linker's messages are "
+                          "above)"));
+        return OL_FAIL;
+    }
+    run_spec spec = grading_spec(w, &w->own_prog, r->l->test_timeout);
+    spec.retry_timeouts = true;
+    if (run_tests(ctx, &spec, &w->own_run, 1) != 0) return not_run(r);
+    if (out_of_time(ctx, w, r, ST_VALID) != OL_PASS) return OL_FAIL;
+    int bad = run_failures(&w->own_run);
+    if (!bad) return OL_PASS;
+    r->own_failed = xcalloc((size_t)bad, sizeof *r->own_failed);
+    strlist names = {0};
+    for (int i = 0; i < w->own_run.n; i++)
+        if (w->own_run.t[i].status != TEST_PASS) {
+            copy_result(&r->own_failed[r->nown_failed++], &w->own_run.t[i]);
+            sl_push(&names, w->own_run.t[i].name);
+        }
+    char *list = sl_join(&names, ", ");
+    set_stage(w, r, ST_VALID, STAGE_FAIL,
+              xasprintf("%d of your tests fail%s on your own code (%s), which passes the course "
+                        "tests, so the mutation score is unknown",
+                        bad, bad == 1 ? "s" : "", list));
+    free(list);
+    sl_free(&names);
+    return OL_FAIL;
+}
+
 /* ---- stages 5 and 6: the canary and the mutants, with the controls ---- */
 
 /* A mutant none of whose changed lines ran in the baseline cannot be caught:
@@ -1038,13 +1080,18 @@ static int judge_controls(ol_ctx *ctx, check_report *r, work *w, run_result *con
             free(where);
         }
     if (r->ninvalid == before) {
+        /* a student release has one build of each (prebuilt.h): the grader's vary */
+        bool release = prebuilt_release(ctx);
         set_stage(
             w, r, ST_VALID, STAGE_PASS,
             xasprintf(
-                "%s on the reference and on %d wheat%s, each built its own way and run among the "
-                "mutants (%d run%s), and on the reference with coverage",
+                "%s on the reference and on %d wheat%s, %s and run among the mutants (%d run%s), "
+                "on the reference with coverage%s",
                 w->tests.tests.n == 1 ? "your test passes" : "all your tests pass", r->nwheats,
-                r->nwheats == 1 ? "" : "s", n, n == 1 ? "" : "s"));
+                r->nwheats == 1 ? "" : "s",
+                release ? "each the release's one build (the grader builds each its own way)"
+                        : "each built its own way",
+                n, n == 1 ? "" : "s", w->opt->tests_only ? "" : " and on your code"));
         return OL_PASS;
     }
     r->invalid_on_rerun = true;
@@ -1239,7 +1286,9 @@ static void work_free(check_report *r, work *w) {
     suite_free(&w->course);
     suite_free(&w->tests);
     link_free(&w->course_prog);
+    link_free(&w->own_prog);
     run_result_free(&w->course_run);
+    run_result_free(&w->own_run);
     deps_free(&w->ref_deps);
     lesson_lib_free(&w->refcov);
     for (int i = 0; w->mutant_libs && i < r->nmutants; i++) lesson_lib_free(&w->mutant_libs[i]);
@@ -1304,6 +1353,7 @@ int check_run(ol_ctx *ctx, const lesson *l, const check_options *opt, check_repo
     if (rc == OL_PASS) rc = stage_tests(ctx, r, &w);
     if (rc == OL_PASS) rc = build_variants(ctx, r, &w);
     if (rc == OL_PASS) rc = stage_baseline(ctx, r, &w);
+    if (rc == OL_PASS) rc = stage_own_code(ctx, r, &w);
     if (rc == OL_PASS) rc = stage_grading(ctx, r, &w);
     r->seconds = now_seconds() - started;
     ctx->run_budget = 0;
@@ -1337,6 +1387,8 @@ void check_report_free(check_report *r) {
     sl_free(&r->student_files);
     for (int i = 0; i < r->ncourse_failed; i++) free_result(&r->course_failed[i]);
     free(r->course_failed);
+    for (int i = 0; i < r->nown_failed; i++) free_result(&r->own_failed[i]);
+    free(r->own_failed);
     sl_free(&r->problems);
     for (int i = 0; i < r->ninvalid; i++) {
         free(r->invalid[i].where);

@@ -1,7 +1,8 @@
 /* check: the grading pipeline of `ol check` (docs/grading.md):
  * build -> course tests -> the student's tests exist and include only
- * contracts -> validity on the reference and every wheat -> canary -> every
- * mutant -> score against the rung. Stages after a failed one are skipped. */
+ * contracts -> validity on the reference, every wheat and the student's code
+ * -> canary -> every mutant -> score against the rung. Stages after a failed
+ * one are skipped. */
 #ifndef OL_CHECK_H
 #define OL_CHECK_H
 
@@ -66,6 +67,8 @@ typedef struct check_report {
     strlist student_files;   /* the file of each, relative to the workspace */
     invalid_test *invalid;
     int ninvalid;
+    test_result *own_failed; /* stage 4: the student's tests that fail on their own code */
+    int nown_failed;
     strlist hints;           /* Examplar: misconceptions an invalid test agrees with */
     bool invalid_on_rerun;   /* the invalid tests passed once, failed on the reference's rerun */
     mutant *mutants, *wheats;

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "grade.h"
 #include "lesson.h"
+#include "prebuilt.h"
 #include "opts.h"
 #include "proc.h"
 
@@ -268,7 +269,16 @@ int cmd_grade(int argc, char **argv) {
             "grade", "%s is not empty: give a new folder (ol grade never overwrites grades)", out);
     else {
         ol_ctx ctx;
-        if (ctx_init(&ctx, NULL) == 0) {
+        int ready = ctx_init(&ctx, NULL) == 0;
+        if (ready && prebuilt_release(&ctx)) {
+            /* one fixed build of each control, which a suite can recognise (grading.md) */
+            ol_error("this is a student release: its reference and wheats are one fixed build "
+                     "each, so its grades are feedback, not grades. Grade a class in the course "
+                     "repository (`ol grade` there), or with Gradescope's autograder (`ol dist "
+                     "--gradescope`), where every run builds them anew");
+            ctx_free(&ctx);
+            rc = OL_USAGE;
+        } else if (ready) {
             rc = OL_PASS;
             for (int i = 0; i < ids.n && rc == OL_PASS; i++) {
                 lesson l;

@@ -509,7 +509,10 @@ static int put_readme(dist_run *d, const strlist *ids) {
            "- `fixtures/`: golden values made with PyTorch;\n"
            "- `build/lib/`: the runtime, compiled; `bin/`: `ol` and `tinyllm`;\n"
            "- `prebuilt/`: the reference and its variants (the mutants your tests must catch),\n"
-           "  compiled only. `ol check` grades with them exactly as the course does.\n\n"
+           "  compiled only. `ol check` grades with them as the course does, with one\n"
+           "  difference: here each is one fixed build, where the grader builds the reference\n"
+           "  and every wheat anew, its own way, for every run. So `ol check` here is feedback:\n"
+           "  the grade that counts is the grader's.\n\n"
            "The reference is not here as source. Once `ol check` passes on the grader's side\n"
            "(Gradescope, or your instructor's `ol grade`), the grader's report shows it.\n\n"
            "## Lessons in this release\n\n");

@@ -51,6 +51,14 @@ void report_stage(const check_report *r, int i, void *ctx) {
             free(cmd);
         }
     if (i == ST_TESTS && s->state == STAGE_FAIL) print_problems(&r->problems);
+    if (i == ST_VALID && s->state == STAGE_FAIL)   /* their own code: nothing to hide */
+        for (int k = 0; k < r->nown_failed; k++) {
+            print_test_failure(ctx, stdout, &r->own_failed[k], false);
+            char *cmd = xasprintf("ol tests %s --mine -k %s   (add --gdb, --asan or --valgrind to "
+                                  "debug it)", r->l->id, r->own_failed[k].name);
+            print_rerun(stdout, cmd);
+            free(cmd);
+        }
     const char *word = s->state == STAGE_PASS ? "PASS" : s->state == STAGE_FAIL ? "FAIL" : "skip";
     const char *ansi = s->state == STAGE_PASS ? C_GREEN : s->state == STAGE_FAIL ? C_RED : C_DIM;
     printf("[%d/%d] %s%s%s  %s", i + 1, N_STAGES, color(stdout, ansi), word, color(stdout, C_RESET),
@@ -209,11 +217,18 @@ static void print_next(ol_ctx *ctx, const check_report *r) {
             "write your tests in c/%s/ as START_TEST(name) ... END_TEST blocks, including only "
             "contract headers, <check.h>, standard C headers and files of that folder.\n",
             l->student_tests);
+    else if (r->stages[ST_VALID].state == STAGE_FAIL && r->nown_failed)
+        printf(
+            "your tests fail on your own code, which passes the course tests: either your code "
+            "has a bug they found (fix it), or they check something the contract does not promise "
+            "(read their assertions above against contracts/%s).\n",
+            l->contracts.n ? l->contracts.v[0] : "");
     else if (r->stages[ST_VALID].state == STAGE_FAIL && r->invalid_on_rerun)
         printf(
-            "a test that passes once and fails when it runs again depends on something besides the "
-            "code it tests (files an earlier run left, the order, the time, its environment): make "
-            "each test start from nothing and check only what the code returns.\n");
+            "a test that passes once and fails when it runs again depends on something besides "
+            "what the code computes (how the code was built or laid out in memory, files an "
+            "earlier run left, the order, the time, its environment): make each test start from "
+            "nothing and check only what the code returns.\n");
     else if (r->stages[ST_VALID].state == STAGE_FAIL)
         printf(
             "a test that fails on the reference checks something the contract does not promise (or "

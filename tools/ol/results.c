@@ -109,8 +109,9 @@ void print_test_failure(ol_ctx *ctx, FILE *f, const test_result *t, bool hide_va
      * "No result" messages are ol's own. */
     bool own_message = t->status == TEST_MISSING;
     char *raw = hide_values && !own_message ? xstrdup("") : xstrdup(t->message ? t->message : "");
-    /* the message, the file, its line and a function are the student's text */
-    char *shown = shown_text(raw), *msg = indented(shown, "       ");
+    /* the message, the file, its line and a function are the student's text;
+     * its later lines are marked, so none can pass for a line of ol's report */
+    char *shown = shown_text(raw), *msg = indented(shown, "       | ");
     free(shown);
     free(raw);
     bool located = t->line > 0 && showable(ctx, t->file, hide_values);
