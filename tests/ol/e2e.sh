@@ -921,6 +921,43 @@ open(p, 'wb').write(bytes(b))
 PY
 run "$OL" fixtures L7.1 --check --workspace "$IW"
 expect "fixtures --check reports a changed tensor" 1 "differs"
+# nudge FILE FACTOR: the largest |element| of the file's first F32 tensor (by name) times
+# FACTOR; prints the tensor's name
+nudge() {
+  python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+p, f = sys.argv[1], float(sys.argv[2]); b = bytearray(open(p, 'rb').read())
+n = struct.unpack('<Q', b[:8])[0]; h = json.loads(b[8:8 + n])
+name = sorted(k for k in h if k != '__metadata__' and h[k]['dtype'] == 'F32')[0]
+lo, hi = h[name]['data_offsets']
+vals = struct.unpack('<%df' % ((hi - lo) // 4), b[8 + n + lo:8 + n + hi])
+i = max(range(len(vals)), key=lambda k: abs(vals[k]))
+b[8 + n + lo + 4 * i:8 + n + lo + 4 * i + 4] = struct.pack('<f', vals[i] * f)
+open(p, 'wb').write(bytes(b)); print(name)
+PY
+}
+cp "$ROOT/fixtures/L7.1/rmsnorm.safetensors" "$ST"
+name=$(nudge "$ST" 1.001)
+run "$OL" fixtures L7.1 --check --workspace "$IW"
+expect "fixtures --check fails a value 1e-3 off, naming the element worst against its tolerance" 1 \
+  "tensor $name differs: worst at flat index" "x its tolerance" "1e-5|x| + 1e-6 max(1, max|tensor|)"
+cp "$ROOT/fixtures/L7.1/rmsnorm.safetensors" "$ST"
+nudge "$ST" 1.0000004 > /dev/null
+run "$OL" fixtures L7.1 --check --workspace "$IW"
+expect "fixtures --check accepts another CPU's rounding (a few ulp)" 0 \
+  "within 1e-5|x| + 1e-6 max(1, max|tensor|) (at worst" "are what the oracle makes"
+cp "$ROOT/fixtures/L7.1/rmsnorm.safetensors" "$ST"
+cp "$R/oracle/L7.1/make_fixtures.py" "$T/oracle.py"
+sed -i 's/^SEED = .*/SEED = 1234/' "$R/oracle/L7.1/make_fixtures.py"
+run "$OL" fixtures L7.1 --check --workspace "$IW"
+expect "fixtures --check fails when the oracle's seed changed" 1 "x its tolerance" "\"seed\" is 1234"
+cp "$T/oracle.py" "$R/oracle/L7.1/make_fixtures.py"
+name=$(nudge "$ST" 1.001)
+sed -i 's/"seed": 20240701/"seed": 1/' "$R/fixtures/L7.1/rmsnorm.json"
+run "$OL" fixtures L7.1 --workspace "$IW"
+expect "fixtures rewrites a changed file, saying which tensors and keys changed" 0 \
+  "wrote fixtures/L7.1/rmsnorm.safetensors (tensors changed: " "$name" \
+  "wrote fixtures/L7.1/rmsnorm.json (keys changed: seed)"
 export OL_ROOT=$ROOT
 
 summary "ol e2e"

@@ -26,9 +26,15 @@ static const char HELP[] =
     "\n"
     "  --check   regenerate into the scratch folder only, and compare with the\n"
     "            committed fixtures: every tensor of every .safetensors (names,\n"
-    "            dtypes, shapes, values: identical, within 1e-6 + 1e-5|x|, or\n"
-    "            different with the largest difference), every .json key, and\n"
-    "            every other file byte for byte. Nothing is written.\n"
+    "            dtypes, shapes, values: identical, within the tolerance, or\n"
+    "            different, with the element worst against its tolerance), every\n"
+    "            .json key, and every other file byte for byte. Nothing is written.\n"
+    "            An element x (committed) passes when |made - x| <= 1e-5|x| +\n"
+    "            1e-6 max(1, max|tensor|): the absolute term scales with the\n"
+    "            tensor's largest value, as a sum's rounding error (another CPU's\n"
+    "            reduction order) scales with its summands.\n"
+    "\n"
+    "Without --check, each rewritten file says what changed (tensors or keys).\n"
     "\n"
     "Exit status: 0 regenerated, or identical (within the tolerance) with --check;\n"
     "1 --check found a difference or the oracle failed; 2 usage error.\n";
@@ -120,92 +126,166 @@ static size_t dtype_size(const char *d) {
     return 1;
 }
 
-/* Compares two safetensors files; prints each difference; returns their count. */
-static int compare_safetensors(const char *name, const char *made, const char *committed) {
+/* The rule --check compares floats by: |made - committed| <= RTOL |committed| +
+ * ATOL max(1, max |committed tensor|). The absolute term scales with the tensor's
+ * largest magnitude because a sum's rounding error scales with its summands, not
+ * its result: a near-zero gradient summed from large terms differs between CPUs
+ * (another reduction order) by far more than 1e-6. */
+#define RTOL 1e-5
+#define ATOL 1e-6
+#define RULE "1e-5|x| + 1e-6 max(1, max|tensor|)"
+
+/* What changed between two tensors of a name, for one line of output. */
+typedef struct {
+    int same, close_, diffs;
+    double worst; /* of the close ones: the largest |difference| / tolerance */
+    strlist changed, added, removed; /* names, for `ol fixtures` without --check */
+} st_diff;
+
+static void st_diff_free(st_diff *d) {
+    sl_free(&d->changed);
+    sl_free(&d->added);
+    sl_free(&d->removed);
+}
+
+/* Compares two float tensors of one shape. Returns true when every element is
+ * within the rule; else prints the element that fails worst against its
+ * tolerance (not the largest difference, which may be within a large one). */
+static bool close_enough(const char *name, const char *tensor, const st_tensor *x,
+                         const st_tensor *y, bool print, double *ratio_out) {
+    size_t n = x->len / dtype_size(x->dtype), worst_at = 0;
+    double scale = 1;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(element(y, i)) > scale) scale = fabs(element(y, i));
+    double worst = 0; /* |difference| / tolerance */
+    for (size_t i = 0; i < n; i++) {
+        double p = element(x, i), q = element(y, i);
+        double d = (isnan(p) && isnan(q)) ? 0 : fabs(p - q);
+        double ratio = isnan(d) ? INFINITY : d / (RTOL * fabs(q) + ATOL * scale);
+        if (ratio > worst) {
+            worst = ratio;
+            worst_at = i;
+        }
+    }
+    *ratio_out = worst;
+    if (worst <= 1) return true;
+    if (print) {
+        double p = element(x, worst_at), q = element(y, worst_at);
+        printf("  %s: tensor %s differs: worst at flat index %zu, %.9g vs committed %.9g: "
+               "|difference| %.3g is %.3g x its tolerance %.3g (" RULE ", max|tensor| %.3g)\n",
+               name, tensor, worst_at, p, q, fabs(p - q), worst,
+               RTOL * fabs(q) + ATOL * scale, scale);
+    }
+    return false;
+}
+
+/* Compares two safetensors files tensor by tensor into *d; with print, says
+ * each difference (--check). Returns the number of differences. */
+static int diff_safetensors(const char *name, const char *made, const char *committed,
+                            bool print, st_diff *d) {
+    memset(d, 0, sizeof *d);
     st_file a, b;
     char *err = NULL;
     if (st_open(made, &a, &err) != 0 || st_open(committed, &b, &err) != 0) {
-        printf("  %s: %s\n", name, err);
+        if (print) printf("  %s: %s\n", name, err);
         free(err);
         st_close(&a);
-        return 1;
+        return d->diffs = 1;
     }
-    int diffs = 0, same = 0, close_ = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, a.header) {
         if (!strcmp(e->string, "__metadata__")) continue;
         const cJSON *other = cJSON_GetObjectItemCaseSensitive(b.header, e->string);
         st_tensor x, y;
+        char *why = NULL;
         if (!other) {
-            printf("  %s: tensor %s is new (not in the committed file)\n", name, e->string);
-            diffs++;
+            sl_push(&d->added, e->string);
+            why = xasprintf("tensor %s is new (not in the committed file)", e->string);
         } else if (st_get(&a, e, &x) != 0 || st_get(&b, other, &y) != 0) {
-            printf("  %s: tensor %s has a malformed header entry\n", name, e->string);
-            diffs++;
+            why = xasprintf("tensor %s has a malformed header entry", e->string);
         } else if (strcmp(x.dtype, y.dtype) != 0) {
-            printf("  %s: tensor %s is %s, committed %s\n", name, e->string, x.dtype, y.dtype);
-            diffs++;
+            why = xasprintf("tensor %s is %s, committed %s", e->string, x.dtype, y.dtype);
         } else if (!cJSON_Compare(x.shape, y.shape, true)) {
             char *s1 = cJSON_PrintUnformatted(x.shape), *s2 = cJSON_PrintUnformatted(y.shape);
-            printf("  %s: tensor %s has shape %s, committed %s\n", name, e->string, s1, s2);
+            why = xasprintf("tensor %s has shape %s, committed %s", e->string, s1, s2);
             free(s1);
             free(s2);
-            diffs++;
         } else if (x.len != y.len) {
-            printf("  %s: tensor %s has %zu bytes, committed %zu\n", name, e->string, x.len, y.len);
-            diffs++;
+            why = xasprintf("tensor %s has %zu bytes, committed %zu", e->string, x.len, y.len);
         } else if (memcmp(x.data, y.data, x.len) == 0) {
-            same++;
+            d->same++;
+            continue;
         } else {
-            size_t n = x.len / dtype_size(x.dtype), worst_at = 0;
-            double worst = 0, worst_excess = 0;
-            bool numeric = !isnan(element(&x, 0)) || !isnan(element(&y, 0));
-            for (size_t i = 0; numeric && i < n; i++) {
-                double p = element(&x, i), q = element(&y, i);
-                double d = (isnan(p) && isnan(q)) ? 0 : fabs(p - q);
-                if (isnan(d)) d = INFINITY;
-                double excess = d - (1e-6 + 1e-5 * fabs(q));
-                if (d > worst) {
-                    worst = d;
-                    worst_at = i;
-                }
-                if (excess > worst_excess) worst_excess = excess;
-            }
-            if (numeric && worst_excess <= 0) {
-                close_++;
+            bool numeric = !strcmp(x.dtype, "F32") || !strcmp(x.dtype, "F64") ||
+                           !strcmp(x.dtype, "BF16");
+            double ratio = 0;
+            if (numeric && close_enough(name, e->string, &x, &y, print, &ratio)) {
+                d->close_++;
+                if (ratio > d->worst) d->worst = ratio;
             } else {
-                if (numeric)
-                    printf(
-                        "  %s: tensor %s differs: largest |difference| %.3g at flat index %zu "
-                        "(%.9g vs committed %.9g)\n",
-                        name, e->string, worst, worst_at, element(&x, worst_at),
-                        element(&y, worst_at));
-                else
+                if (!numeric && print)
                     printf("  %s: tensor %s (%s) differs\n", name, e->string, x.dtype);
-                diffs++;
+                d->diffs++;
             }
+            sl_push(&d->changed, e->string);
+            continue;
         }
+        if (other) sl_push(&d->changed, e->string);
+        if (print) printf("  %s: %s\n", name, why);
+        free(why);
+        d->diffs++;
     }
     cJSON_ArrayForEach(e, b.header) {
         if (strcmp(e->string, "__metadata__") != 0 &&
             !cJSON_GetObjectItemCaseSensitive(a.header, e->string)) {
-            printf("  %s: tensor %s is committed but the oracle no longer makes it\n", name,
-                   e->string);
-            diffs++;
+            if (print)
+                printf("  %s: tensor %s is committed but the oracle no longer makes it\n", name,
+                       e->string);
+            sl_push(&d->removed, e->string);
+            d->diffs++;
         }
     }
     if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(a.header, "__metadata__"),
                        cJSON_GetObjectItemCaseSensitive(b.header, "__metadata__"), true)) {
-        printf("  %s: the __metadata__ differs\n", name);
-        diffs++;
+        if (print) printf("  %s: the __metadata__ differs\n", name);
+        sl_push(&d->changed, "__metadata__");
+        d->diffs++;
     }
-    printf("  %s: %d tensor%s identical%s", name, same, same == 1 ? "" : "s", close_ ? "" : "");
-    if (close_) printf(", %d within 1e-6 + 1e-5|x|", close_);
-    if (diffs) printf(", %d difference%s (above)", diffs, diffs == 1 ? "" : "s");
-    printf("\n");
     st_close(&a);
     st_close(&b);
+    return d->diffs;
+}
+
+/* --check of one safetensors file: each difference, then a summary line. */
+static int compare_safetensors(const char *name, const char *made, const char *committed) {
+    st_diff d;
+    int diffs = diff_safetensors(name, made, committed, true, &d);
+    printf("  %s: %d tensor%s identical", name, d.same, d.same == 1 ? "" : "s");
+    if (d.close_)
+        printf(", %d within " RULE " (at worst %.2g x it)", d.close_, d.worst);
+    if (diffs) printf(", %d difference%s (above)", diffs, diffs == 1 ? "" : "s");
+    printf("\n");
+    st_diff_free(&d);
     return diffs;
+}
+
+/* What a rewrite of a .safetensors file changes, briefly: "tensors changed:
+ * a, b; added: c; removed: d" (at most a few names of each). */
+static char *safetensors_changes(const char *made, const char *committed) {
+    st_diff d;
+    diff_safetensors("", made, committed, false, &d);
+    strbuf out = {0};
+    const strlist *lists[] = {&d.changed, &d.added, &d.removed};
+    const char *what[] = {"changed", "added", "removed"};
+    for (int k = 0; k < 3; k++) {
+        if (!lists[k]->n) continue;
+        sb_printf(&out, "%s%s%s: ", out.len ? "; " : "", out.len ? "" : "tensors ", what[k]);
+        for (int i = 0; i < lists[k]->n && i < 4; i++)
+            sb_printf(&out, "%s%s", i ? ", " : "", lists[k]->v[i]);
+        if (lists[k]->n > 4) sb_printf(&out, " and %d more", lists[k]->n - 4);
+    }
+    st_diff_free(&d);
+    return out.len ? sb_take(&out) : (sb_free(&out), xstrdup("changed"));
 }
 
 static int compare_json(const char *name, const char *made, const char *committed) {
@@ -249,6 +329,42 @@ static int compare_json(const char *name, const char *made, const char *committe
     free(ta);
     free(tb);
     return diffs;
+}
+
+/* What a rewrite of a .json file changes, briefly: its top-level keys. */
+static char *json_changes(const char *made, const char *committed) {
+    char *ta = read_file(made, NULL), *tb = read_file(committed, NULL);
+    cJSON *a = ta ? cJSON_Parse(ta) : NULL, *b = tb ? cJSON_Parse(tb) : NULL;
+    strbuf out = {0};
+    if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
+        strlist changed = {0}, added = {0}, removed = {0};
+        const cJSON *e;
+        cJSON_ArrayForEach(e, a) {
+            const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, e->string);
+            if (!o) sl_push(&added, e->string);
+            else if (!cJSON_Compare(e, o, true)) sl_push(&changed, e->string);
+        }
+        cJSON_ArrayForEach(e, b) if (!cJSON_GetObjectItemCaseSensitive(a, e->string))
+            sl_push(&removed, e->string);
+        const strlist *lists[] = {&changed, &added, &removed};
+        const char *what[] = {"changed", "added", "removed"};
+        for (int k = 0; k < 3; k++) {
+            if (!lists[k]->n) continue;
+            char *names = sl_join(lists[k], ", ");
+            sb_printf(&out, "%s%s%s: %s", out.len ? "; " : "", out.len ? "" : "keys ", what[k],
+                      names);
+            free(names);
+        }
+        sl_free(&changed);
+        sl_free(&added);
+        sl_free(&removed);
+    }
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    free(ta);
+    free(tb);
+    /* the same keys and values written otherwise (spaces, order) */
+    return out.len ? sb_take(&out) : (sb_free(&out), xstrdup("changed: formatting only"));
 }
 
 static int compare_bytes(const char *name, const char *made, const char *committed) {
@@ -383,14 +499,19 @@ int cmd_fixtures(int argc, char **argv) {
         } else if (same_bytes(fresh, old)) {
             printf("  %s: unchanged\n", shown_path(&ctx, old));
         } else {
-            bool existed = is_file(old);
+            /* what changed, said before the old file is gone */
+            char *what = !is_file(old) ? xstrdup("new")
+                         : ends_with(name, ".safetensors") ? safetensors_changes(fresh, old)
+                         : ends_with(name, ".json") ? json_changes(fresh, old)
+                                                    : xstrdup("changed");
             if (mkdir_p(old_dir) != 0 || copy_file_atomic(fresh, old) != 0) {
                 ol_error("cannot write %s: %s", shown_path(&ctx, old), strerror(errno));
                 rc = OL_USAGE;
             } else {
-                printf("  wrote %s (%s)\n", shown_path(&ctx, old), existed ? "changed" : "new");
+                printf("  wrote %s (%s)\n", shown_path(&ctx, old), what);
                 written++;
             }
+            free(what);
         }
         free(old_dir);
         free(fresh);
