@@ -2,7 +2,8 @@
 # Proves, for every lesson of course/ (or the ones named), what grading
 # relies on:
 #   0. lesson.json is valid (`ol lesson show`, the validator every ol
-#      command uses);
+#      command uses), and the oracle remakes the committed fixtures
+#      (`ol fixtures --check`, a few seconds);
 #   1. the stub fails every course test with "not implemented";
 #   2. the reference passes every course test;
 #   3. `ol mutants verify` passes (mutants apply, compile, are killed by
@@ -38,6 +39,11 @@ prove() {
   run "$OL" lesson show "$id"
   if [ "$rc" != 0 ]; then fail "lesson.json is valid (ol lesson show)"; return; fi
   ok "lesson.json is valid (ol lesson show)"
+  if [ -n "$(field oracle 2>/dev/null)" ]; then
+    run "$OL" fixtures "$id" --check
+    [ "$rc" = 0 ] && ok "the oracle remakes the committed fixtures (ol fixtures --check)" \
+                  || fail "the oracle remakes the committed fixtures (ol fixtures --check)"
+  fi
   run "$OL" start "$id" --draft
   [ "$rc" = 0 ] || { fail "ol start"; return; }
 
