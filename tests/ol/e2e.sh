@@ -715,6 +715,47 @@ else
     --caught-by test_boundary_bad_eps --workspace "$IW"
   expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it"
 fi
+# hand-written mutant files are refused as `ol mutants new` would refuse them, naming the file
+M=$R/course/L7.1/mutants
+S01=$M/s01-eps-outside-sqrt.mutant
+# hand_mutant FILE ID [PITFALL]: s01's change under another file name, id and pitfall
+hand_mutant() { sed "s/^Mutant: s01$/Mutant: $2/; s/^Pitfall: .*/Pitfall: ${3:-1}/" "$S01" > "$M/$1"; }
+hand_mutant s97-twin.mutant s97
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify refuses a hand-written mutant making another's change" 1 \
+  "s97-twin.mutant makes the change" "s01-eps-outside-sqrt.mutant already makes" "delete one"
+rm "$M/s97-twin.mutant"
+{ sed -n '1,/^---$/p' "$S01" | sed 's/^Mutant: s01$/Mutant: s97/'
+  sed '1,/^---$/d' "$R"/course/L7.1/wheats/w01-*.wheat; } > "$M/s97-wheat.mutant"
+run "$OL" mutants L7.1 --workspace "$IW"
+expect "mutants refuses a mutant making a wheat's change" 2 "s97-wheat.mutant makes the change" \
+  "w01-sum-then-divide.wheat already makes"
+rm "$M/s97-wheat.mutant"
+hand_mutant x97-bad.mutant x97
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify refuses a hand-written id off the pattern, with file and line" 1 \
+  'x97-bad.mutant:1: "Mutant: x97": a mutant'"'"'s id is '"'"'s'"'"' and two or more digits'
+rm "$M/x97-bad.mutant"
+hand_mutant w05-x.mutant w05
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify refuses a wheat's id in a .mutant file" 1 "w05-x.mutant:1:" \
+  "w.. is a wheat's id: a wheat goes in wheats/ID-NAME.wheat"
+rm "$M/w05-x.mutant"
+hand_mutant s97-x.mutant s97 one
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify refuses a Pitfall that is neither a number nor -" 1 \
+  's97-x.mutant:2: "Pitfall: one": give the number of its row'
+rm "$M/s97-x.mutant"
+hand_mutant s95-x.mutant s94
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "mutants verify refuses a file whose name disagrees with its id" 1 \
+  "s95-x.mutant:1: the file's name does not start with its id s94: rename it to s94-NAME.mutant"
+rm "$M/s95-x.mutant"
+cp "$S01" "$M/s93-x.mutatn"
+run "$OL" mutants L7.1 --workspace "$IW"
+expect "mutants warns of a file in mutants/ that is never read (a misspelt extension)" 0 \
+  "warning: $M/s93-x.mutatn is not read: only *.mutant files"
+rm "$M/s93-x.mutatn"
 # ---- ol lesson: one validated schema; show, new, stub -------------------
 run "$OL" lesson show L7.1 --json --workspace "$IW"
 expect "lesson show --json prints the lesson as ol reads it" 0 '"required_pitfalls":' '"threshold":	0.5' '"draft":	false'

@@ -105,3 +105,30 @@ START_TEST(test_pure_insertion_is_located_before_the_next_line)
     mutant_free(&m);
 }
 END_TEST
+
+/* A hand-written file is held to what `ol mutants new` refuses, at its line. */
+START_TEST(test_hand_written_header_is_checked_like_new)
+{
+    const char *diff = "---\n--- a/reference/x.c\n+++ b/reference/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+    const struct {
+        const char *path, *header, *said;
+        bool wheat;
+    } cases[] = {
+        {"x01.mutant", "Mutant: x01\nTitle: t\nCaught-by: t\n", "x01.mutant:1: \"Mutant: x01\"", 0},
+        {"w01.mutant", "Mutant: w01\nTitle: t\nCaught-by: t\n", "w.. is a wheat's id", 0},
+        {"s01.wheat", "Wheat: s01\nTitle: t\n", "s.. is a mutant's id", 1},
+        {"s02-x.mutant", "Mutant: s01\nTitle: t\nCaught-by: t\n", "does not start with its id", 0},
+        {"s01.mutant", "Mutant: s01\nPitfall: 1a\nTitle: t\nCaught-by: t\n",
+         "s01.mutant:2: \"Pitfall: 1a\"", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        mutant m;
+        char *err = NULL, *text = xasprintf("%s%s", cases[i].header, diff);
+        ck_assert_int_eq(mutant_parse(cases[i].path, text, cases[i].wheat, &m, &err), -1);
+        ck_assert_msg(strstr(err, cases[i].said), "%s: %s", cases[i].path, err);
+        free(err);
+        free(text);
+        mutant_free(&m);
+    }
+}
+END_TEST

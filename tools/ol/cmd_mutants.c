@@ -66,7 +66,15 @@ static void set_free(mutant_set *set) {
     memset(set, 0, sizeof *set);
 }
 
-/* Loads both folders; prints the parse error (file:line) and returns -1. */
+/* The mutant or wheat of set making m's change (blanks aside), or NULL. */
+static const mutant *same_change(const mutant_set *set, const mutant *m) {
+    const mutant *twin = mutant_twin(m, set->ms, set->nm);
+    return twin ? twin : mutant_twin(m, set->ws, set->nw);
+}
+
+/* Loads both folders; prints the parse error (file:line) and returns -1. A
+ * mutant making a wheat's change is refused too (within a folder, mutants_load
+ * refuses it); a file either folder holds but never reads is warned of. */
 static int set_load(const lesson *l, mutant_set *set) {
     memset(set, 0, sizeof *set);
     char *err = NULL;
@@ -74,6 +82,24 @@ static int set_load(const lesson *l, mutant_set *set) {
     int rc = mutants_load(mdir, false, &set->ms, &set->nm, &err) != 0 ||
                      mutants_load(wdir, true, &set->ws, &set->nw, &err) != 0
                  ? -1 : 0;
+    for (int i = 0; rc == 0 && i < set->nm; i++) {
+        const mutant *twin = mutant_twin(&set->ms[i], set->ws, set->nw);
+        if (twin) {
+            err = mutant_twin_error(&set->ms[i], twin);
+            rc = -1;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        strlist stray = {0};
+        mutants_stray_files(k ? wdir : mdir, k, &stray);
+        for (int i = 0; i < stray.n; i++)
+            fprintf(stderr,
+                    "%swarning:%s %s is not read: only *.%s files in that folder are %ss "
+                    "(a misspelt extension? rename it, or move it out)\n",
+                    color(stderr, C_YELLOW), color(stderr, C_RESET), stray.v[i],
+                    k ? "wheat" : "mutant", k ? "wheat" : "mutant");
+        sl_free(&stray);
+    }
     if (rc) {
         ol_error("%s", err);
         set_free(set);
@@ -164,38 +190,6 @@ static void notes_on_lesson(ol_ctx *ctx, const lesson *l) {
 
 /* ---- authoring checks ---- */
 
-/* A diff's change with every blank removed: its files and its -/+ lines. */
-static char *change_signature(const mutant *m) {
-    strbuf b = {0};
-    for (const char *line = m->diff; line && *line;) {
-        const char *eol = strchr(line, '\n');
-        size_t n = eol ? (size_t)(eol - line) : strlen(line);
-        bool header = n >= 4 && (!strncmp(line, "--- ", 4) || !strncmp(line, "+++ ", 4));
-        if (header || (n && (line[0] == '-' || line[0] == '+'))) {
-            for (size_t k = 0; k < n; k++)
-                if (!isspace((unsigned char)line[k])) sb_addn(&b, &line[k], 1);
-            sb_add(&b, "\n");
-        }
-        line = eol ? eol + 1 : line + n;
-    }
-    return sb_take(&b);
-}
-
-/* The mutant or wheat of set making m's change (blanks aside), or NULL. */
-static const mutant *same_change(const mutant_set *set, const mutant *m) {
-    char *mine = change_signature(m);
-    const mutant *found = NULL;
-    for (int i = 0; i < set->nm + set->nw && !found; i++) {
-        const mutant *o = i < set->nm ? &set->ms[i] : &set->ws[i - set->nm];
-        if (o == m) continue;
-        char *theirs = change_signature(o);
-        if (!strcmp(mine, theirs)) found = o;
-        free(theirs);
-    }
-    free(mine);
-    return found;
-}
-
 /* Does the chapter's pitfall table (section 5) name the id? */
 static bool chapter_mentions(const lesson *l, const char *id) {
     char *path = path_join(l->dir, "README.md");
@@ -213,32 +207,15 @@ static bool chapter_mentions(const lesson *l, const char *id) {
     return found;
 }
 
-/* What verify checks of the files themselves: ids of the lesson's pattern,
- * no change made twice; a note for a mutant the pitfall table omits.
- * Returns the problems (said). */
-static int check_set(const lesson *l, const mutant_set *set) {
-    int problems = 0;
-    for (int i = 0; i < set->nm + set->nw; i++) {
-        const mutant *m = i < set->nm ? &set->ms[i] : &set->ws[i - set->nm];
-        const mutant *twin = same_change(set, m);
-        if (!variant_id_valid(m->id, m->wheat)) {
-            say(false, "%s %s: a %s's id is '%c' and two or more digits",
-                m->wheat ? "wheat" : "mutant", m->id, m->wheat ? "wheat" : "mutant",
-                m->wheat ? 'w' : 's');
-            problems++;
-        }
-        if (twin && twin > m) { /* each pair once */
-            say(false, "%s %s and %s %s make the same change (spaces aside): delete one",
-                m->wheat ? "wheat" : "mutant", m->id, twin->wheat ? "wheat" : "mutant", twin->id);
-            problems++;
-        }
-        if (!m->wheat && !chapter_mentions(l, m->id))
+/* What verify adds to the files' own checks (set_load has refused ids off the
+ * pattern and changes made twice): a note for a mutant the pitfall table omits. */
+static void notes_on_set(const lesson *l, const mutant_set *set) {
+    for (int i = 0; i < set->nm; i++)
+        if (!chapter_mentions(l, set->ms[i].id))
             printf(
                 "  %snote%s mutant %s is not in the chapter's pitfall table (course/%s/README.md, "
                 "section 5)\n",
-                color(stdout, C_YELLOW), color(stdout, C_RESET), m->id, l->id);
-    }
-    return problems;
+                color(stdout, C_YELLOW), color(stdout, C_RESET), set->ms[i].id, l->id);
 }
 
 /* What a mutant's run says about its Caught-by tests; returns whether each
@@ -308,7 +285,7 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
            running, s_if(running), nw, s_if(nw));
     if (!only) {
         notes_on_lesson(ctx, l);
-        problems += check_set(l, set);
+        notes_on_set(l, set);
     }
     char *err = NULL;
     suite course = {0};

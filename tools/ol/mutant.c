@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,7 +174,7 @@ int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char
     m->path = xstrdup(path);
     const char *id_key = wheat ? "Wheat" : "Mutant";
     const char *p = text;
-    int lineno = 1;
+    int lineno = 1, id_line = 0, pitfall_line = 0;
     bool separated = false;
     while (*p) {
         const char *eol = strchr(p, '\n');
@@ -198,8 +199,13 @@ int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char
             *colon = 0;
             char *key = trim(t), *value = trim(colon + 1);
             char **slot = NULL;
-            if (strcmp(key, id_key) == 0) slot = &m->id;
-            else if (strcmp(key, "Pitfall") == 0) slot = &m->pitfall;
+            if (strcmp(key, id_key) == 0) {
+                slot = &m->id;
+                id_line = lineno;
+            } else if (strcmp(key, "Pitfall") == 0) {
+                slot = &m->pitfall;
+                pitfall_line = lineno;
+            }
             else if (strcmp(key, "Title") == 0) slot = &m->title;
             else if (strcmp(key, "Symptom") == 0) slot = &m->symptom;
             else if (strcmp(key, "Hint") == 0) slot = &m->hint;
@@ -233,6 +239,33 @@ int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char
     }
     if (!m->id || !*m->id) {
         *err = xasprintf("%s: the header has no \"%s:\" id", path, id_key);
+        return -1;
+    }
+    /* what `ol mutants new` refuses, refused in a file written by hand too */
+    if (!variant_id_valid(m->id, wheat)) {
+        bool other_kind = variant_id_valid(m->id, !wheat);
+        *err = xasprintf(
+            "%s:%d: \"%s: %s\": a %s's id is '%c' and two or more digits (like %s)%s", path,
+            id_line, id_key, m->id, wheat ? "wheat" : "mutant", wheat ? 'w' : 's',
+            wheat ? "w03" : "s13",
+            !other_kind ? ""
+            : wheat     ? "; s.. is a mutant's id: a mutant goes in mutants/ID-NAME.mutant"
+                        : "; w.. is a wheat's id: a wheat goes in wheats/ID-NAME.wheat");
+        return -1;
+    }
+    const char *base = path_base(path);
+    size_t idn = strlen(m->id);
+    if (strncmp(base, m->id, idn) != 0 || (base[idn] != '-' && base[idn] != '.')) {
+        *err = xasprintf("%s:%d: the file's name does not start with its id %s: rename it to "
+                         "%s-NAME.%s, or fix the id",
+                         path, id_line, m->id, m->id, wheat ? "wheat" : "mutant");
+        return -1;
+    }
+    if (m->pitfall && strcmp(m->pitfall, "-") != 0 &&
+        (!*m->pitfall || strspn(m->pitfall, "0123456789") != strlen(m->pitfall))) {
+        *err = xasprintf("%s:%d: \"Pitfall: %s\": give the number of its row in the chapter's "
+                         "pitfall table (section 5), or - for an unnumbered one",
+                         path, pitfall_line, m->pitfall);
         return -1;
     }
     if (!m->title || !*m->title) {
@@ -276,6 +309,57 @@ void mutants_free(mutant *m, int n) {
     free(m);
 }
 
+/* A diff's change with every blank removed: its files and its -/+ lines. */
+static char *change_signature(const mutant *m) {
+    strbuf b = {0};
+    for (const char *line = m->diff; line && *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t n = eol ? (size_t)(eol - line) : strlen(line);
+        bool header = n >= 4 && (!strncmp(line, "--- ", 4) || !strncmp(line, "+++ ", 4));
+        if (header || (n && (line[0] == '-' || line[0] == '+'))) {
+            for (size_t k = 0; k < n; k++)
+                if (!isspace((unsigned char)line[k])) sb_addn(&b, &line[k], 1);
+            sb_add(&b, "\n");
+        }
+        line = eol ? eol + 1 : line + n;
+    }
+    return sb_take(&b);
+}
+
+const mutant *mutant_twin(const mutant *m, const mutant *others, int n) {
+    char *mine = change_signature(m);
+    const mutant *found = NULL;
+    for (int i = 0; i < n && !found; i++) {
+        if (&others[i] == m) continue;
+        char *theirs = change_signature(&others[i]);
+        if (!strcmp(mine, theirs)) found = &others[i];
+        free(theirs);
+    }
+    free(mine);
+    return found;
+}
+
+char *mutant_twin_error(const mutant *m, const mutant *twin) {
+    return xasprintf("%s makes the change %s already makes (spaces aside): it would count twice "
+                     "in every score; delete one",
+                     m->path, twin->path);
+}
+
+void mutants_stray_files(const char *dir, bool wheats, strlist *out) {
+    DIR *d = opendir(dir);
+    const char *suffix = wheats ? ".wheat" : ".mutant";
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), k = strlen(suffix);
+        bool ours = n > k && strcmp(e->d_name + n - k, suffix) == 0;
+        char *full = path_join(dir, e->d_name);
+        if (e->d_name[0] != '.' && !ours && is_file(full)) sl_push_owned(out, full);
+        else free(full);
+    }
+    if (d) closedir(d);
+    sl_sort(out);
+}
+
 int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err) {
     *out = NULL;
     *n = 0;
@@ -303,6 +387,8 @@ int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err)
                                  (*out)[k].path, m->path, m->id);
                 break;
             }
+        const mutant *twin = *err ? NULL : mutant_twin(m, *out, *n - 1);
+        if (twin) *err = mutant_twin_error(m, twin);
         if (*err) break;
     }
     sl_free(&files);

@@ -43,7 +43,18 @@ int mutants_load(const char *dir, bool wheats, mutant **out, int *n, char **err)
  * every header field but Caught-by, and each change's place, but no diff. */
 int mutants_load_prebuilt(ol_ctx *ctx, const lesson *l, bool wheats, mutant **out, int *n,
                           char **err);
+/* Parses one file; refuses (file:line) what `ol mutants new` would refuse: an id
+ * off the pattern (s01 for mutants, w01 for wheats), a file name not starting with
+ * the id, a Pitfall that is neither a number nor "-". */
 int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char **err);
+/* The one of others[0..n) making m's change (blanks aside), or NULL; the error
+ * naming both files. mutants_load refuses twins within a folder; callers that
+ * hold mutants and wheats check across them. */
+const mutant *mutant_twin(const mutant *m, const mutant *others, int n);
+char *mutant_twin_error(const mutant *m, const mutant *twin);
+/* Files of dir that are not *.mutant (or *.wheat), e.g. "s05-x.mutatn": never
+ * read, so a misspelt extension drops a mutant silently unless said. */
+void mutants_stray_files(const char *dir, bool wheats, strlist *out);
 void mutants_free(mutant *m, int n);
 void mutant_free(mutant *m);
 
