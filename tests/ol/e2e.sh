@@ -802,6 +802,18 @@ run "$OL" mutants verify L7.N --workspace "$IW"
 expect "mutants verify accepts the skeleton" 0 "the stub compiles" "the reference compiles" "a skeleton"
 run "$OL" lesson new L7.N --title "Again" --module modern/new_thing --workspace "$IW"
 expect "lesson new never overwrites a lesson" 2 "exists already"
+run "$OL" lesson new L7.M --title "Another rmsnorm" --module modern/rmsnorm --workspace "$IW"
+expect "lesson new refuses a module another lesson owns, naming it" 2 \
+  "--module modern/rmsnorm belongs to L7.1 (course/L7.1/lesson.json lists tinyllm/modern/rmsnorm.c)"
+[ ! -e "$R/course/L7.M" ] && ok "lesson new writes nothing for a module another lesson owns" \
+  || fail "lesson new writes nothing for a module another lesson owns"
+cp "$R/course/L7.N/lesson.json" "$T/n.json"
+sed -i 's|"sources": \["tinyllm/modern/new_thing.c"\]|"sources": ["tinyllm/modern/new_thing.c", "tinyllm/modern/rmsnorm.c"]|' \
+  "$R/course/L7.N/lesson.json"
+run "$OL" lesson show L7.1 --workspace "$IW"
+expect "the validator refuses two lessons listing one source" 2 \
+  '"sources": tinyllm/modern/rmsnorm.c is a source of L7.N too (course/L7.N/lesson.json)'
+cp "$T/n.json" "$R/course/L7.N/lesson.json"
 run "$OL" lesson new L7.M --title "Bad" --module NewThing --workspace "$IW"
 expect "lesson new refuses a module that is not AREA/NAME" 2 "--module AREA/NAME"
 run "$OL" list --workspace "$IW"

@@ -408,6 +408,17 @@ static void check_paths(const char *root, const lesson *l, unsigned flags, findi
         problem(f, "oracle", "is given without \"fixtures\", the folder it writes");
     if (l->example_test && !exists(root, l->example_test, false))
         problem(f, "example_test", "%s does not exist", l->example_test);
+    /* each source builds into its lesson's library: one listed twice would define its
+     * functions in two libraries of one link */
+    for (int i = 0; i < l->sources.n; i++) {
+        char *owner = lesson_owner(root, "sources", l->sources.v[i], l->id);
+        if (owner)
+            problem(f, "sources",
+                    "%s is a source of %s too (course/%s/lesson.json): a source belongs to one "
+                    "lesson; to use %s's code, list it in \"needs\"",
+                    l->sources.v[i], owner, owner, owner);
+        free(owner);
+    }
     for (int i = 0; i < l->needs.n; i++) {
         char *json = xasprintf("course/%s/lesson.json", l->needs.v[i]);
         if (lesson_id_valid(l->needs.v[i]) && !exists(root, json, false))
@@ -511,6 +522,28 @@ void lesson_free(lesson *l) {
 
 static int cmp_version(const void *a, const void *b) {
     return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *lesson_owner(const char *root, const char *key, const char *entry, const char *except) {
+    strlist ids = {0};
+    char *owner = NULL;
+    if (lesson_ids(root, &ids) != 0) return NULL;
+    for (int i = 0; i < ids.n && !owner; i++) {
+        if (except && !strcmp(ids.v[i], except)) continue;
+        char *path = xasprintf("%s/course/%s/lesson.json", root, ids.v[i]);
+        char *text = read_file(path, NULL);
+        cJSON *json = text ? cJSON_Parse(text) : NULL; /* one that does not parse says so itself */
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(json, key)) {
+            if (!owner && cJSON_IsString(e) && !strcmp(e->valuestring, entry))
+                owner = xstrdup(ids.v[i]);
+        }
+        cJSON_Delete(json);
+        free(text);
+        free(path);
+    }
+    sl_free(&ids);
+    return owner;
 }
 
 int lesson_ids(const char *root, strlist *ids) {

@@ -63,6 +63,9 @@ void lesson_free(lesson *l);
 /* The ids of ROOT/course/<id>/lesson.json, in natural order (L7.2 before
  * L7.10), whether they load or not. -1 when there is no course/. */
 int lesson_ids(const char *root, strlist *ids);
+/* The id of a lesson other than `except` whose lesson.json lists `entry` under
+ * `key` ("sources", "contracts"), or NULL (caller frees). */
+char *lesson_owner(const char *root, const char *key, const char *entry, const char *except);
 /* Every lesson that loads, in natural id order; the others are reported on
  * stderr and skipped. */
 int lesson_load_all(const char *root, lesson **out, int *n);

@@ -534,6 +534,24 @@ static int plan(ol_ctx *ctx, const char *id, const scaffold_options *o, lesson *
             "(like modern/gated_mlp: contracts/tinyllm/modern/gated_mlp.h)");
         return -1;
     }
+    /* a module of another lesson: its files would be "kept" and built twice */
+    char *src = xasprintf("tinyllm/%s.c", o->module), *hdr = xasprintf("tinyllm/%s.h", o->module);
+    char *owner = lesson_owner(ctx->root, "sources", src, NULL);
+    const char *listed = src;
+    if (!owner) {
+        owner = lesson_owner(ctx->root, "contracts", hdr, NULL);
+        listed = hdr;
+    }
+    if (owner)
+        ol_error("ol lesson new: --module %s belongs to %s (course/%s/lesson.json lists %s): "
+                 "choose another module, or extend %s",
+                 o->module, owner, owner, listed, owner);
+    free(src);
+    free(hdr);
+    if (owner) {
+        free(owner);
+        return -1;
+    }
     const char *rung = o->rung ? o->rung : "R3";
     if (!rung_level(rung)) {
         ol_error("ol lesson new: --rung \"%s\" is not one of R1 to R5", rung);
