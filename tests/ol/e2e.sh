@@ -756,6 +756,19 @@ run "$OL" mutants L7.1 --workspace "$IW"
 expect "mutants warns of a file in mutants/ that is never read (a misspelt extension)" 0 \
   "warning: $M/s93-x.mutatn is not read: only *.mutant files"
 rm "$M/s93-x.mutatn"
+# a hunk header whose counts disagree with its lines: malformed, at the .mutant file's line
+S01=$R/course/L7.1/mutants/s01-eps-outside-sqrt.mutant
+cp "$S01" "$T/s01.good"
+hunk=$(grep -n '^@@ ' "$S01" | head -1 | cut -d: -f1)
+sed -i "${hunk}s/^@@ -\([0-9]*\),[0-9]* +\([0-9]*\),[0-9]* @@/@@ -\1,3 +\2,1 @@/" "$S01"
+for verb in verify rebase; do
+  run "$OL" mutants $verb L7.1 s01 --workspace "$IW"
+  expect "mutants $verb: a hunk header with wrong counts is malformed, at the file's line" 1 \
+    "s01-eps-outside-sqrt.mutant:$hunk: a malformed diff: the hunk header" "counts 3 old and 1 new lines" \
+    "ol mutants new L7.1 --from EDITED.c"
+  absent "mutants $verb: ... not taken for a stale mutant" "stale"
+done
+cp "$T/s01.good" "$S01"
 # ---- ol lesson: one validated schema; show, new, stub -------------------
 run "$OL" lesson show L7.1 --json --workspace "$IW"
 expect "lesson show --json prints the lesson as ol reads it" 0 '"required_pitfalls":' '"threshold":	0.5' '"draft":	false'
@@ -960,7 +973,9 @@ cp "$S01" "$T/s01.before"
 sed -i 's|tl_rsqrt(tl_add_scalar(ms, n->eps));      /\* eps inside the root \*/|tl_rsqrt(tl_add_scalar(ms, 1.0 * n->eps));|; s|tl_tensor \*normed = tl_mul(x, r);|tl_tensor *normed = tl_mul(r, x);|' "$REF"
 run "$OL" mutants rebase L7.1 s01 --workspace "$IW"
 expect "mutants rebase leaves a mutant patch cannot place, saying which hunk and why" 1 "mutant s01 is left as it is" \
-  "Hunk #1 FAILED at $moved" "the hunk patch could not place"
+  "Hunk #1 FAILED at $moved" "the hunk patch could not place" \
+  "next: make it again on the current reference: copy reference/tinyllm/modern/rmsnorm.c" \
+  'run `ol mutants new L7.1 --from EDITED.c --id s01 ...`'
 cmp -s "$S01" "$T/s01.before" && ok "mutants rebase writes nothing it could not place" \
   || fail "mutants rebase writes nothing it could not place"
 run "$OL" fixtures L7.1 --check --workspace "$IW"

@@ -132,3 +132,21 @@ START_TEST(test_hand_written_header_is_checked_like_new)
     }
 }
 END_TEST
+
+/* Counts that disagree with the hunk's lines: said at the header's line of the
+ * file, not patch's "malformed patch at line N" of a diff no one sees. */
+START_TEST(test_hunk_counts_that_disagree_are_malformed)
+{
+    mutant m;
+    char *err = NULL;
+    const char *text = "Mutant: s01\nTitle: t\nCaught-by: t\n---\n--- a/reference/x.c\n"
+                       "+++ b/reference/x.c\n@@ -56,3 +56,1 @@\n a\n-b\n+c\n d\n";
+    ck_assert_int_eq(mutant_parse("course/L7.4/mutants/s01.mutant", text, false, &m, &err), -1);
+    ck_assert_msg(strstr(err, "s01.mutant:7: a malformed diff"), "%s", err);
+    ck_assert_msg(strstr(err, "counts 3 old and 1 new lines, but the hunk holds 3 and 3"), "%s",
+                  err);
+    ck_assert_msg(strstr(err, "ol mutants new L7.4 --from"), "%s", err);
+    free(err);
+    mutant_free(&m);
+}
+END_TEST

@@ -485,7 +485,13 @@ static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *
         char *header = old ? mutant_header(old) : NULL;
         mutant fresh;
         if (!diff) {
+            const changed_line *c = mutant_first_change(m);
             say(false, "%s %s is left as it is: %s", kind, m->id, err);
+            printf("      next: make it again on the current reference: copy reference/%s, "
+                   "make the change there, delete %s and run `ol mutants new %s%s --from "
+                   "EDITED.c --id %s ...` (its header's values)\n",
+                   c ? c->file : "...", shown_path(ctx, m->path), l->id,
+                   m->wheat ? " --wheat" : "", m->id);
             problems++;
         } else if (!header) {
             say(false, "%s %s: cannot read its header again (%s)", kind, m->id,

@@ -71,6 +71,40 @@ static void flush_block(mutant *m, const char *file, block *b, strbuf *replaceme
     sl_free(&b->added);
 }
 
+/* The lesson id of a file course/L7.x/mutants/NAME, for a command in a message. */
+static char *lesson_of(const char *path) {
+    char *dir = path_dirname(path), *up = path_dirname(dir);
+    char *id = strchr(path, '/') ? xstrdup(path_base(up)) : xstrdup("L7.x");
+    free(dir);
+    free(up);
+    return id;
+}
+
+/* The old and new lines a hunk's body holds, counted up to the next hunk or file
+ * header (or the end), as the header's counts should say. */
+static void hunk_body(const char *p, int *old_n, int *new_n) {
+    int blanks = 0; /* empty lines count as context only when more body follows */
+    *old_n = *new_n = 0;
+    while (p && *p) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        if (n && p[n - 1] == '\r') n--;
+        const char *next = eol ? eol + 1 : p + n;
+        if (!strncmp(p, "@@ -", 4) || (!strncmp(p, "--- ", 4) && !strncmp(next, "+++ ", 4)))
+            break;
+        if (n == 0) {
+            blanks++;
+        } else if (p[0] == ' ' || p[0] == '-' || p[0] == '+') {
+            *old_n += blanks + (p[0] != '+');
+            *new_n += blanks + (p[0] != '-');
+            blanks = 0;
+        } else if (p[0] != '\\') {
+            break; /* "diff --git", "index": the next file's lines */
+        }
+        p = next;
+    }
+}
+
 /* Reads the diff hunk by hunk, counting each hunk's lines from its header,
  * so a removed line that itself starts with "-- " is not taken for a header. */
 static int parse_diff(mutant *m, const char *path, int first_line, char **err) {
@@ -142,6 +176,22 @@ static int parse_diff(mutant *m, const char *path, int first_line, char **err) {
                 break;
             }
             (void)c;
+            /* counts that disagree with the body would make lines vanish silently here
+             * and confuse patch ("malformed patch at line N" of a file no one sees) */
+            int body_old, body_new;
+            hunk_body(next, &body_old, &body_new);
+            if (body_old != bcount || body_new != d) {
+                char *id = lesson_of(path);
+                *err = xasprintf(
+                    "%s:%d: a malformed diff: the hunk header \"%s\" counts %d old and %d new "
+                    "lines, but the hunk holds %d and %d: correct its counts, or make the mutant "
+                    "again (delete this file; `ol mutants new %s --from EDITED.c ...` writes the "
+                    "diff)",
+                    path, lineno, line, bcount, d, body_old, body_new, id);
+                free(id);
+                rc = -1;
+                break;
+            }
             /* with no old lines, the hunk inserts after line a */
             old = bcount == 0 ? a + 1 : a;
             old_left = bcount;
@@ -280,6 +330,7 @@ int mutant_parse(const char *path, const char *text, bool wheat, mutant *m, char
     if (!m->pitfall) m->pitfall = xstrdup("-");
     if (!m->symptom) m->symptom = xstrdup("");
     m->diff = xstrdup(p);
+    m->diff_line = lineno;
     hasher *h = hash_new();
     hash_str(h, text);
     hash_done(h, m->key);
@@ -588,7 +639,18 @@ char *mutant_apply(ol_ctx *ctx, const lesson *l, const mutant *m, char **err) {
     char *tmp = make_temp_dir(base, "new");
     int ok = tmp != NULL && copy_sources(ctx, l, tmp, err) == 0;
     char *said = NULL;
-    if (ok && patch_in(m, tmp, true, &said) != 0) {
+    char *bad = NULL;
+    if (ok && patch_in(m, tmp, true, &said) != 0 &&
+        (bad = strstr(said, "malformed patch at line ")) != NULL) {
+        /* patch counts lines of the diff alone: say the .mutant file's line */
+        int at = atoi(bad + strlen("malformed patch at line "));
+        *err = xasprintf(
+            "%s:%d: a malformed diff (patch: %.*s): correct it, or make the mutant again "
+            "(delete this file; `ol mutants new %s --from EDITED.c ...` writes the diff)",
+            shown_path(ctx, m->path), m->diff_line + at - 1, (int)strcspn(bad, "\n"), bad,
+            l->id);
+        ok = 0;
+    } else if (ok && said) {
         *err = xasprintf(
             "%s no longer applies exactly to the current reference (a stale mutant):\n%s"
             "run `ol mutants rebase %s %s`: it re-anchors the diff on the current reference and "

@@ -30,6 +30,7 @@ typedef struct mutant {
     strlist caught_by;   /* course tests that must kill it */
     char *path;          /* the file it came from */
     char *diff;          /* the unified diff */
+    int diff_line;       /* the file's line of the diff's first line (patch counts from it) */
     char *replacement;   /* the added lines, for reports */
     changed_line *changes;
     int nchanges;
