@@ -713,7 +713,10 @@ else
   sed 's/tl_add_scalar(ms, n->eps)/tl_add_scalar(ms, 3 * n->eps)/' "$REF" > "$T/edited3.c"
   run "$OL" mutants new L7.1 --from "$T/edited3.c" --id s98 --title "eps x3 caught by the wrong test" \
     --caught-by test_boundary_bad_eps --workspace "$IW"
-  expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it"
+  expect "mutants verify fails when Caught-by does not kill it" 1 "passes on it" \
+    "rerun it: the same \`ol mutants new\` command" "is not written (nothing changed)"
+  absent "mutants new that fails suggests no verify of a mutant it did not write" \
+    "ol mutants verify L7.1 s98"
 fi
 # hand-written mutant files are refused as `ol mutants new` would refuse them, naming the file
 M=$R/course/L7.1/mutants
@@ -955,8 +958,11 @@ S01=$R/course/L7.1/mutants/s01-eps-outside-sqrt.mutant
 at=$(sed -n 's/^@@ -\([0-9]*\),.*/\1/p' "$S01" | head -1); moved=$((at + 1))
 { echo "/* a new first line moves every line down */"; cat "$REF"; } > "$T/moved.c" && mv "$T/moved.c" "$REF"
 run "$OL" mutants verify L7.1 s01 --workspace "$IW"
-expect "mutants verify: a stale mutant fails loudly, saying to rebase it" 1 "stale mutant" \
-  "Hunk #1 succeeded at $moved (offset 1 line)" 'run `ol mutants rebase L7.1 s01`'
+expect "mutants verify: a stale mutant fails loudly, saying to rebase it (and the stale wheats)" 1 \
+  "stale mutant" "Hunk #1 succeeded at $moved (offset 1 line)" 'run `ol mutants rebase L7.1` to re-anchor'
+[ "$(grep -c 'ol mutants rebase' <<<"$out")" = 1 ] \
+  && ok "mutants verify: one stale mutant or many, the advice is said once" \
+  || fail "mutants verify: one stale mutant or many, the advice is said once"
 run "$OL" mutants rebase L7.1 --workspace "$IW"
 expect "mutants rebase re-anchors every mutant and wheat below inserted lines, verified" 0 \
   "rewrote course/L7.1/mutants/s01-eps-outside-sqrt.mutant: re-anchored on the current reference and verified" \

@@ -221,7 +221,7 @@ static void notes_on_set(const lesson *l, const mutant_set *set) {
 /* What a mutant's run says about its Caught-by tests; returns whether each
  * one kills it, and prints the evidence either way. */
 static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, const mutant *m,
-                         const run_result *r) {
+                         const run_result *r, const char *rerun) {
     bool ok = true;
     strbuf lines = {0};
     for (int c = 0; c < m->caught_by.n; c++) {
@@ -265,7 +265,8 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
             "equivalent\n      mutant: make a real fault), or the course tests miss this pitfall "
             "(write a course\n      test in %s/ that catches it, then name it in Caught-by)\n",
             l->course_tests);
-    if (!ok) printf("      rerun it: ol mutants verify %s %s\n", l->id, m->id);
+    if (!ok && rerun) printf("      rerun it: %s\n", rerun);
+    else if (!ok) printf("      rerun it: ol mutants verify %s %s\n", l->id, m->id);
     free(names);
     sl_free(&others);
     sb_free(&lines);
@@ -275,9 +276,10 @@ static bool judge_mutant(ol_ctx *ctx, const lesson *l, const suite *course, cons
 /* Verifies the reference, the wheats and the mutants of set against the
  * course tests: every mutant when `only` is NULL, else those whose ids it
  * lists (none when it is empty). verified (NULL, or one per wheat then per
- * mutant) says which ones did, on a reference that passes. */
+ * mutant) says which ones did, on a reference that passes. rerun: how to try
+ * a mutant that fails again, when it is not a file on disk yet (NULL: verify). */
 static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const strlist *only,
-                  bool *verified) {
+                  bool *verified, const char *rerun) {
     int nm = set->nm, nw = set->nw, problems = 0;
     int running = 0;
     for (int k = 0; k < nm; k++) running += !only || sl_contains(only, set->ms[k].id);
@@ -291,6 +293,7 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
     suite course = {0};
     deps d = {0};
     int nlibs = 2 + nw + nm, stub = nlibs - 1;
+    strlist stale = {0}; /* the ids that no longer apply exactly */
     lesson_lib *libs =
         xcalloc((size_t)nlibs, sizeof *libs); /* 0 the reference, wheats, mutants, the stub */
     bool *ready = xcalloc((size_t)nlibs, sizeof *ready);
@@ -328,6 +331,12 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
             continue;
         }
         char *dir = mutant_apply(ctx, l, m, &err);
+        /* a stale one's advice is said once below, not once per mutant */
+        char *advice = dir ? NULL : strstr(err, "run `ol mutants rebase ");
+        if (advice && strstr(err, "(a stale mutant)")) {
+            *advice = 0;
+            sl_push(&stale, m->id);
+        }
         if (!dir) {
             say(false, "%s %s: %s", m->wheat ? "wheat" : "mutant", m->id, err);
             free(err);
@@ -422,12 +431,22 @@ static int verify(ol_ctx *ctx, const lesson *l, const mutant_set *set, const str
                     s_if(r->n));
             }
         } else {
-            ok = judge_mutant(ctx, l, &course, which[i], r);
+            ok = judge_mutant(ctx, l, &course, which[i], r, rerun);
             problems += !ok;
         }
         if (i == 0) reference_ok = ok;
         else if (verified && i < stub) verified[i - 1] = ok && reference_ok;
     }
+    if (stale.n == 1)
+        printf("run `ol mutants rebase %s %s`: it re-anchors the diff on the current reference "
+               "and verifies it again\n",
+               l->id, stale.v[0]);
+    else if (stale.n > 1)
+        printf("%d mutants and wheats no longer apply exactly (the reference changed): run `ol "
+               "mutants rebase %s` to re-anchor them all on the current reference and verify "
+               "them again\n",
+               stale.n, l->id);
+    sl_free(&stale);
     if (rc == OL_PASS) {
         if (problems) printf("%s: %d problem%s (above)\n", l->id, problems, s_if(problems));
         else if (empty)
@@ -521,7 +540,8 @@ static int rebase(ol_ctx *ctx, const lesson *l, mutant_set *set, const strlist *
     int rc = OL_PASS;
     if (moved) {
         bool *verified = xcalloc((size_t)n + 1, sizeof *verified);
-        rc = verify(ctx, l, set, &only, verified);
+        rc = verify(ctx, l, set, &only, verified,
+                    "`ol mutants rebase` again, once the course tests kill it");
         if (rc == OL_FAIL) rc = OL_PASS; /* judged one by one below */
         for (int k = 0; rc == OL_PASS && k < n; k++) {
             if (!texts[k]) continue;
@@ -705,7 +725,8 @@ static int author(ol_ctx *ctx, const lesson *l, const new_args *a) {
         (*arr)[(*n)++] = fresh;
         strlist only = {0};
         if (!wheat) sl_push(&only, id);
-        rc = verify(ctx, l, &set, &only, NULL);
+        rc = verify(ctx, l, &set, &only, NULL,
+                    "the same `ol mutants new` command (the file is written once it verifies)");
         sl_free(&only);
         if (rc == OL_PASS) {
             if (mkdir_p(dir) != 0 || write_file_new(path, text.s, text.len) != 0) {
@@ -807,7 +828,7 @@ int cmd_mutants(int argc, char **argv) {
                 rc = OL_USAGE;
             }
         }
-        if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL, NULL);
+        if (rc == OL_PASS) rc = verify(&ctx, &l, &set, ids.n ? &ids : NULL, NULL, NULL);
         set_free(&set);
     } else if (!strcmp(sub, "rebase")) {
         mutant_set set;
