@@ -789,6 +789,19 @@ done
 run "$OL" list --workspace "$IW"
 expect "list names the lesson.json it cannot read" 2 '"required_pitfall"' "could not be read"
 cp "$T/lesson.json" "$R/course/L7.1/lesson.json"
+# lesson.json: a repeated key is refused with its lines; a syntax error gives line and column
+LJ=$R/course/L7.1/lesson.json
+cp "$LJ" "$T/l71.json"
+sed -i 's/^  "rung": "R3",$/  "rung": "R3",\n  "rung": "R5",/' "$LJ"
+run "$OL" lesson show L7.1 --workspace "$IW"
+expect "lesson.json: a repeated key is refused, naming it and its lines" 2 \
+  "course/L7.1/lesson.json: \"rung\": is given twice (lines 5 and 6)"
+cp "$T/l71.json" "$LJ"
+sed -i 's/^  "rung": "R3",$/  "rung": "R3"/' "$LJ"
+run "$OL" lesson show L7.1 --workspace "$IW"
+expect "lesson.json: a syntax error names its line and column and what JSON expects there" 2 \
+  "course/L7.1/lesson.json:6:3: not valid JSON at '\"needs\": [],'" "after a value JSON expects ','"
+cp "$T/l71.json" "$LJ"
 mv "$R/reference/tests/l7-1-rmsnorm" "$T/model"
 run "$OL" mutants verify L7.1 --workspace "$IW"
 expect "a path lesson.json names that is not there is an error naming the key" 2 \

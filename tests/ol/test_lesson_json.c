@@ -139,8 +139,15 @@ START_TEST(test_invalid_json_gives_a_line)
 {
     char *err = parse_error("{\n\"id\": \"L9.1\",\n\"slug\" \"x\"\n}");
     ck_assert_ptr_nonnull(err);
-    ck_assert_msg(strstr(err, "lesson.json:3: not valid JSON") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "lesson.json:3:8: not valid JSON at '\"x\"'") != NULL, "%s", err);
     free(err);
+}
+END_TEST
+
+START_TEST(test_a_repeated_key_is_refused_with_its_lines)
+{
+    assert_error_has(MINIMAL ",\n\"rung\": \"R3\",\n\"rung\": \"R5\"}",
+                     "\"rung\": is given twice (lines 2 and 3)", NULL);
 }
 END_TEST
 

@@ -249,6 +249,36 @@ long long lesson_memory_bytes(const lesson *l) {
     return (long long)(l->test_memory_mb * 1024 * 1024);
 }
 
+/* The line of the nth (0-based) "key": in text, or 0. */
+static int key_line(const char *text, const char *key, int nth) {
+    char *quoted = xasprintf("\"%s\"", key);
+    int line = 0;
+    for (const char *p = text; (p = strstr(p, quoted)) != NULL; p += strlen(quoted)) {
+        const char *after = p + strlen(quoted);
+        while (*after == ' ' || *after == '\t' || *after == '\r' || *after == '\n') after++;
+        if (*after != ':' || nth-- > 0) continue;
+        line = 1;
+        for (const char *q = text; q < p; q++) line += *q == '\n';
+        break;
+    }
+    free(quoted);
+    return line;
+}
+
+/* cJSON keeps both of {"rung": "R3", "rung": "R5"} and reads the first: a repeated
+ * key would be ignored silently, so it is refused, with its lines. */
+static void repeated_keys(const cJSON *json, const char *text, findings *f) {
+    for (const cJSON *e = json->child; e; e = e->next) {
+        int before = 0;
+        for (const cJSON *o = json->child; o != e; o = o->next)
+            before += o->string && e->string && !strcmp(o->string, e->string);
+        if (before == 1) /* said once, at its second appearance */
+            problem(f, e->string, "is given twice (lines %d and %d): JSON readers keep one of "
+                    "them; keep the one you mean and delete the other",
+                    key_line(text, e->string, 0), key_line(text, e->string, 1));
+    }
+}
+
 int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
     memset(l, 0, sizeof *l);
     *err = NULL;
@@ -256,16 +286,27 @@ int lesson_parse(const char *file, const char *text, lesson *l, char **err) {
     if (!json) {
         /* cJSON points at the text where parsing stopped: give its line */
         const char *at = cJSON_GetErrorPtr();
-        int line = 1;
-        for (const char *p = text; p && at && p < at && *p; p++) line += *p == '\n';
-        *err =
-            xasprintf("%s:%d: not valid JSON (course/FORMAT.md shows a lesson.json)", file, line);
+        int line = 1, column = 1;
+        for (const char *p = text; p && at && p < at && *p; p++) {
+            column = *p == '\n' ? 1 : column + 1;
+            line += *p == '\n';
+        }
+        /* cJSON stops at the first character it cannot take: show it, and what JSON
+         * allows there (the usual slips: a missing comma, colon or quote) */
+        size_t shown = at && *at ? strcspn(at, "\r\n") : 0;
+        *err = xasprintf("%s:%d:%d: not valid JSON %s%.*s%s%s: after a value JSON expects ',' or "
+                         "a closing bracket, after a key ':', and strings in double quotes "
+                         "(course/FORMAT.md shows a lesson.json)",
+                         file, line, column, shown ? "at '" : "at the end of the file",
+                         (int)(shown > 20 ? 20 : shown), shown ? at : "",
+                         shown > 20 ? "..." : "", shown ? "'" : "");
         return -1;
     }
     findings f = {.file = file};
     if (!cJSON_IsObject(json)) {
         problem(&f, NULL, "the top level must be a JSON object ({...})");
     } else {
+        repeated_keys(json, text, &f);
         unknown_keys(json, &f);
         l->id = get_string(json, "id", true, &f);
         l->slug = get_string(json, "slug", true, &f);
