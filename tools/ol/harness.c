@@ -200,6 +200,18 @@ int build_course_suite(ol_ctx *ctx, const lesson *l, bool sanitize, suite *s) {
                 "the course tests of %s do not compile against the contracts: tell your instructor",
                 l->id);
         if (failed != 0) rc = OL_USAGE; /* < 0: interrupted, and ol says so */
+        /* a main() of a course test file would clash with the runner's at the link, in
+         * ld's words: name the file and the rule instead */
+        for (int i = 0; rc == OL_PASS && i < s->files.n && i < s->nunits; i++) {
+            strlist fns = {0};
+            if (defined_functions(ctx, s->units[i].obj, &fns) == 0 && sl_contains(&fns, "main")) {
+                ol_error("%s defines main(): a course test file holds START_TEST blocks only "
+                         "(course/FORMAT.md); ol writes the runner and its main: delete this one",
+                         shown_path(ctx, s->files.v[i]));
+                rc = OL_USAGE;
+            }
+            sl_free(&fns);
+        }
     }
     free(err);
     free(hidden);
