@@ -44,6 +44,10 @@ for cmd in list start tests check diff mutants fixtures hub lesson tinyllm; do
   run "$OL" $cmd --help
   expect "ol $cmd --help" 0 "usage: ol"
 done
+run "$OL" --help
+expect "ol --help lists every instructor verb, lesson list too" 0 "lesson list"
+run "$OL" lesson --help
+expect "ol lesson --help gives the default rung" 0 "--rung is R3 unless given" "[--rung R1..R5]"
 run "$OL" frobnicate
 expect "an unknown command is a usage error" 2 "not a command"
 
@@ -772,6 +776,13 @@ for verb in verify rebase; do
   absent "mutants $verb: ... not taken for a stale mutant" "stale"
 done
 cp "$T/s01.good" "$S01"
+printf '%s\n' '#include <check.h>' 'START_TEST(test_x) { ck_assert(1); } END_TEST' \
+  'int main(void) { return 0; }' > "$R/tests/L7.1/test_has_main.c"
+run "$OL" mutants verify L7.1 s01 --workspace "$IW"
+expect "a course test file that defines main() is named, with the rule" 2 \
+  "tests/L7.1/test_has_main.c defines main(): a course test file holds START_TEST blocks only"
+absent "... not ld's multiple definition" "multiple definition"
+rm "$R/tests/L7.1/test_has_main.c"
 # ---- ol lesson: one validated schema; show, new, stub -------------------
 run "$OL" lesson show L7.1 --json --workspace "$IW"
 expect "lesson show --json prints the lesson as ol reads it" 0 '"required_pitfalls":' '"threshold":	0.5' '"draft":	false'

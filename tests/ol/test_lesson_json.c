@@ -73,6 +73,8 @@ START_TEST(test_missing_keys_and_wrong_types_are_named)
                      "\"draft\": must be true or false", NULL);
     assert_error_has(MINIMAL ",\"rung\":\"R3\",\"test_timeout_seconds\":0}",
                      "\"test_timeout_seconds\"", "positive");
+    assert_error_has(MINIMAL ",\"rung\":\"R3\",\"test_timeout_seconds\":1e12}",
+                     "\"test_timeout_seconds\"", "at most 86400");
     assert_error_has(MINIMAL ",\"rung\":\"R3\",\"threshold\":1.5}", "\"threshold\"",
                      "between 0 and 1");
     assert_error_has(MINIMAL ",\"rung\":\"R9\"}", "\"rung\": \"R9\" is not one of R1 to R5", NULL);

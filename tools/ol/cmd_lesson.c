@@ -14,7 +14,7 @@
 static const char HELP[] =
     "usage: ol lesson show L7.x [--json | --field KEY]\n"
     "       ol lesson list\n"
-    "       ol lesson new L7.x --title TEXT --module AREA/NAME [--rung R4] [--needs L7.3,...]\n"
+    "       ol lesson new L7.x --title TEXT --module AREA/NAME [--rung R1..R5] [--needs L7.3,...]\n"
     "       ol lesson stub L7.x\n"
     "\n"
     "show   the lesson as ol reads it, after validating lesson.json against\n"
@@ -27,7 +27,8 @@ static const char HELP[] =
     "       contract contracts/tinyllm/AREA/NAME.h (empty, with its include guard),\n"
     "       the stub and the reference, tests/L7.x/, reference/tests/<slug>/, and\n"
     "       the seeded oracle oracle/L7.x/make_fixtures.py, which it runs once\n"
-    "       (fixtures/L7.x/). It never overwrites a file.\n"
+    "       (fixtures/L7.x/). It never overwrites a file, and refuses a module\n"
+    "       another lesson owns. --rung is R3 unless given.\n"
     "stub   writes the stub of each source from its contract's prototypes: each\n"
     "       function fails with tl_fail(\"not implemented: NAME (L7.x)\") and returns\n"
     "       what its type says a failure returns. Rerun it as the header grows;\n"

@@ -144,7 +144,7 @@ static void get_number(const cJSON *obj, const char *key, double *out, double lo
               v->valuedouble <= hi;
     if (!ok) {
         if (lo_open)
-            problem(f, key, "must be a positive number (seconds)");
+            problem(f, key, "must be a positive number of seconds, at most %.10g", hi);
         else
             problem(f, key, "must be a number between %.10g and %.10g", lo, hi);
         return;

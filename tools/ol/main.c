@@ -23,6 +23,7 @@ static const char USAGE[] =
     "\n"
     "Instructors:\n"
     "  lesson show|new|stub L7.x   a lesson as ol reads it; a new one's skeleton; its stub\n"
+    "  lesson list                 every lesson id, drafts included, one a line\n"
     "  mutants [verify|new|rebase] L7.x   list, verify, author or re-anchor its mutants\n"
     "  fixtures L7.x [--check]     rerun the oracle that makes the golden data\n"
     "  hub serve DIR ...           the fake Hugging Face Hub\n"
