@@ -154,13 +154,13 @@ static void st_diff_free(st_diff *d) {
 static bool close_enough(const char *name, const char *tensor, const st_tensor *x,
                          const st_tensor *y, bool print, double *ratio_out) {
     size_t n = x->len / dtype_size(x->dtype), worst_at = 0;
-    double scale = 1;
+    double scale = 1; /* finite values only: a mask's -inf must not widen every tolerance */
     for (size_t i = 0; i < n; i++)
-        if (fabs(element(y, i)) > scale) scale = fabs(element(y, i));
+        if (isfinite(element(y, i)) && fabs(element(y, i)) > scale) scale = fabs(element(y, i));
     double worst = 0; /* |difference| / tolerance */
     for (size_t i = 0; i < n; i++) {
         double p = element(x, i), q = element(y, i);
-        double d = (isnan(p) && isnan(q)) ? 0 : fabs(p - q);
+        double d = (p == q || (isnan(p) && isnan(q))) ? 0 : fabs(p - q); /* inf == inf */
         double ratio = isnan(d) ? INFINITY : d / (RTOL * fabs(q) + ATOL * scale);
         if (ratio > worst) {
             worst = ratio;
