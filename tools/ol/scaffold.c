@@ -534,6 +534,21 @@ static int plan(ol_ctx *ctx, const char *id, const scaffold_options *o, lesson *
             "(like modern/gated_mlp: contracts/tinyllm/modern/gated_mlp.h)");
         return -1;
     }
+    const char *rung = o->rung ? o->rung : "R3";
+    if (!rung_level(rung)) {
+        ol_error("ol lesson new: --rung \"%s\" is not one of R1 to R5", rung);
+        return -1;
+    }
+    char *json = xasprintf("%s/course/%s/lesson.json", ctx->root, id);
+    bool taken = is_file(json);
+    free(json);
+    if (taken) {
+        ol_error("course/%s/lesson.json exists already: %s is a lesson (`ol lesson show %s`); ol "
+                 "lesson new "
+                 "never overwrites",
+                 id, id, id);
+        return -1;
+    }
     /* a module of another lesson: its files would be "kept" and built twice */
     char *src = xasprintf("tinyllm/%s.c", o->module), *hdr = xasprintf("tinyllm/%s.h", o->module);
     char *owner = lesson_owner(ctx->root, "sources", src, NULL);
@@ -550,21 +565,6 @@ static int plan(ol_ctx *ctx, const char *id, const scaffold_options *o, lesson *
     free(hdr);
     if (owner) {
         free(owner);
-        return -1;
-    }
-    const char *rung = o->rung ? o->rung : "R3";
-    if (!rung_level(rung)) {
-        ol_error("ol lesson new: --rung \"%s\" is not one of R1 to R5", rung);
-        return -1;
-    }
-    char *json = xasprintf("%s/course/%s/lesson.json", ctx->root, id);
-    bool taken = is_file(json);
-    free(json);
-    if (taken) {
-        ol_error("course/%s/lesson.json exists already: %s is a lesson (`ol lesson show %s`); ol "
-                 "lesson new "
-                 "never overwrites",
-                 id, id, id);
         return -1;
     }
     if (o->needs) {
