@@ -42,14 +42,19 @@ static size_t on_body(char *data, size_t one, size_t n, void *arg) {
     return n;
 }
 
+/* What a server sent, made fit to show in a message: no terminal escapes. */
+static void printable(char *s) {
+    for (char *c = s; *c; c++)
+        if (*c < 0x20 || *c > 0x7e) *c = '?';
+}
+
 /* Keeps X-Error-Code and the rel="next" URL of a Link header. */
 static size_t on_header(char *line, size_t one, size_t n, void *arg) {
     answer *a = arg;
     (void)one;
     if (n > 13 && !strncasecmp(line, "x-error-code:", 13)) {
         sscanf(line + 13, " %63[^\r\n]", a->error_code);
-        for (char *c = a->error_code; *c; c++)   /* shown in messages: no terminal escapes */
-            if (*c < 0x20 || *c > 0x7e) *c = '?';
+        printable(a->error_code);
     }
     if (n > 5 && !strncasecmp(line, "link:", 5)) {
         char *rel = strstr(line, "rel=\"next\"");
@@ -135,8 +140,7 @@ static long get_on_origin(char *url, size_t urlsize, const char *origin, const c
                      "the server or a proxy is broken", status, (int)strcspn(url, "?"), url);
             return -1;
         }
-        for (char *c = a->location; *c; c++)   /* shown in messages: no terminal escapes */
-            if (*c < 0x20 || *c > 0x7e) *c = '?';
+        printable(a->location);
         origin_of(a->location, target_origin, sizeof target_origin);
         if (strcmp(origin, target_origin) != 0) {
             snprintf(err, errsize, "%.*s redirects to %.200s, not on %s: refusing to follow "
@@ -266,8 +270,7 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
         if (*a.next) {   /* the token must stay on the endpoint's origin */
             origin_of(a.next, next_origin, sizeof next_origin);
             if (strcmp(origin, next_origin) != 0) {
-                for (char *c = a.next; *c; c++)   /* shown: no terminal escapes */
-                    if (*c < 0x20 || *c > 0x7e) *c = '?';
+                printable(a.next);
                 snprintf(err, errsize, "the listing's next page (%.200s) is not on %s: refusing "
                          "to follow it", a.next, origin);
                 goto done;
