@@ -77,6 +77,16 @@ echo "this is not C" >> c/tinyllm/modern/rmsnorm.c
 run "$OL" tests L7.1
 expect "tests: code that does not compile fails with the compiler's message" 1 "error:" "does not compile"
 cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+# a workspace ol cannot build in is said up front, not blamed on the code or the harness
+BLOCKED=$T/blocked
+mkdir -p "$BLOCKED/c" && cp -r c/. "$BLOCKED/c/" && : > "$BLOCKED/build"
+for cmd in tests check; do
+  run "$OL" $cmd L7.1 --workspace "$BLOCKED"
+  expect "$cmd: a file where build/ goes is named, with the fix" 2 "a file is in the way" \
+    "$BLOCKED/build/ol"
+  absent "$cmd: ... and not called a compile error" "does not compile"
+  absent "$cmd: ... nor a broken harness" "harness is broken"
+done
 
 # ---- ol check: the stages and their failures ---------------------------
 run "$OL" diff L7.1

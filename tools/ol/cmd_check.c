@@ -62,7 +62,7 @@ int cmd_check(int argc, char **argv) {
     int opened = open_lesson(&ctx, &l, workspace, id);
     free(id);
     if (opened != 0) return OL_USAGE;
-    if (require_student_workspace(&ctx) != 0) {
+    if (require_student_workspace(&ctx) != 0 || ctx_require_writable(&ctx) != 0) {
         lesson_free(&l);
         ctx_free(&ctx);
         return OL_USAGE;

@@ -103,6 +103,24 @@ int ctx_require_runtime(ol_ctx *ctx) {
                      ctx->root);
             return -1;
         }
+    return ctx_require_writable(ctx);
+}
+
+int ctx_require_writable(ol_ctx *ctx) {
+    /* Said once, up front: otherwise every build step fails on it and the
+     * last message blames the student's code or the harness. */
+    if (mkdir_p(ctx->cache) != 0 || access(ctx->cache, W_OK | X_OK) != 0) {
+        int err = errno;
+        if (err == ENOTDIR || err == EEXIST)
+            ol_error("cannot create %s, where ol keeps its builds: a file is in the way. "
+                     "Move that file (build/ and build/ol/ must be folders), then run ol again.",
+                     ctx->cache);
+        else
+            ol_error("cannot write in %s, where ol keeps its builds: %s. Make the workspace "
+                     "writable (chmod -R u+w %s), or work in a copy you own.", ctx->cache,
+                     strerror(err), ctx->ws);
+        return -1;
+    }
     return 0;
 }
 

@@ -28,8 +28,12 @@ typedef struct ol_ctx {
 int ctx_init(ol_ctx *ctx, const char *workspace_opt);
 void ctx_free(ol_ctx *ctx);
 
-/* The runtime libraries exist (else says to run make in the root). */
+/* The runtime libraries exist (else says to run make in the root), and so
+ * does ctx_require_writable. */
 int ctx_require_runtime(ol_ctx *ctx);
+
+/* The workspace's build/ol can be created and written (else says how). */
+int ctx_require_writable(ol_ctx *ctx);
 
 /* A folder under the cache, created; caller frees. */
 char *ctx_cache_dir(ol_ctx *ctx, const char *name);
