@@ -9,6 +9,7 @@
 #   deviation as a multiple of the tolerance;
 # - without --smoke, on a tiny stand-in cached under SmolLM2's name: generate and pull
 #   pass against the reference's tinyllm, info fails on the parameter count;
+# - a non-static helper in two lessons: the link fails, with the fix (make it static);
 # - without --smoke and without the model in the cache: exit 2, saying how to pull it;
 # - usage errors: exit 2.
 #   tests/ol/milestone.sh OL_BINARY
@@ -74,6 +75,17 @@ expect "a hang: two runs time out, the rest are not run" 1 \
 [ "$took" -lt 60 ] && ok "a hang costs two timeouts, not one per check ($took s)" ||
   fail "a hang costs two timeouts, not one per check ($took s)"
 cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+
+# one non-static helper in two lessons: each links alone, tinyllm links both
+run "$OL" start L7.2 --ref-deps
+cp "$ROOT/reference/tinyllm/modern/mlp.c" c/tinyllm/modern/mlp.c
+for f in rmsnorm mlp; do printf '\nint twice(int x) { return 2 * x; }\n' >> c/tinyllm/modern/$f.c; done
+run "$OL" milestone MS-L7 --smoke
+expect "a helper defined in two lessons: the clash, and the fix" 1 \
+  "multiple definition of \`twice'" "\`twice\` is defined twice" "make it static" \
+  "tinyllm does not link with your code"
+cp "$ROOT/reference/tinyllm/modern/rmsnorm.c" c/tinyllm/modern/rmsnorm.c
+rm -rf c/tinyllm/modern/mlp.c c/tests/l7-2-*
 
 run env TINYLLM_CACHE="$T/empty-cache" "$OL" milestone MS-L7
 expect "no model in the cache: exit 2, how to pull it" 2 "is not in your tinyllm cache" \

@@ -982,6 +982,18 @@ static char *without_wrappers(ol_ctx *ctx, const char *log) {
     return sb_take(&b);
 }
 
+/* ld names the two definitions but not the usual cause: a helper left
+ * non-static in two of the student's files (two lessons, often), which link
+ * apart and clash only together, as in the milestone's tinyllm. */
+static void hint_multiple_definition(const char *log) {
+    const char *at = strstr(log, "multiple definition of `");
+    if (!at) return;
+    at += strlen("multiple definition of `");
+    int len = (int)strcspn(at, "'\n");
+    fprintf(stderr, "ol: hint: `%.*s` is defined twice (the linker's lines above say where). If "
+            "it is a helper of yours, make it static: then each file keeps its own.\n", len, at);
+}
+
 void print_compiler_log(ol_ctx *ctx, const char *raw) {
     if (!raw || !*raw) return;
     char *log = without_wrappers(ctx, raw);
@@ -1002,6 +1014,7 @@ void print_compiler_log(ol_ctx *ctx, const char *raw) {
     /* the compiler quotes the student's lines as they are (its colours are off) */
     char *text = sb_take(&b), *shown = shown_text(text);
     fputs(shown, stderr);
+    hint_multiple_definition(shown);
     free(shown);
     free(text);
     free(ws);
