@@ -2,15 +2,21 @@
 # `tinyllm pull` against the fake Hub as a program (`tl-hub serve DIR`, what
 # `ol hub serve` runs): the repo listed through the API (in pages), a plain
 # model, a sharded one, --include/--exclude, pulling twice, explicit files,
-# offline, the failures (exit 1 with the downloader's message) and usage
-# errors (exit 2). Run by `make test-tinyllm`; TINYLLM and TL_HUB are the
-# binaries.
+# offline, the failures (exit 1 with the downloader's message), a Hub that
+# lies (hostile_hub.py) and usage errors (exit 2). Run by `make test-tinyllm`;
+# TINYLLM and TL_HUB are the binaries.
 set -u
 TINYLLM=$(realpath "${TINYLLM:-build/bin/tinyllm}")
 TL_HUB=$(realpath "${TL_HUB:-build/bin/tl-hub}")
 work=$(mktemp -d /tmp/tl-pull-test-XXXXXX)
 hub_pid=
-cleanup() { [ -n "$hub_pid" ] && kill "$hub_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+hostile_pid=
+cleanup() {
+    [ -n "$hub_pid" ] && kill "$hub_pid" 2>/dev/null
+    [ -n "$hostile_pid" ] && kill "$hostile_pid" 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$work"
+}
 trap cleanup EXIT
 passed=0 failed=0
 export NO_PROXY=127.0.0.1 no_proxy=127.0.0.1
@@ -186,6 +192,32 @@ run ../escape
 expect "a bad repo id" 1 "invalid repo id"
 run org/tiny --revision ../..
 expect "a bad revision" 1 "invalid revision"
+
+# ---- a Hub that lies (hostile_hub.py): a clear error, at once, in bounded memory
+python3 "$(dirname "$0")/hostile_hub.py" "$work/hostile.port" >"$work/hostile.log" 2>&1 &
+hostile_pid=$!
+for _ in $(seq 100); do [ -s "$work/hostile.port" ] && break; sleep 0.05; done
+if [ -s "$work/hostile.port" ]; then
+    hub_endpoint=$endpoint endpoint=http://127.0.0.1:$(cat "$work/hostile.port")
+    # each case would run for minutes, or take gigabytes, if not refused at once
+    mem() { (ulimit -v 2000000; timeout 20 "$@"); }
+    status=0; mem "$TINYLLM" pull h/loop --endpoint "$endpoint" --cache "$work/cache" \
+        2>"$work/err" || status=$?; err=$(cat "$work/err")
+    expect "a next page back to itself" 1 "was listed before (a loop)"
+    status=0; mem "$TINYLLM" pull h/longpath --endpoint "$endpoint" --cache "$work/cache" \
+        2>"$work/err" || status=$?; err=$(cat "$work/err")
+    expect "listing pages of 30 MB paths" 1 "longer than any the cache can hold"
+    status=0; mem "$TINYLLM" pull h/manynames --endpoint "$endpoint" --cache "$work/cache" \
+        2>"$work/err" || status=$?; err=$(cat "$work/err")
+    expect "listing pages of 7,000 paths of 4,000 bytes" 1 "256 MB of names"
+    status=0; mem "$TINYLLM" pull h/bigpage --endpoint "$endpoint" --cache "$work/cache" \
+        2>"$work/err" || status=$?; err=$(cat "$work/err")
+    expect "a listing page that never ends" 1 "sent more than 32 MB"
+    [[ $err != *"no answer"* ]] && pass || fail "a big page is 'no answer'" "$err"
+    endpoint=$hub_endpoint
+else
+    fail "hostile_hub.py did not start" "$(cat "$work/hostile.log")"
+fi
 
 # ---- usage: exit 2 ----------------------------------------------------------
 for args in "" "org/tiny --revision" "org/tiny --frobnicate" "org/tiny config.json --include x"; do

@@ -19,6 +19,9 @@
 
 #define MAX_PAGES 10000
 #define MAX_FILES 1000000
+#define MAX_NAME_BYTES (256u * 1024 * 1024)   /* the names kept: 1M names of 256 bytes */
+#define MAX_PATH_BYTES 4096                    /* PATH_MAX: hf_download refuses longer paths */
+#define MAX_PAGE_BYTES (32u * 1024 * 1024)     /* a page of 1,000 entries is ~0.3 MB */
 #define ATTEMPTS 3
 
 typedef struct {
@@ -27,12 +30,13 @@ typedef struct {
     char next[4096];        /* Link rel="next", or "" */
     char location[4096];    /* a redirect's target, absolute, or "" */
     char error_code[64];    /* X-Error-Code */
+    int too_big;            /* the body passed MAX_PAGE_BYTES */
 } answer;
 
 static size_t on_body(char *data, size_t one, size_t n, void *arg) {
     answer *a = arg;
     (void)one;
-    if (a->len + n > 32u * 1024 * 1024) return 0;   /* a page of 1,000 entries is ~0.3 MB */
+    if (a->len + n > MAX_PAGE_BYTES) return a->too_big = 1, 0;
     char *grown = realloc(a->body, a->len + n + 1);
     if (!grown) return 0;
     memcpy(grown + a->len, data, n);
@@ -111,6 +115,10 @@ static long get(const char *url, const char *token, double timeout, answer *a, c
             snprintf(a->location, sizeof a->location, "%s", location);
         curl_slist_free_all(h);
         curl_easy_cleanup(c);
+        if (a->too_big)   /* not a transport error: asking again gets the same */
+            return snprintf(err, errsize, "%.*s sent more than %u MB: no listing page is that "
+                            "large: is it a Hub?", (int)strcspn(url, "?"), url,
+                            MAX_PAGE_BYTES >> 20), -1;
         if (cc != CURLE_OK)
             snprintf(err, errsize, "no answer from %.*s: %s", (int)strcspn(url, "?"), url,
                      *ebuf ? ebuf : curl_easy_strerror(cc));
@@ -178,7 +186,14 @@ static int add_path(repo_listing *l, const char *path, char *err, size_t errsize
         tl_clear_error();
         return -1;
     }
-    if (l->n == MAX_FILES) return snprintf(err, errsize, "more than %d files", MAX_FILES), -1;
+    size_t len = strlen(path);
+    if (len >= MAX_PATH_BYTES)   /* and kept, such names would take memory without bound */
+        return snprintf(err, errsize, "the listing names a path of %zu bytes ('%.60s...'), "
+                        "longer than any the cache can hold (%d): is it a Hub?", len, path,
+                        MAX_PATH_BYTES - 1), -1;
+    if (l->n == MAX_FILES || l->bytes + len > MAX_NAME_BYTES)
+        return snprintf(err, errsize, "more than %d files, or %u MB of names: giving up",
+                        MAX_FILES, MAX_NAME_BYTES >> 20), -1;
     char **grown = realloc(l->paths, (size_t)(l->n + 1) * sizeof *grown);
     char *copy = strdup(path);
     if (grown) l->paths = grown;
@@ -187,6 +202,7 @@ static int add_path(repo_listing *l, const char *path, char *err, size_t errsize
         return snprintf(err, errsize, "out of memory"), -1;
     }
     l->paths[l->n++] = copy;
+    l->bytes += len;
     return 0;
 }
 
@@ -200,6 +216,14 @@ static void encode_revision(const char *rev, char *out, size_t size) {
     out[o] = 0;
 }
 
+/* FNV-1a: a page's URL, to notice a next link back to a page already listed. */
+static unsigned long long url_hash(const char *url) {
+    unsigned long long h = 14695981039346656037ull;
+    for (const unsigned char *c = (const unsigned char *)url; *c; c++)
+        h = (h ^ *c) * 1099511628211ull;
+    return h;
+}
+
 int repo_list_remote(const char *endpoint, const char *repo, const char *revision,
                      const char *token, double timeout, repo_listing *out, char *err,
                      size_t errsize) {
@@ -211,6 +235,8 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
     origin_of(endpoint, origin, sizeof origin);
     answer a = {0};
     int rc = -1;
+    unsigned long long *seen = calloc(MAX_PAGES, sizeof *seen);
+    if (!seen) return snprintf(err, errsize, "out of memory"), -1;
 
     snprintf(url, sizeof url, "%.*s/api/models/%s/revision/%s?expand=sha", (int)elen, endpoint,
              repo, rev);
@@ -231,6 +257,14 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
             snprintf(err, errsize, "more than %d pages of listing: giving up", MAX_PAGES);
             goto done;
         }
+        seen[page] = url_hash(url);
+        for (int i = 0; i < page; i++)
+            if (seen[i] == seen[page]) {   /* else the same pages again, up to MAX_PAGES */
+                printable(url);
+                snprintf(err, errsize, "the listing's next page %.200s was listed before (a "
+                         "loop): the server is broken; try again later", url);
+                goto done;
+            }
         status = get_on_origin(url, sizeof url, origin, token, timeout, &a, err, errsize);
         if (status != 200) {
             if (status > 0) explain(status, &a, url, err, errsize);
@@ -281,6 +315,7 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
     rc = 0;
 done:
     free(a.body);
+    free(seen);
     if (rc != 0) repo_listing_free(out);
     return rc;
 }

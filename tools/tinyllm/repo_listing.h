@@ -11,6 +11,7 @@
 typedef struct {
     char **paths;       /* files (not folders), each a valid hf filename */
     int n;
+    size_t bytes;       /* the paths' total length */
     char commit[41];    /* the revision's commit ("" offline) */
 } repo_listing;
 
