@@ -214,6 +214,9 @@ if [ -s "$work/hostile.port" ]; then
         2>"$work/err" || status=$?; err=$(cat "$work/err")
     expect "a listing page that never ends" 1 "sent more than 32 MB"
     [[ $err != *"no answer"* ]] && pass || fail "a big page is 'no answer'" "$err"
+    run h/escape
+    expect "a revision sha of terminal escapes" 0 "2 files at main"
+    [[ $err != *$'\e'* ]] && pass || fail "the sha's escapes reached stderr" "$err"
     endpoint=$hub_endpoint
 else
     fail "hostile_hub.py did not start" "$(cat "$work/hostile.log")"

@@ -247,7 +247,8 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
     }
     cJSON *info = cJSON_Parse(a.body ? a.body : "");
     const char *sha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "sha"));
-    if (sha && strlen(sha) == 40) snprintf(out->commit, sizeof out->commit, "%s", sha);
+    if (sha && hf_validate_commit(sha) == 0) snprintf(out->commit, sizeof out->commit, "%s", sha);
+    tl_clear_error();   /* a "sha" that is no commit is not shown (it may hold escapes) */
     cJSON_Delete(info);
 
     snprintf(url, sizeof url, "%.*s/api/models/%s/tree/%s?recursive=true&expand=false",
