@@ -217,6 +217,11 @@ if [ -s "$work/hostile.port" ]; then
     run h/escape
     expect "a revision sha of terminal escapes" 0 "2 files at main"
     [[ $err != *$'\e'* ]] && pass || fail "the sha's escapes reached stderr" "$err"
+    run h/moving
+    expect "a branch moving during the pull" 1 "main moved from aaaa" "to bbbb" "run the pull again"
+    [ -z "$out" ] && pass || fail "a pull across a moving branch printed a folder: '$out'"
+    run h/moving
+    expect "the pull run again after the branch moved" 0 "files at bbbb"
     endpoint=$hub_endpoint
 else
     fail "hostile_hub.py did not start" "$(cat "$work/hostile.log")"

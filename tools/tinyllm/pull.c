@@ -11,7 +11,8 @@
  *     dir=$(tinyllm pull HuggingFaceTB/SmolLM2-135M-Instruct)
  *
  * works in scripts. Exit status: 0 done, 1 a download failed (the
- * downloader's message on stderr), 2 a usage error.
+ * downloader's message on stderr) or the branch moved during the pull (its
+ * commit, asked again at the end, is not the listing's), 2 a usage error.
  */
 #include <cjson/cJSON.h>
 #include <fnmatch.h>
@@ -190,23 +191,34 @@ static int fetch_weights(pull_ctx *p) {
     return rc;
 }
 
+static bool offline(void) {
+    const char *v = getenv("HF_HUB_OFFLINE");
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+                 !strcasecmp(v, "on"));   /* as huggingface_hub reads it */
+}
+
+static const char *endpoint_of(const pull_ctx *p) {
+    const char *endpoint = p->endpoint && *p->endpoint ? p->endpoint : getenv("HF_ENDPOINT");
+    return endpoint && *endpoint ? endpoint : "https://huggingface.co";
+}
+
+static const char *token(void) {
+    const char *t = getenv("HF_TOKEN");
+    return t && *t ? t : NULL;
+}
+
 /* Lists the repo: through the API, or offline from the cache. */
 static int list_repo(pull_ctx *p) {
     char err[1024];
-    const char *offline = getenv("HF_HUB_OFFLINE");
-    if (offline && (!strcmp(offline, "1") || !strcasecmp(offline, "true") ||
-                    !strcasecmp(offline, "yes") || !strcasecmp(offline, "on"))) {   /* as HF's */
+    if (offline()) {
         char dir[4096];
         const char *slash = strchr(p->repo, '/');
         snprintf(dir, sizeof dir, "%s/%.*s%s%s/%s", p->cache, slash ? (int)(slash - p->repo) : 0,
                  p->repo, slash ? "--" : "", slash ? slash + 1 : p->repo, p->revision);
         if (repo_list_cached(dir, &p->listing, err, sizeof err) == 0) return 0;
     } else {
-        const char *endpoint = p->endpoint && *p->endpoint ? p->endpoint : getenv("HF_ENDPOINT");
-        const char *token = getenv("HF_TOKEN");
-        if (!endpoint || !*endpoint) endpoint = "https://huggingface.co";
-        if (repo_list_remote(endpoint, p->repo, p->revision, token && *token ? token : NULL,
-                             60.0, &p->listing, err, sizeof err) == 0) {
+        if (repo_list_remote(endpoint_of(p), p->repo, p->revision, token(), 60.0, &p->listing,
+                             err, sizeof err) == 0) {
             fprintf(stderr, "  %d files at %s\n", p->listing.n,
                     *p->listing.commit ? p->listing.commit : p->revision);
             return 0;
@@ -243,6 +255,31 @@ static int fetch_listed(pull_ctx *p) {
         if (repo_listing_has(l, MODEL_FILES[i]) && wanted(p, MODEL_FILES[i]))
             rc = fetch(p, MODEL_FILES[i]);
     return rc == 0 ? fetch_weights(p) : rc;
+}
+
+/* Each file was asked for at the revision, one after the other: when a
+ * branch moved meanwhile (a push during the pull), the folder may mix two
+ * commits, each file verified but the model not coherent. The listing's
+ * commit, asked again at the end, tells. */
+static int check_unmoved(const pull_ctx *p) {
+    char now[41], err[1024];
+    if (offline() || !*p->listing.commit || !strcmp(p->revision, p->listing.commit)) return 0;
+    if (repo_commit_remote(endpoint_of(p), p->repo, p->revision, token(), 60.0, now, err,
+                           sizeof err) != 0) {
+        fprintf(stderr, "tinyllm pull: cannot check that %s is still at %s: %s; run the pull "
+                        "again\n", p->revision, p->listing.commit, err);
+        return -1;
+    }
+    if (!strcmp(now, p->listing.commit)) return 0;
+    fprintf(stderr, "tinyllm pull: %s moved from %s to %s during the pull: the files in %s may "
+                    "come from both commits; run the pull again\n", p->revision,
+            p->listing.commit, *now ? now : "(unknown)", p->dir ? p->dir : p->cache);
+    return -1;
+}
+
+static int fetch_all_listed(pull_ctx *p) {
+    int rc = fetch_listed(p);
+    return rc == 0 ? check_unmoved(p) : rc;
 }
 
 int tinyllm_pull(int argc, char **argv) {
@@ -301,7 +338,7 @@ int tinyllm_pull(int argc, char **argv) {
     if (nfiles > 0)
         for (int i = 0; i < nfiles && rc == 0; i++) rc = fetch(&p, files[i]);
     else
-        rc = fetch_listed(&p);
+        rc = fetch_all_listed(&p);
     if (rc == 0 && p.dir) printf("%s\n", p.dir);
     status = rc == 0 ? 0 : 1;
 out:

@@ -216,6 +216,50 @@ static void encode_revision(const char *rev, char *out, size_t size) {
     out[o] = 0;
 }
 
+/* {endpoint}/api/models/{repo}/{what}/{rev}{query}, and the endpoint's origin. */
+static void api_url(const char *endpoint, const char *repo, const char *revision,
+                    const char *what, const char *query, char *url, size_t urlsize, char *origin,
+                    size_t osize) {
+    char rev[1024];
+    encode_revision(revision, rev, sizeof rev);
+    size_t elen = strlen(endpoint);
+    while (elen > 0 && endpoint[elen - 1] == '/') elen--;
+    origin_of(endpoint, origin, osize);
+    snprintf(url, urlsize, "%.*s/api/models/%s/%s/%s%s", (int)elen, endpoint, repo, what, rev,
+             query);
+}
+
+/* GETs the revision's commit into commit ("" when the answer has none),
+ * the answer into a. 0, or -1 with err set. */
+static int get_commit(const char *endpoint, const char *repo, const char *revision,
+                      const char *token, double timeout, char commit[41], answer *a, char *err,
+                      size_t errsize) {
+    char url[4096], origin[2048];
+    api_url(endpoint, repo, revision, "revision", "?expand=sha", url, sizeof url, origin,
+            sizeof origin);
+    long status = get_on_origin(url, sizeof url, origin, token, timeout, a, err, errsize);
+    if (status != 200) {
+        if (status > 0) explain(status, a, url, err, errsize);
+        return -1;
+    }
+    cJSON *info = cJSON_Parse(a->body ? a->body : "");
+    const char *sha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "sha"));
+    *commit = 0;
+    if (sha && hf_validate_commit(sha) == 0) snprintf(commit, 41, "%s", sha);
+    tl_clear_error();   /* a "sha" that is no commit is not shown (it may hold escapes) */
+    cJSON_Delete(info);
+    return 0;
+}
+
+int repo_commit_remote(const char *endpoint, const char *repo, const char *revision,
+                       const char *token, double timeout, char commit[41], char *err,
+                       size_t errsize) {
+    answer a = {0};
+    int rc = get_commit(endpoint, repo, revision, token, timeout, commit, &a, err, errsize);
+    free(a.body);
+    return rc;
+}
+
 /* FNV-1a: a page's URL, to notice a next link back to a page already listed. */
 static unsigned long long url_hash(const char *url) {
     unsigned long long h = 14695981039346656037ull;
@@ -228,31 +272,16 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
                      const char *token, double timeout, repo_listing *out, char *err,
                      size_t errsize) {
     *out = (repo_listing){0};
-    char rev[1024], url[4096], origin[2048], next_origin[2048];
-    encode_revision(revision, rev, sizeof rev);
-    size_t elen = strlen(endpoint);
-    while (elen > 0 && endpoint[elen - 1] == '/') elen--;
-    origin_of(endpoint, origin, sizeof origin);
+    char url[4096], origin[2048], next_origin[2048];
     answer a = {0};
     int rc = -1;
     unsigned long long *seen = calloc(MAX_PAGES, sizeof *seen);
     if (!seen) return snprintf(err, errsize, "out of memory"), -1;
-
-    snprintf(url, sizeof url, "%.*s/api/models/%s/revision/%s?expand=sha", (int)elen, endpoint,
-             repo, rev);
-    long status = get_on_origin(url, sizeof url, origin, token, timeout, &a, err, errsize);
-    if (status != 200) {
-        if (status > 0) explain(status, &a, url, err, errsize);
+    if (get_commit(endpoint, repo, revision, token, timeout, out->commit, &a, err, errsize) != 0)
         goto done;
-    }
-    cJSON *info = cJSON_Parse(a.body ? a.body : "");
-    const char *sha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "sha"));
-    if (sha && hf_validate_commit(sha) == 0) snprintf(out->commit, sizeof out->commit, "%s", sha);
-    tl_clear_error();   /* a "sha" that is no commit is not shown (it may hold escapes) */
-    cJSON_Delete(info);
 
-    snprintf(url, sizeof url, "%.*s/api/models/%s/tree/%s?recursive=true&expand=false",
-             (int)elen, endpoint, repo, rev);
+    api_url(endpoint, repo, revision, "tree", "?recursive=true&expand=false", url, sizeof url,
+            origin, sizeof origin);
     for (int page = 0; *url; page++) {
         if (page == MAX_PAGES) {
             snprintf(err, errsize, "more than %d pages of listing: giving up", MAX_PAGES);
@@ -266,7 +295,7 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
                          "loop): the server is broken; try again later", url);
                 goto done;
             }
-        status = get_on_origin(url, sizeof url, origin, token, timeout, &a, err, errsize);
+        long status = get_on_origin(url, sizeof url, origin, token, timeout, &a, err, errsize);
         if (status != 200) {
             if (status > 0) explain(status, &a, url, err, errsize);
             goto done;

@@ -21,6 +21,11 @@ typedef struct {
 int repo_list_remote(const char *endpoint, const char *repo, const char *revision,
                      const char *token, double timeout, repo_listing *out, char *err,
                      size_t errsize);
+/* The commit revision names now on endpoint ("" when the Hub does not say),
+ * as repo_list_remote asks it. 0, or -1 with a message in err. */
+int repo_commit_remote(const char *endpoint, const char *repo, const char *revision,
+                       const char *token, double timeout, char commit[41], char *err,
+                       size_t errsize);
 /* The regular files below folder dir (no .part files, no links followed).
  * 0, or -1 with a message in err (dir missing: the repo is not cached). */
 int repo_list_cached(const char *dir, repo_listing *out, char *err, size_t errsize);
