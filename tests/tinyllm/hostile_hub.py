@@ -10,7 +10,9 @@ wrong the way <case> says:
   bigpage    a listing page that never ends
   escape     the revision's "sha" is 40 characters of terminal escapes
   moving     the branch moves to another commit after the first file
+  bigindex   a model.safetensors.index.json of 65 MB
 """
+import functools
 import hashlib
 import http.server
 import json
@@ -22,6 +24,20 @@ FILES = {"config.json": b'{"model_type": "llama"}\n', "model.safetensors": b"W" 
 OLD, NEW = "a" * 40, "b" * 40
 heads = {}            # case -> HEADs of resolve URLs answered
 lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def big_index_files():
+    """FILES with an index padded to 65 MB."""
+    pad = b" " * (65 << 20)
+    files = dict(FILES, **{"model.safetensors.index.json":
+                           b'{"weight_map": {"a": "model.safetensors"}, "p": "%s"}' % pad})
+    return files
+
+
+@functools.lru_cache(maxsize=8)
+def blob_sha1(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -50,24 +66,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
         case = parts[4] if api else parts[2]
         with lock:
             moved = case == "moving" and heads.get(case, 0) > 1
+        files = big_index_files() if case == "bigindex" else FILES
         if api and parts[5] == "revision":
             sha = "\x1b]0;pwned\x07\x1b[31m" + "x" * 25 if case == "escape" else \
                 NEW if moved else OLD
             return self.answer(200, json.dumps({"sha": sha}).encode())
         if api and parts[5] == "tree":
-            return self.tree(case)
-        if parts[3] == "resolve" and "/".join(parts[5:]) in FILES:
-            data = FILES["/".join(parts[5:])]
+            return self.tree(case, files)
+        if parts[3] == "resolve" and "/".join(parts[5:]) in files:
+            data = files["/".join(parts[5:])]
             if self.command == "HEAD":
                 with lock:
                     heads[case] = heads.get(case, 0) + 1
-            sha1 = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+            sha1 = blob_sha1(data)
             return self.answer(200, data, [("ETag", '"%s"' % sha1),
                                            ("X-Repo-Commit", NEW if moved else OLD)])
         self.answer(404, b"{}", [("X-Error-Code", "EntryNotFound")])
 
-    def tree(self, case):
-        listing = [{"type": "file", "path": p, "size": len(d)} for p, d in FILES.items()]
+    def tree(self, case, files):
+        listing = [{"type": "file", "path": p, "size": len(d)} for p, d in files.items()
+                   if not (case == "bigindex" and p == "model.safetensors")]
         if case == "loop":
             link = "<http://%s:%d%s>; rel=\"next\"" % (*self.server.server_address, self.path)
             return self.answer(200, json.dumps(listing).encode(), [("Link", link)])

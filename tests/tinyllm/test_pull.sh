@@ -196,7 +196,7 @@ expect "a bad revision" 1 "invalid revision"
 # ---- a Hub that lies (hostile_hub.py): a clear error, at once, in bounded memory
 python3 "$(dirname "$0")/hostile_hub.py" "$work/hostile.port" >"$work/hostile.log" 2>&1 &
 hostile_pid=$!
-for _ in $(seq 100); do [ -s "$work/hostile.port" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s "$work/hostile.port" ] && break; sleep 0.05; done
 if [ -s "$work/hostile.port" ]; then
     hub_endpoint=$endpoint endpoint=http://127.0.0.1:$(cat "$work/hostile.port")
     # each case would run for minutes, or take gigabytes, if not refused at once
@@ -222,6 +222,9 @@ if [ -s "$work/hostile.port" ]; then
     [ -z "$out" ] && pass || fail "a pull across a moving branch printed a folder: '$out'"
     run h/moving
     expect "the pull run again after the branch moved" 0 "files at bbbb"
+    status=0; mem "$TINYLLM" pull h/bigindex --endpoint "$endpoint" --cache "$work/cache" \
+        2>"$work/err" || status=$?; err=$(cat "$work/err")
+    expect "a safetensors index of 65 MB" 1 "more than a safetensors index needs (64 MB at most)"
     endpoint=$hub_endpoint
 else
     fail "hostile_hub.py did not start" "$(cat "$work/hostile.log")"

@@ -28,6 +28,7 @@
 #include "verbs.h"
 
 #define MAX_SHARDS 4096
+#define MAX_INDEX_BYTES (64L << 20)   /* DeepSeek-V3's, 91k tensors, is 9 MB */
 
 static const char USAGE[] =
     "usage: tinyllm pull REPO [FILE...] [--include GLOB]... [--exclude GLOB]... [--revision R]\n"
@@ -94,7 +95,15 @@ static int read_shards(const char *index_path, char **shards) {
     FILE *f = fopen(index_path, "rb");
     char *text = NULL;
     long size = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > MAX_INDEX_BYTES) {
+        /* parsed, it would take ~5 times its size in memory */
+        fprintf(stderr, "tinyllm pull: %s has %ld bytes, more than a safetensors index needs "
+                "(%ld MB at most): not reading it (is the repo's index broken, or HF_ENDPOINT "
+                "not a Hub?)\n", index_path, size, MAX_INDEX_BYTES >> 20);
+        fclose(f);
+        return -1;
+    }
+    if (f && size >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
         (text = malloc((size_t)size + 1)) && fread(text, 1, (size_t)size, f) == (size_t)size)
         text[size] = 0;
     else {
