@@ -11,6 +11,7 @@ wrong the way <case> says:
   escape     the revision's "sha" is 40 characters of terminal escapes
   moving     the branch moves to another commit after the first file
   bigindex   a model.safetensors.index.json of 65 MB
+  dups       the listing names each file 500 times
 """
 import functools
 import hashlib
@@ -86,6 +87,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def tree(self, case, files):
         listing = [{"type": "file", "path": p, "size": len(d)} for p, d in files.items()
                    if not (case == "bigindex" and p == "model.safetensors")]
+        if case == "dups":
+            return self.answer(200, json.dumps(listing * 500).encode())
         if case == "loop":
             link = "<http://%s:%d%s>; rel=\"next\"" % (*self.server.server_address, self.path)
             return self.answer(200, json.dumps(listing).encode(), [("Link", link)])

@@ -225,6 +225,10 @@ if [ -s "$work/hostile.port" ]; then
     status=0; mem "$TINYLLM" pull h/bigindex --endpoint "$endpoint" --cache "$work/cache" \
         2>"$work/err" || status=$?; err=$(cat "$work/err")
     expect "a safetensors index of 65 MB" 1 "more than a safetensors index needs (64 MB at most)"
+    run h/dups --include '*'
+    expect "a listing naming each file 500 times" 0 "2 files at"
+    [ "$(grep -c '^  config.json ' <<<"$err")" = 1 ] && pass ||
+        fail "a file listed 500 times was fetched more than once" "$err"
     endpoint=$hub_endpoint
 else
     fail "hostile_hub.py did not start" "$(cat "$work/hostile.log")"

@@ -206,6 +206,22 @@ static int add_path(repo_listing *l, const char *path, char *err, size_t errsize
     return 0;
 }
 
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts the listing and keeps each path once: a listing naming a file many
+ * times would have it checked (HEAD, hash) as many times. */
+static void sort_unique(repo_listing *l) {
+    if (l->n == 0) return;
+    qsort(l->paths, (size_t)l->n, sizeof *l->paths, by_name);
+    int kept = 1;
+    for (int i = 1; i < l->n; i++)
+        if (strcmp(l->paths[kept - 1], l->paths[i]) != 0) l->paths[kept++] = l->paths[i];
+        else free(l->paths[i]);
+    l->n = kept;
+}
+
 /* Percent-encodes a revision with no safe characters ("refs/pr/1"). */
 static void encode_revision(const char *rev, char *out, size_t size) {
     size_t o = 0;
@@ -342,6 +358,7 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
         }
         snprintf(url, sizeof url, "%s", a.next);
     }
+    sort_unique(out);
     rc = 0;
 done:
     free(a.body);
@@ -368,7 +385,7 @@ int repo_list_cached(const char *dir, repo_listing *out, char *err, size_t errsi
     walk_err[0] = 0;
     errno = 0;
     int rc = nftw(dir, walk_one, 16, FTW_PHYS);   /* links are not followed (FTW_SL: skipped) */
-    if (rc == 0) return 0;
+    if (rc == 0) return sort_unique(out), 0;
     if (*walk_err) snprintf(err, errsize, "%s", walk_err);
     else snprintf(err, errsize, "HF_HUB_OFFLINE=1 and %s is not in the cache (%s): unset "
                   "HF_HUB_OFFLINE to download it", dir, strerror(errno));
@@ -377,9 +394,7 @@ int repo_list_cached(const char *dir, repo_listing *out, char *err, size_t errsi
 }
 
 int repo_listing_has(const repo_listing *l, const char *path) {
-    for (int i = 0; i < l->n; i++)
-        if (!strcmp(l->paths[i], path)) return 1;
-    return 0;
+    return l->n > 0 && bsearch(&path, l->paths, (size_t)l->n, sizeof *l->paths, by_name);
 }
 
 void repo_listing_free(repo_listing *l) {

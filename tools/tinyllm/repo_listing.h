@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 typedef struct {
-    char **paths;       /* files (not folders), each a valid hf filename */
+    char **paths;       /* files (not folders), each a valid hf filename, sorted, each once */
     int n;
     size_t bytes;       /* the paths' total length */
     char commit[41];    /* the revision's commit ("" offline) */
