@@ -12,6 +12,7 @@ wrong the way <case> says:
   moving     the branch moves to another commit after the first file
   bigindex   a model.safetensors.index.json of 65 MB
   dups       the listing names each file 500 times
+  ratelimit  the listing answers 429 (Retry-After: 1) for its first 1.5 s
 """
 import functools
 import hashlib
@@ -20,10 +21,12 @@ import json
 import os
 import sys
 import threading
+import time
 
 FILES = {"config.json": b'{"model_type": "llama"}\n', "model.safetensors": b"W" * 3000}
 OLD, NEW = "a" * 40, "b" * 40
 heads = {}            # case -> HEADs of resolve URLs answered
+first_tree = {}       # case -> when its listing was first asked
 lock = threading.Lock()
 
 
@@ -87,6 +90,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def tree(self, case, files):
         listing = [{"type": "file", "path": p, "size": len(d)} for p, d in files.items()
                    if not (case == "bigindex" and p == "model.safetensors")]
+        if case == "ratelimit":
+            with lock:
+                since = time.monotonic() - first_tree.setdefault(case, time.monotonic())
+            if since < 1.5:
+                return self.answer(429, b"{}", [("Retry-After", "1")])
         if case == "dups":
             return self.answer(200, json.dumps(listing * 500).encode())
         if case == "loop":

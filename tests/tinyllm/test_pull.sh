@@ -229,6 +229,8 @@ if [ -s "$work/hostile.port" ]; then
     expect "a listing naming each file 500 times" 0 "2 files at"
     [ "$(grep -c '^  config.json ' <<<"$err")" = 1 ] && pass ||
         fail "a file listed 500 times was fetched more than once" "$err"
+    run h/ratelimit
+    expect "a listing rate-limited for 1.5 s (Retry-After: 1)" 0 "2 files at"
     endpoint=$hub_endpoint
 else
     fail "hostile_hub.py did not start" "$(cat "$work/hostile.log")"

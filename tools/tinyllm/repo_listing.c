@@ -23,6 +23,7 @@
 #define MAX_PATH_BYTES 4096                    /* PATH_MAX: hf_download refuses longer paths */
 #define MAX_PAGE_BYTES (32u * 1024 * 1024)     /* a page of 1,000 entries is ~0.3 MB */
 #define ATTEMPTS 3
+#define MAX_WAIT 30           /* seconds: cap on a wait the server asks for, as hf_download's */
 
 typedef struct {
     char *body;
@@ -31,6 +32,7 @@ typedef struct {
     char location[4096];    /* a redirect's target, absolute, or "" */
     char error_code[64];    /* X-Error-Code */
     int too_big;            /* the body passed MAX_PAGE_BYTES */
+    long retry_after;       /* seconds, from Retry-After or RateLimit's t=; -1 when absent */
 } answer;
 
 static size_t on_body(char *data, size_t one, size_t n, void *arg) {
@@ -52,10 +54,15 @@ static void printable(char *s) {
         if (*c < 0x20 || *c > 0x7e) *c = '?';
 }
 
-/* Keeps X-Error-Code and the rel="next" URL of a Link header. */
+/* Keeps X-Error-Code, the rel="next" URL of a Link header, and when to
+ * retry (Retry-After in seconds, or the Hub's RateLimit: "api";r=0;t=N). */
 static size_t on_header(char *line, size_t one, size_t n, void *arg) {
     answer *a = arg;
     (void)one;
+    const char *t = n > 10 && !strncasecmp(line, "ratelimit:", 10) ? strstr(line, ";t=") : NULL;
+    if (n > 12 && !strncasecmp(line, "retry-after:", 12))
+        sscanf(line + 12, " %ld", &a->retry_after);   /* a date: not a number, ignored */
+    if (t) sscanf(t + 3, "%ld", &a->retry_after);
     if (n > 13 && !strncasecmp(line, "x-error-code:", 13)) {
         sscanf(line + 13, " %63[^\r\n]", a->error_code);
         printable(a->error_code);
@@ -85,7 +92,7 @@ static long get(const char *url, const char *token, double timeout, answer *a, c
     long status = -1;
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
         free(a->body);
-        *a = (answer){0};
+        *a = (answer){.retry_after = -1};
         CURL *c = curl_easy_init();
         if (!c) return snprintf(err, errsize, "out of memory"), -1;
         struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
@@ -123,8 +130,10 @@ static long get(const char *url, const char *token, double timeout, answer *a, c
             snprintf(err, errsize, "no answer from %.*s: %s", (int)strcspn(url, "?"), url,
                      *ebuf ? ebuf : curl_easy_strerror(cc));
         if (cc == CURLE_OK && status != 429 && status < 500) return status;
-        if (attempt < ATTEMPTS) {
-            struct timespec ts = {0, 250000000L * attempt};
+        if (attempt < ATTEMPTS) {   /* a rate limit says how long: sooner fails again */
+            long wait = a->retry_after < 0 ? 0 : a->retry_after < MAX_WAIT ? a->retry_after
+                                                                               : MAX_WAIT;
+            struct timespec ts = {wait, wait ? 0 : 250000000L * attempt};
             nanosleep(&ts, NULL);
         }
     }
