@@ -135,6 +135,18 @@ done
 [ "$(wc -l <"$work/hub.log")" = "$lines" ] && pass || fail "HF_HUB_OFFLINE=YES/on made requests"
 HF_HUB_OFFLINE=1 run org/sharded
 expect "offline pull of a repo never pulled" 1 "HF_HUB_OFFLINE"
+# a pull that did not finish: offline, the cache lacks a file, not the repo
+mkdir -p "$work/half" && cp -r "$work/cache/org--tiny" "$work/half/"
+rm "$work/half/org--tiny/main/model.safetensors"
+out=$(HF_HUB_OFFLINE=1 "$TINYLLM" pull org/tiny --cache "$work/half" 2>"$work/err")
+status=$? err=$(cat "$work/err")
+expect "offline pull, the weights not cached" 1 "the cache holds no safetensors weights" \
+    "unset HF_HUB_OFFLINE"
+rm "$work/half/org--tiny/main/config.json"
+out=$(HF_HUB_OFFLINE=1 "$TINYLLM" pull org/tiny --cache "$work/half" 2>"$work/err")
+status=$? err=$(cat "$work/err")
+expect "offline pull, config.json not cached" 1 "the cache holds no config.json" \
+    "unset HF_HUB_OFFLINE"
 
 # ---- a sharded model: the index and each shard once -----------------------
 run org/sharded

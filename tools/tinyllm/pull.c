@@ -65,6 +65,18 @@ typedef struct {
     repo_listing listing;
 } pull_ctx;
 
+static bool offline(void) {
+    const char *v = getenv("HF_HUB_OFFLINE");
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+                 !strcasecmp(v, "on"));   /* as huggingface_hub reads it */
+}
+
+/* What to do when a file the model needs is missing: offline, the cache lacks it. */
+static const char *next_step(const char *advice) {
+    return offline() ? "an earlier pull did not finish? unset HF_HUB_OFFLINE to download it"
+                     : advice;
+}
+
 /* Downloads one file. 0 done, -1 failed (the message on stderr). */
 static int fetch(pull_ctx *p, const char *file) {
     size_t len = strlen(file);
@@ -173,10 +185,11 @@ static int fetch_weights(pull_ctx *p) {
         return fetch(p, "model.safetensors");
     if (!repo_listing_has(l, "model.safetensors.index.json") ||
         !wanted(p, "model.safetensors.index.json")) {
-        fprintf(stderr, "tinyllm pull: %s at %s lists no safetensors weights (neither "
-                        "model.safetensors nor model.safetensors.index.json%s): is it a "
-                        "safetensors model?\n", p->repo, p->revision,
-                p->nexclude ? ", or --exclude left them out" : "");
+        fprintf(stderr, "tinyllm pull: %s at %s%s no safetensors weights (neither "
+                        "model.safetensors nor model.safetensors.index.json%s): %s\n", p->repo,
+                p->revision, offline() ? ": the cache holds" : " lists",
+                p->nexclude ? ", or --exclude left them out" : "", next_step(
+                "is it a safetensors model?"));
         return -1;
     }
     if (fetch(p, "model.safetensors.index.json") != 0) return -1;
@@ -187,9 +200,10 @@ static int fetch_weights(pull_ctx *p) {
     int rc = n < 0 ? -1 : 0;
     for (int i = 0; i < n && rc == 0; i++) {
         if (!repo_listing_has(l, shards[i])) {
-            fprintf(stderr, "tinyllm pull: %s names the shard %s, which %s at %s does not "
-                            "have: the checkpoint is incomplete\n", index, shards[i], p->repo,
-                    p->revision);
+            fprintf(stderr, "tinyllm pull: %s names the shard %s, which %s at %s%s: %s\n",
+                    index, shards[i], p->repo, p->revision,
+                    offline() ? " does not have in the cache" : " does not have",
+                    next_step("the checkpoint is incomplete"));
             rc = -1;
         } else {
             rc = fetch(p, shards[i]);
@@ -198,12 +212,6 @@ static int fetch_weights(pull_ctx *p) {
     for (int i = 0; i < n; i++) free(shards[i]);
     free(shards);
     return rc;
-}
-
-static bool offline(void) {
-    const char *v = getenv("HF_HUB_OFFLINE");
-    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
-                 !strcasecmp(v, "on"));   /* as huggingface_hub reads it */
 }
 
 static const char *endpoint_of(const pull_ctx *p) {
@@ -256,8 +264,9 @@ static int fetch_listed(pull_ctx *p) {
         return rc;
     }
     if (!repo_listing_has(l, "config.json")) {
-        fprintf(stderr, "tinyllm pull: %s at %s lists no config.json: is it a transformers "
-                        "model?\n", p->repo, p->revision);
+        fprintf(stderr, "tinyllm pull: %s at %s%s no config.json: %s\n", p->repo, p->revision,
+                offline() ? ": the cache holds" : " lists",
+                next_step("is it a transformers model?"));
         return -1;
     }
     for (size_t i = 0; i < sizeof MODEL_FILES / sizeof *MODEL_FILES && rc == 0; i++)
