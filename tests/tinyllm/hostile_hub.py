@@ -13,6 +13,7 @@ wrong the way <case> says:
   bigindex   a model.safetensors.index.json of 65 MB
   dups       the listing names each file 500 times
   ratelimit  the listing answers 429 (Retry-After: 1) for its first 1.5 s
+  longnext   the listing's first page, config.json alone, has a next URL of 5,000 bytes
 """
 import functools
 import hashlib
@@ -95,6 +96,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 since = time.monotonic() - first_tree.setdefault(case, time.monotonic())
             if since < 1.5:
                 return self.answer(429, b"{}", [("Retry-After", "1")])
+        if case == "longnext":
+            link = "<%s&cursor=%s>; rel=\"next\"" % (self.path, "c" * 5000)
+            return self.answer(200, json.dumps(listing[:1]).encode(), [("Link", link)])
         if case == "dups":
             return self.answer(200, json.dumps(listing * 500).encode())
         if case == "loop":

@@ -243,6 +243,8 @@ if [ -s "$work/hostile.port" ]; then
         fail "a file listed 500 times was fetched more than once" "$err"
     run h/ratelimit
     expect "a listing rate-limited for 1.5 s (Retry-After: 1)" 0 "2 files at"
+    run h/longnext --include '*'   # it was the last page: 1 file, exit 0
+    expect "a next page URL of 5,000 bytes" 1 "names a next page whose URL is longer than 4095"
     endpoint=$hub_endpoint
 else
     fail "hostile_hub.py did not start" "$(cat "$work/hostile.log")"

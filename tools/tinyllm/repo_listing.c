@@ -33,6 +33,7 @@ typedef struct {
     char error_code[64];    /* X-Error-Code */
     int too_big;            /* the body passed MAX_PAGE_BYTES */
     long retry_after;       /* seconds, from Retry-After or RateLimit's t=; -1 when absent */
+    int next_too_long;      /* a rel="next" URL that `next` cannot hold */
 } answer;
 
 static size_t on_body(char *data, size_t one, size_t n, void *arg) {
@@ -56,9 +57,16 @@ static void printable(char *s) {
 
 /* Keeps X-Error-Code, the rel="next" URL of a Link header, and when to
  * retry (Retry-After in seconds, or the Hub's RateLimit: "api";r=0;t=N). */
-static size_t on_header(char *line, size_t one, size_t n, void *arg) {
+static size_t on_header(char *data, size_t one, size_t n, void *arg) {
     answer *a = arg;
+    char line[8192];   /* curl's header line is not NUL-terminated */
     (void)one;
+    if (n >= sizeof line) {
+        a->next_too_long |= !strncasecmp(data, "link:", 5);
+        return n;
+    }
+    memcpy(line, data, n);
+    line[n] = 0;
     const char *t = n > 10 && !strncasecmp(line, "ratelimit:", 10) ? strstr(line, ";t=") : NULL;
     if (n > 12 && !strncasecmp(line, "retry-after:", 12))
         sscanf(line + 12, " %ld", &a->retry_after);   /* a date: not a number, ignored */
@@ -71,7 +79,9 @@ static size_t on_header(char *line, size_t one, size_t n, void *arg) {
         char *rel = strstr(line, "rel=\"next\"");
         char *open = rel ? memrchr(line, '<', (size_t)(rel - line)) : NULL;
         char *close = open ? strchr(open, '>') : NULL;
-        if (close && close < rel && (size_t)(close - open - 1) < sizeof a->next)
+        if (close && close < rel && (size_t)(close - open - 1) >= sizeof a->next)
+            a->next_too_long = 1;   /* ignored, the listing would stop there, silently */
+        else if (close && close < rel)
             snprintf(a->next, sizeof a->next, "%.*s", (int)(close - open - 1), open + 1);
     }
     return n;
@@ -349,6 +359,11 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
         }
         cJSON_Delete(arr);
         if (bad) goto done;
+        if (a.next_too_long) {
+            snprintf(err, errsize, "%.*s names a next page whose URL is longer than %zu bytes: "
+                     "is it a Hub?", (int)strcspn(url, "?"), url, sizeof a.next - 1);
+            goto done;
+        }
         if (*a.next == '/') {   /* a path on the endpoint's origin (RFC 8288 allows it) */
             if (snprintf(url, sizeof url, "%s%s", origin, a.next) >= (int)sizeof url) {
                 snprintf(err, errsize, "the listing's next page has too long a URL");
