@@ -14,6 +14,9 @@ wrong the way <case> says:
   dups       the listing names each file 500 times
   ratelimit  the listing answers 429 (Retry-After: 1) for its first 1.5 s
   longnext   the listing's first page, config.json alone, has a next URL of 5,000 bytes
+  escname    the listing names a file with terminal escapes
+  esccommit  X-Repo-Commit, on the files, is terminal escapes
+  escindex   a safetensors index whose tensor, named with escapes, names "../x"
 """
 import functools
 import hashlib
@@ -26,6 +29,7 @@ import time
 
 FILES = {"config.json": b'{"model_type": "llama"}\n', "model.safetensors": b"W" * 3000}
 OLD, NEW = "a" * 40, "b" * 40
+ESC = "\x1b]0;pwned\x07\x1b[2J"   # sets the terminal's title, clears the screen
 heads = {}            # case -> HEADs of resolve URLs answered
 first_tree = {}       # case -> when its listing was first asked
 lock = threading.Lock()
@@ -72,8 +76,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             moved = case == "moving" and heads.get(case, 0) > 1
         files = big_index_files() if case == "bigindex" else FILES
+        if case == "escindex":
+            files = {"config.json": FILES["config.json"], "model.safetensors.index.json":
+                     json.dumps({"weight_map": {ESC + "t": "../x"}}).encode()}
         if api and parts[5] == "revision":
-            sha = "\x1b]0;pwned\x07\x1b[31m" + "x" * 25 if case == "escape" else \
+            sha = ESC + "x" * (40 - len(ESC)) if case == "escape" else \
                 NEW if moved else OLD
             return self.answer(200, json.dumps({"sha": sha}).encode())
         if api and parts[5] == "tree":
@@ -84,8 +91,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 with lock:
                     heads[case] = heads.get(case, 0) + 1
             sha1 = blob_sha1(data)
-            return self.answer(200, data, [("ETag", '"%s"' % sha1),
-                                           ("X-Repo-Commit", NEW if moved else OLD)])
+            commit = ESC if case == "esccommit" else NEW if moved else OLD
+            return self.answer(200, data, [("ETag", '"%s"' % sha1), ("X-Repo-Commit", commit)])
         self.answer(404, b"{}", [("X-Error-Code", "EntryNotFound")])
 
     def tree(self, case, files):
@@ -99,6 +106,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if case == "longnext":
             link = "<%s&cursor=%s>; rel=\"next\"" % (self.path, "c" * 5000)
             return self.answer(200, json.dumps(listing[:1]).encode(), [("Link", link)])
+        if case == "escname":
+            listing.append({"type": "file", "path": ESC + "x", "size": 1})
         if case == "dups":
             return self.answer(200, json.dumps(listing * 500).encode())
         if case == "loop":

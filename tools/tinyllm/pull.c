@@ -16,6 +16,7 @@
  */
 #include <cjson/cJSON.h>
 #include <fnmatch.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,20 @@ typedef struct {
     repo_listing listing;
 } pull_ctx;
 
+/* Prints "tinyllm pull: <message>" for a message that quotes what a server
+ * sent (a listed name, a header, an index's tensor): control characters are
+ * shown as '?', so that no escape sequence reaches the terminal. */
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (char *c = msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    fprintf(stderr, "tinyllm pull: %s\n", msg);
+}
+
 static bool offline(void) {
     const char *v = getenv("HF_HUB_OFFLINE");
     return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
@@ -89,7 +104,7 @@ static int fetch(pull_ctx *p, const char *file) {
     const char *names[] = {file};
     char *dir = hf_download(p->repo, names, 1, p->cache, p->revision, p->endpoint, NULL, 60.0);
     if (!dir) {
-        fprintf(stderr, "tinyllm pull: %s\n", tl_error() ? tl_error() : "unknown error");
+        say("%s", tl_error() ? tl_error() : "unknown error");
         return -1;
     }
     char path[4096];
@@ -138,9 +153,8 @@ static int read_shards(const char *index_path, char **shards) {
     cJSON_ArrayForEach(entry, map) {
         const char *name = cJSON_GetStringValue(entry);
         if (!name || hf_validate_filename(name) != 0) {
-            fprintf(stderr, "tinyllm pull: %s: tensor '%s' names the shard '%s': %s\n", index_path,
-                    entry->string, name ? name : "(not a string)",
-                    name ? tl_error() : "expected a file name");
+            say("%s: tensor '%.200s' names the shard '%.300s': %s", index_path, entry->string,
+                name ? name : "(not a string)", name ? tl_error() : "expected a file name");
             tl_clear_error();
             bad = true;
             break;
@@ -241,7 +255,7 @@ static int list_repo(pull_ctx *p) {
             return 0;
         }
     }
-    fprintf(stderr, "tinyllm pull: cannot list %s at %s: %s\n", p->repo, p->revision, err);
+    say("cannot list %s at %s: %s", p->repo, p->revision, err);
     return -1;
 }
 
@@ -284,8 +298,8 @@ static int check_unmoved(const pull_ctx *p) {
     if (offline() || !*p->listing.commit || !strcmp(p->revision, p->listing.commit)) return 0;
     if (repo_commit_remote(endpoint_of(p), p->repo, p->revision, token(), 60.0, now, err,
                            sizeof err) != 0) {
-        fprintf(stderr, "tinyllm pull: cannot check that %s is still at %s: %s; run the pull "
-                        "again\n", p->revision, p->listing.commit, err);
+        say("cannot check that %s is still at %s: %s; run the pull again", p->revision,
+            p->listing.commit, err);
         return -1;
     }
     if (!strcmp(now, p->listing.commit)) return 0;
