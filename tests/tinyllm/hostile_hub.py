@@ -17,6 +17,8 @@ wrong the way <case> says:
   escname    the listing names a file with terminal escapes
   esccommit  X-Repo-Commit, on the files, is terminal escapes
   escindex   a safetensors index whose tensor, named with escapes, names "../x"
+  gated      a gated repo whose conditions the token's account did not accept (401
+             without a token, 403 with one, X-Error-Code: GatedRepo), as the Hub answers
 """
 import functools
 import hashlib
@@ -79,6 +81,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if case == "escindex":
             files = {"config.json": FILES["config.json"], "model.safetensors.index.json":
                      json.dumps({"weight_map": {ESC + "t": "../x"}}).encode()}
+        if case == "gated":
+            status = 403 if self.headers.get("Authorization") else 401
+            return self.answer(status, b"{}", [("X-Error-Code", "GatedRepo")])
         if api and parts[5] == "revision":
             sha = ESC + "x" * (40 - len(ESC)) if case == "escape" else \
                 NEW if moved else OLD

@@ -245,6 +245,11 @@ if [ -s "$work/hostile.port" ]; then
     expect "a listing rate-limited for 1.5 s (Retry-After: 1)" 0 "2 files at"
     run h/longnext --include '*'   # it was the last page: 1 file, exit 0
     expect "a next page URL of 5,000 bytes" 1 "names a next page whose URL is longer than 4095"
+    run h/gated
+    expect "a gated repo, no token" 1 "401 GatedRepo" "gated: set HF_TOKEN"
+    HF_TOKEN=t run h/gated
+    expect "a gated repo, a token" 1 "403 GatedRepo" "accept its conditions"
+    [[ $err != *"set HF_TOKEN"* ]] && pass || fail "a token was sent, and pull says to set one" "$err"
     for c in escname esccommit escindex; do   # what the server sent is quoted, escapes shown as ?
         run h/$c
         expect "$c: refused" 1 "?]0;pwned??[2J"

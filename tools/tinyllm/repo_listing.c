@@ -188,11 +188,21 @@ static long get_on_origin(char *url, size_t urlsize, const char *origin, const c
     }
 }
 
-/* A failed status as a message a user can act on. */
-static void explain(long status, const answer *a, const char *url, char *err, size_t errsize) {
+/* A failed status as a message a user can act on; what to do depends on
+ * whether a token was sent. */
+static void explain(long status, const answer *a, const char *url, const char *token, char *err,
+                    size_t errsize) {
+    bool gated = !strcmp(a->error_code, "GatedRepo");
     const char *what = !strcmp(a->error_code, "RepoNotFound")
-                           ? "the repository does not exist, or is private (set HF_TOKEN)"
+                           ? token ? "the repository does not exist, or HF_TOKEN cannot see it"
+                                   : "the repository does not exist, or is private (set HF_TOKEN)"
                        : !strcmp(a->error_code, "RevisionNotFound") ? "the revision does not exist"
+                       : gated && token ? "the repository is gated: accept its conditions on its "
+                                          "page on the Hub, as the account HF_TOKEN belongs to"
+                       : gated ? "the repository is gated: set HF_TOKEN to a token of an account "
+                                 "that accepted its conditions on the Hub"
+                       : (status == 401 || status == 403) && token
+                           ? "access denied: HF_TOKEN has no access to this repository"
                        : status == 401 || status == 403 ? "access denied: set HF_TOKEN"
                        : "the Hub refused the request";
     snprintf(err, errsize, "HTTP %ld%s%s from %.*s: %s", status, *a->error_code ? " " : "",
@@ -282,7 +292,7 @@ static int get_commit(const char *endpoint, const char *repo, const char *revisi
             sizeof origin);
     long status = get_on_origin(url, sizeof url, origin, token, timeout, a, err, errsize);
     if (status != 200) {
-        if (status > 0) explain(status, a, url, err, errsize);
+        if (status > 0) explain(status, a, url, token, err, errsize);
         return -1;
     }
     cJSON *info = cJSON_Parse(a->body ? a->body : "");
@@ -339,7 +349,7 @@ int repo_list_remote(const char *endpoint, const char *repo, const char *revisio
             }
         long status = get_on_origin(url, sizeof url, origin, token, timeout, &a, err, errsize);
         if (status != 200) {
-            if (status > 0) explain(status, &a, url, err, errsize);
+            if (status > 0) explain(status, &a, url, token, err, errsize);
             goto done;
         }
         cJSON *arr = cJSON_Parse(a.body ? a.body : ""), *e;
