@@ -249,7 +249,7 @@ if [ -s "$work/hostile.port" ]; then
     expect "a gated repo, no token" 1 "401 GatedRepo" "gated: set HF_TOKEN"
     HF_TOKEN=t run h/gated
     expect "a gated repo, a token" 1 "403 GatedRepo" "accept its conditions"
-    [[ $err != *"set HF_TOKEN"* ]] && pass || fail "a token was sent, and pull says to set one" "$err"
+    [[ $err != *"set HF_TOKEN"* ]] && pass || fail "a token was sent, pull says to set one" "$err"
     for c in escname esccommit escindex; do   # what the server sent is quoted, escapes shown as ?
         run h/$c
         expect "$c: refused" 1 "?]0;pwned??[2J"
