@@ -50,3 +50,30 @@ START_TEST(test_tying_counts_the_embedding_once)
     llama_free(&b);
 }
 END_TEST
+
+/* A damaged config.json whose sizes are far too large: the count from the config
+ * alone (tinyllm info on a folder without weights) is an error, not a number
+ * that wrapped past 64 bits, on the paths M05.1's checked count does not take:
+ * experts, MLA, learned sinks. */
+START_TEST(test_count_that_overflows_is_an_error)
+{
+    const char *configs[] = {
+        "{\"model_type\": \"llama\", \"tl_num_experts\": 4, \"vocab_size\": 1125899906842624}",
+        "{\"model_type\": \"llama\", \"tl_num_experts\": 4, \"moe_intermediate_size\": "
+        "1125899906842624, \"num_hidden_layers\": 2}",
+        "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 1125899906842624}",
+        "{\"model_type\": \"deepseek_v3\", \"kv_lora_rank\": 1125899906842624}",
+        "{\"model_type\": \"llama\", \"tl_sliding_window\": 4, \"tl_learned_sinks\": true, "
+        "\"num_attention_heads\": 4, \"head_dim\": 8, \"hidden_size\": 1099511627776, "
+        "\"vocab_size\": 16777216}",
+    };
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        LlamaConfig c = ll_config_text(configs[i]);
+        tl_clear_error();
+        int64_t n = llama_config_param_count(&c);
+        ck_assert_msg(n == -1 && tl_error() && strstr(tl_error(), "overflows"),
+                      "%s: counted %lld (%s)", configs[i], (long long)n,
+                      tl_error() ? tl_error() : "no error");
+    }
+}
+END_TEST

@@ -626,27 +626,57 @@ int llama_mla_config(const LlamaConfig *c, MLAConfig *out) {
     return 0;
 }
 
-static int64_t gqa_params(const LlamaConfig *c) {
-    int64_t d = c->hidden_size, q = c->num_attention_heads * c->head_dim;
-    int64_t kv = c->num_key_value_heads * c->head_dim;
-    int64_t n = 2 * d * q + 2 * d * kv;
+/* Checked arithmetic for the count: a config of absurd sizes (a damaged
+ * config.json) gets an error, not signed overflow. Once *of is set the
+ * result is meaningless. */
+static int64_t cmul(int64_t a, int64_t b, bool *of) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) *of = true;
+    return r;
+}
+
+static int64_t cadd(int64_t a, int64_t b, bool *of) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) *of = true;
+    return r;
+}
+
+static int64_t gqa_params(const LlamaConfig *c, bool *of) {
+    int64_t d = c->hidden_size, q = cmul(c->num_attention_heads, c->head_dim, of);
+    int64_t kv = cmul(c->num_key_value_heads, c->head_dim, of);
+    int64_t n = cmul(2 * d, cadd(q, kv, of), of);
     bool qwen2 = c->model_type == LLAMA_MODEL_QWEN2, llama = c->model_type == LLAMA_MODEL_LLAMA;
-    if (qwen2 || (llama && c->attention_bias)) n += q + 2 * kv;
-    if (llama && c->attention_bias) n += d;
-    if (c->tl_learned_sinks) n += c->num_attention_heads;
+    if (qwen2 || (llama && c->attention_bias)) n = cadd(n, cadd(q, cmul(2, kv, of), of), of);
+    if (llama && c->attention_bias) n = cadd(n, d, of);
+    if (c->tl_learned_sinks) n = cadd(n, c->num_attention_heads, of);
     return n;
 }
 
-static int64_t mlp_params(const LlamaConfig *c, int64_t l) {
-    int64_t d = c->hidden_size;
+/* mla_param_count's sum (L7.6), checked: only to know that it fits in 64 bits
+ * before L7.6's unchecked one runs. */
+static void check_mla_fits(const MLAConfig *m, bool *of) {
+    int64_t h = m->hidden, n = m->n_heads, rq = m->q_lora_rank, r = m->kv_lora_rank;
+    int64_t dqk = m->qk_nope_head_dim + m->qk_rope_head_dim, dr = m->qk_rope_head_dim;
+    int64_t dv = m->v_head_dim, b = m->attention_bias ? 1 : 0;
+    int64_t q = rq == 0 ? cmul(cmul(n, dqk, of), h, of)
+                        : cadd(cmul(rq, h + b + 1, of), cmul(cmul(n, dqk, of), rq, of), of);
+    int64_t kv = cadd(cmul(r + dr, h + b, of),
+                      cadd(r, cmul(cmul(n, m->qk_nope_head_dim + dv, of), r, of), of), of);
+    int64_t o = cadd(cmul(cmul(h, n, of), dv, of), b * h, of);
+    (void)cadd(cadd(q, kv, of), o, of);
+}
+
+static int64_t mlp_params(const LlamaConfig *c, int64_t l, bool *of) {
+    int64_t d = c->hidden_size, f = c->intermediate_size;
     if (c->n_routed_experts == 0 || l < c->first_k_dense_replace)
-        return 3 * d * c->intermediate_size + (c->mlp_bias ? 2 * c->intermediate_size + d : 0);
+        return cadd(cmul(3 * d, f, of), c->mlp_bias ? cadd(2 * f, d, of) : 0, of);
     int64_t shared = c->model_type == LLAMA_MODEL_DEEPSEEK_V3
-                         ? c->moe_intermediate_size * c->n_shared_experts
+                         ? cmul(c->moe_intermediate_size, c->n_shared_experts, of)
                          : c->shared_expert_intermediate_size;
-    int64_t n = c->n_routed_experts * d                                  /* router */
-                + c->n_routed_experts * 3 * d * c->moe_intermediate_size + 3 * d * shared;
-    if (shared > 0 && c->model_type != LLAMA_MODEL_DEEPSEEK_V3) n += d;  /* shared gate */
+    int64_t n = cmul(c->n_routed_experts, d, of);                       /* router */
+    n = cadd(n, cmul(cmul(c->n_routed_experts, 3 * d, of), c->moe_intermediate_size, of), of);
+    n = cadd(n, cmul(3 * d, shared, of), of);
+    if (shared > 0 && c->model_type != LLAMA_MODEL_DEEPSEEK_V3) n = cadd(n, d, of); /* its gate */
     return n;
 }
 
@@ -658,14 +688,26 @@ int64_t llama_config_param_count(const LlamaConfig *c) {
         int64_t n = tl_model_config_param_count(&dense);
         return n >= 0 ? n : tl_fail_status("llama_config_param_count: %s", tl_error());
     }
+    bool of = false;
     int64_t d = c->hidden_size;
-    int64_t n = c->vocab_size * d * (c->tie_word_embeddings ? 1 : 2) + d;   /* embed, head, norm */
+    int64_t n = cadd(cmul(cmul(c->vocab_size, d, &of), c->tie_word_embeddings ? 1 : 2, &of), d,
+                     &of);                                               /* embed, head, norm */
     MLAConfig mla;
-    int64_t attention = gqa_params(c);
-    if (c->mla && (llama_mla_config(c, &mla) != 0 || (attention = mla_param_count(&mla)) < 0))
+    int64_t attention = 0;
+    if (c->mla && llama_mla_config(c, &mla) != 0)
         return tl_fail_status("llama_config_param_count: %s", tl_error());
+    if (c->mla) check_mla_fits(&mla, &of);
+    if (c->mla && !of && (attention = mla_param_count(&mla)) < 0)
+        return tl_fail_status("llama_config_param_count: %s", tl_error());
+    if (!c->mla) attention = gqa_params(c, &of);
     for (int64_t l = 0; l < c->num_hidden_layers; l++)
-        n += 2 * d + attention + mlp_params(c, l);
+        n = cadd(n, cadd(cadd(2 * d, attention, &of), mlp_params(c, l, &of), &of), &of);
+    if (of)
+        return tl_fail_status("llama_config_param_count: the parameter count overflows 64 bits: "
+                              "a size in the config is far too large (vocab_size %lld, "
+                              "hidden_size %lld, %lld layers; the attention's and experts' "
+                              "widths count too); check the config", (long long)c->vocab_size,
+                              (long long)d, (long long)c->num_hidden_layers);
     return n;
 }
 
