@@ -13,8 +13,8 @@
 #   stored in a dtype tinyllm does not compute with (FP8, a quantization's
 #   integers), an unknown --dtype, a prompt longer than the context and bad ids
 #   are refused clearly; so are a JSON file of the checkpoint with a key given
-#   twice, a malformed eos_token_id in generation_config.json, a prompt token
-#   the tokenizer gives an id past the vocabulary, and a broken chat template
+#   twice, a generation_config.json that is not an object or whose eos_token_id
+#   is malformed, a prompt token the tokenizer gives an id past the vocabulary, and a broken chat template
 #   (named as tokenizer_config.json's; chat refuses it at startup); an --json
 #   that cannot be written is said before the load, and one is written through a
 #   new name of its own (a file or link named report.json.tmp is left alone);
@@ -252,6 +252,12 @@ v=$(variant eoslist generation_config.json)
 echo '{"eos_token_id": [2, 2.5]}' >"$v/generation_config.json"
 check "eos_token_id [2, 2.5]" 1 "$v/generation_config.json: eos_token_id is [2,2.5]" \
     -- "$TINYLLM" generate "$v" --ids 1,2
+# generation_config.json that is JSON but not an object (HF's GenerationConfig fails): not
+# taken for one without stop ids
+v=$(variant gcarray generation_config.json)
+echo '[2]' >"$v/generation_config.json"
+check "generation_config.json an array" 1 \
+    "$v/generation_config.json is not a JSON object" -- "$TINYLLM" generate "$v" --ids 1,2
 # generation_config.json as anything but a file: said, never waited on (a FIFO) or taken
 # for missing; and one of any size is read whole
 v=$(variant gcfifo generation_config.json)

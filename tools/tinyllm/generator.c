@@ -27,8 +27,8 @@ static bool is_token_id(const cJSON *v) {
 
 /* generation_config.json's eos_token_id (a number or a list); 0 when the file
  * or the key is missing (or null, or an empty list), -1 when the file is
- * there but is not JSON, or the key is something else: HF's generate fails
- * on such a stop id too, and ignoring it would stop where config.json says. */
+ * there but is not a JSON object, or the key is something else: HF's generate
+ * fails on such a stop id too, and ignoring it would stop where config.json says. */
 static int read_generation_stops(const char *dir, int64_t *stops, int max) {
     char path[4200];
     snprintf(path, sizeof path, "%s/generation_config.json", dir);
@@ -39,6 +39,11 @@ static int read_generation_stops(const char *dir, int64_t *stops, int max) {
     long at = root || !cJSON_GetErrorPtr() ? 0 : (long)(cJSON_GetErrorPtr() - text);
     free(text);
     if (!root) return tl_fail_status("%s is not JSON (near byte %ld): fix or remove it", path, at);
+    if (!cJSON_IsObject(root)) {   /* HF's GenerationConfig.from_dict fails on one too */
+        cJSON_Delete(root);
+        return tl_fail_status("%s is not a JSON object of generation settings: fix or remove it",
+                              path);
+    }
     cJSON *eos = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
     const cJSON *list = cJSON_IsArray(eos) ? eos : NULL, *item;
     bool valid = !eos || cJSON_IsNull(eos) || is_token_id(eos) || list;
