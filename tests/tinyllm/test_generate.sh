@@ -14,7 +14,8 @@
 #   integers), an unknown --dtype, a prompt longer than the context and bad ids
 #   are refused clearly; so are a JSON file of the checkpoint with a key given
 #   twice, a generation_config.json that is not an object or whose eos_token_id
-#   is malformed, a prompt token the tokenizer gives an id past the vocabulary, and a broken chat template
+#   is malformed or lists more stop ids than tinyllm keeps, a prompt token the
+#   tokenizer gives an id past the vocabulary, and a broken chat template
 #   (named as tokenizer_config.json's; chat refuses it at startup); an --json
 #   that cannot be written is said before the load, and one is written through a
 #   new name of its own (a file or link named report.json.tmp is left alone);
@@ -252,6 +253,19 @@ v=$(variant eoslist generation_config.json)
 echo '{"eos_token_id": [2, 2.5]}' >"$v/generation_config.json"
 check "eos_token_id [2, 2.5]" 1 "$v/generation_config.json: eos_token_id is [2,2.5]" \
     -- "$TINYLLM" generate "$v" --ids 1,2
+# more stop ids than tinyllm keeps: refused, not cut to the first ones (the reply would run
+# past the 17th, where HF stops); repeated ids count once
+v=$(variant eosmany generation_config.json)
+python3 -c 'import json, sys
+json.dump({"eos_token_id": list(range(100, 117))}, open(sys.argv[1], "w"))' \
+    "$v/generation_config.json"
+check "eos_token_id with 17 stop ids" 1 "$v/generation_config.json: eos_token_id lists more" \
+    -- "$TINYLLM" generate "$v" --ids 1,2
+python3 -c 'import json, sys
+json.dump({"eos_token_id": list(range(100, 116)) * 2}, open(sys.argv[1], "w"))' \
+    "$v/generation_config.json"
+check "eos_token_id with 16 stop ids, each twice" 0 "first token" \
+    -- "$TINYLLM" generate "$v" --ids 1,2 -n 2
 # generation_config.json that is JSON but not an object (HF's GenerationConfig fails): not
 # taken for one without stop ids
 v=$(variant gcarray generation_config.json)

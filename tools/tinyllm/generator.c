@@ -59,8 +59,19 @@ static int read_generation_stops(const char *dir, int64_t *stops, int max) {
     }
     int count = 0;
     if (is_token_id(eos)) stops[count++] = (int64_t)eos->valuedouble;
-    cJSON_ArrayForEach(item, list)
-        if (count < max) stops[count++] = (int64_t)item->valuedouble;
+    cJSON_ArrayForEach(item, list) {
+        int64_t id = (int64_t)item->valuedouble;
+        bool known = false;
+        for (int i = 0; i < count; i++) known = known || stops[i] == id;
+        if (known) continue;
+        if (count == max) {   /* dropping the rest would run past a stop id HF stops at */
+            tl_fail("%s: eos_token_id lists more than %d distinct stop ids, the most tinyllm "
+                    "keeps: leave in the list only the ids that end a reply", path, max);
+            cJSON_Delete(root);
+            return -1;
+        }
+        stops[count++] = id;
+    }
     cJSON_Delete(root);
     return count;
 }
