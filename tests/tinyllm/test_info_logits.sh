@@ -6,9 +6,9 @@
 # of the fixture's ids, within the fixture's tolerance) and the argmax printed
 # without it is theirs; bad folders exit 1 (said as generate says them: a
 # missing path, a file, an empty or duplicate-keyed config.json, a missing
-# shard, weights that are a dangling link or a folder), usage errors 2 (bad ids
-# and ids outside the vocabulary included); --out is checked before the run and
-# written through a name of its own.
+# shard, weights that are a dangling link or a folder; a tensor name in such a
+# message is escaped), usage errors 2 (bad ids and ids outside the vocabulary
+# included); --out is checked before the run and written through a name of its own.
 # Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
 set -u
 TINYLLM=${TINYLLM:-build/bin/tinyllm}
@@ -169,6 +169,29 @@ check info_ignores_a_stale_index_beside_model_safetensors 0 "parameters: 51,360"
 mkdir "$work/pad" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/pad/"
 sed -i 's/^}$/, "pad_token_id": -1}/' "$work/pad/config.json"
 check logits_with_pad_token_id_minus_1 0 "next (argmax)" -- "$TINYLLM" logits "$work/pad" --ids 1,2
+# A tensor name from the file is shown escaped in a refusal, as inspect shows it: no byte
+# of it (ESC, a newline) reaches the terminal, whether the tensor is one the model does
+# not have or one in a dtype tinyllm does not compute with.
+for kind in extra int; do
+    mkdir "$work/esc-$kind" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/esc-$kind/"
+    python3 - "$work/esc-$kind/model.safetensors" "$kind" <<'PY'
+import json, struct, sys
+path, kind = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+n = struct.unpack("<Q", data[:8])[0]
+header, body = json.loads(data[8:8 + n]), data[8 + n:]
+end = max(e["data_offsets"][1] for k, e in header.items() if k != "__metadata__")
+header["\x1b[31mred\nfake: line"] = {"dtype": "F32" if kind == "extra" else "I32",
+                                     "shape": [1], "data_offsets": [end, end + 4]}
+text = json.dumps(header).encode()
+text += b" " * (-len(text) % 8)
+open(path, "wb").write(struct.pack("<Q", len(text)) + text + body + bytes(4))
+PY
+    out=$("$TINYLLM" logits "$work/esc-$kind" --ids 1 2>&1)
+    if [ $? = 1 ] && grep -qF '\x1b[31mred\x0afake: line' <<<"$out" \
+        && ! grep -q "$(printf '\033')" <<<"$out" && [ "$(wc -l <<<"$out")" = 1 ]; then ok
+    else bad "logits_escapes_a_tensor_name_($kind)" "$(cat -v <<<"$out")"; fi
+done
 
 # Usage errors: exit 2, bad ids and ids outside the vocabulary among them (as in generate).
 check logits_id_out_of_range_is_usage 2 "id 512" "outside the vocabulary" \

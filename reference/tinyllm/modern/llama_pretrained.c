@@ -81,6 +81,22 @@ static void shape_text(int ndim, const int64_t *shape, char *buf, size_t size) {
     if (o < size) snprintf(buf + o, size - o, "]");
 }
 
+/* A name read from the checkpoint, as a message shows it: no byte of it can
+ * drive the terminal the error is printed on (control characters, DEL and C1
+ * controls as UTF-8 escaped, as tinyllm inspect shows them). */
+static const char *shown(const char *name, char *buf, size_t size) {
+    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)name;
+    for (; *p && o + 8 < size; p++) {
+        if (*p < 0x20 || *p == 0x7F) o += (size_t)snprintf(buf + o, size - o, "\\x%02x", *p);
+        else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)
+            o += (size_t)snprintf(buf + o, size - o, "\\u%04x", *++p);
+        else buf[o++] = (char)*p;
+    }
+    snprintf(buf + o, size - o, "%s", *p ? "..." : "");
+    return buf;
+}
+
 /* One problem list for the error: the first few names, then how many more. */
 typedef struct {
     char text[640];
@@ -126,7 +142,9 @@ static int check_keys(const LlamaForCausalLM *m, const tl_checkpoint *ck, const 
             bool known = dropped(&m->config, key);
             for (int k = 0; !known && k < sd.count; k++) known = strcmp(sd.items[k].name, key) == 0;
             if (known) continue;
-            snprintf(item, sizeof item, "%s (in %s)", key, base_name(ck->files[s]->path));
+            char name[200];
+            snprintf(item, sizeof item, "%s (in %s)", shown(key, name, sizeof name),
+                     base_name(ck->files[s]->path));
             note(&extra, item);
         }
     tl_state_dict_free(&sd);
