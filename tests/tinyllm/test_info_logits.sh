@@ -6,8 +6,8 @@
 # of the fixture's ids, within the fixture's tolerance) and the argmax printed
 # without it is theirs; bad folders exit 1 (said as generate says them: a
 # missing path, a file, an empty or duplicate-keyed config.json, a missing
-# shard, weights that are a dangling link or a folder; a tensor name in such a
-# message is escaped), usage errors 2 (bad ids and ids outside the vocabulary
+# shard, weights that are a dangling link or a folder; the text of the folder's
+# files a message quotes, a tensor name, is escaped), usage errors 2 (bad ids and ids outside the vocabulary
 # included); --out is checked before the run and written through a name of its own.
 # Run by `make test-tinyllm`; TINYLLM is the binary, FIXTURES the fixtures folder.
 set -u
@@ -191,6 +191,19 @@ PY
     if [ $? = 1 ] && grep -qF '\x1b[31mred\x0afake: line' <<<"$out" \
         && ! grep -q "$(printf '\033')" <<<"$out" && [ "$(wc -l <<<"$out")" = 1 ]; then ok
     else bad "logits_escapes_a_tensor_name_($kind)" "$(cat -v <<<"$out")"; fi
+done
+# Every verb prints its error clean, whatever text of the folder's files it quotes: a
+# model_type, an index's shard name.
+mkdir "$work/esc-type" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/esc-type/"
+sed -i 's/"model_type": "llama"/"model_type": "\\u001b[31mgemma"/' "$work/esc-type/config.json"
+cp -r "$sharded" "$work/esc-shard"
+sed -i 's/"model-00002-of-00003.safetensors"/"\\u001b[31mx.safetensors"/' \
+    "$work/esc-shard/model.safetensors.index.json"
+for run in "info $work/esc-type" "logits $work/esc-type --ids 1" "info $work/esc-shard" \
+           "generate $work/esc-type --ids 1" "chat $work/esc-type"; do
+    out=$($TINYLLM $run 2>&1 </dev/null)
+    if [ $? = 1 ] && grep -qF '\x1b[31m' <<<"$out" && ! grep -q "$(printf '\033')" <<<"$out"
+    then ok; else bad "escaped error of tinyllm $run" "$(cat -v <<<"$out")"; fi
 done
 
 # Usage errors: exit 2, bad ids and ids outside the vocabulary among them (as in generate).

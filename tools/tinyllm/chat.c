@@ -22,6 +22,7 @@
 #include "reply.h"
 #include "session.h"
 #include "stream.h"
+#include "output.h"
 #include "verbs.h"
 
 static const char USAGE[] =
@@ -136,26 +137,27 @@ int tinyllm_chat(int argc, char **argv) {
     tl_clear_error();
     LlamaConfig config;   /* the folder first: a wrong folder is said as such */
     if (folder_read_config(o.dir, &config) != 0) {
-        fprintf(stderr, "tinyllm chat: %s\n", tl_error());
+        print_failure("chat", NULL);
         return 1;
     }
     tl_tokenizer *tok = tl_tokenizer_load(o.dir);
     if (!tok || !tl_chat_template_exists(tok, NULL)) {
-        fprintf(stderr, "tinyllm chat: %s\n", tok ? "the checkpoint's tokenizer_config.json "
-                "has no chat_template; `tinyllm generate DIR --prompt TEXT` runs a plain "
-                "prompt" : tl_error());
+        if (tok) fprintf(stderr, "tinyllm chat: the checkpoint's tokenizer_config.json has no "
+                         "chat_template; `tinyllm generate DIR --prompt TEXT` runs a plain "
+                         "prompt\n");
+        else print_failure("chat", NULL);
         tl_tokenizer_free(tok);
         return 1;
     }
     if (try_template(tok, o.system) != 0) {
-        fprintf(stderr, "tinyllm chat: %s\n", tl_error());
+        print_failure("chat", NULL);
         tl_tokenizer_free(tok);
         return 1;
     }
     generator g;
     int status = open_whole_context(&g, &o);
     if (status != 0) {
-        fprintf(stderr, "tinyllm chat: %s\n", tl_error());
+        print_failure("chat", NULL);
         tl_tokenizer_free(tok);
         return status;
     }
@@ -184,7 +186,7 @@ int tinyllm_chat(int argc, char **argv) {
         }
         if (conversation_add(c, "user", line) != 0) status = 1;
         else if (turn(&g, tok, c, &o) != 0) {
-            fprintf(stderr, "tinyllm chat: %s\n", tl_error());
+            print_failure("chat", NULL);
             conversation_pop(c);   /* the turn did not happen */
         }
     }

@@ -13,6 +13,7 @@
 #include "tinyllm/chat_template.h"
 #include "tinyllm/tensor.h"
 #include "tinyllm/tokenizer.h"
+#include "output.h"
 #include "verbs.h"
 
 static const char usage[] =
@@ -110,7 +111,7 @@ int tinyllm_chat_template(int argc, char **argv) {
     char *prompt = t ? tl_chat_template_apply(t, &req, &len) : NULL;
     int status = 0;
     if (!prompt) {
-        fprintf(stderr, "tinyllm chat-template: %s\n", tl_error() ? tl_error() : "failed");
+        print_failure("chat-template", "failed");
         status = 1;
     } else {
         fwrite(prompt, 1, len, stdout);

@@ -8,6 +8,7 @@
 
 #include "tinyllm/tensor.h"
 #include "tinyllm/tokenizer.h"
+#include "output.h"
 #include "verbs.h"
 
 static const char usage[] =
@@ -97,7 +98,7 @@ int tinyllm_detokenize(int argc, char **argv) {
     size_t len = 0;
     char *text = t ? tl_tokenizer_decode(t, ids, (size_t)n, flags, &len) : NULL;
     if (!text) {
-        fprintf(stderr, "tinyllm detokenize: %s\n", tl_error() ? tl_error() : "failed");
+        print_failure("detokenize", "failed");
         free(ids);
         tl_tokenizer_free(t);
         return 1;

@@ -132,7 +132,7 @@ int tinyllm_generate(int argc, char **argv) {
     LlamaConfig cfg;
     if (folder_read_config(o.dir, &cfg) != 0 ||
         (o.json && output_path_check("--json", o.json) != 0)) {
-        fprintf(stderr, "tinyllm generate: %s\n", tl_error());
+        print_failure("generate", NULL);
         free(o.ids);
         return 1;
     }
@@ -143,9 +143,10 @@ int tinyllm_generate(int argc, char **argv) {
         tok = tl_tokenizer_load(o.dir);
         if (!tok) {
             bool none = !folder_has_tokenizer(o.dir);
-            fprintf(stderr, "tinyllm generate: %s\n%s", tl_error(), none ?
-                    "  (--prompt needs the checkpoint's tokenizer.json; --ids runs without)\n"
-                    : "");
+            print_failure("generate", NULL);
+            if (none)
+                fputs("  (--prompt needs the checkpoint's tokenizer.json; --ids runs without)\n",
+                      stderr);
             free(o.ids);
             return 1;
         }
@@ -157,7 +158,7 @@ int tinyllm_generate(int argc, char **argv) {
     rep.tokenize_seconds = generator_now() - t_tok;
     int status = 0;
     if (n < 0) {
-        fprintf(stderr, "tinyllm generate: %s\n", tl_error());
+        print_failure("generate", NULL);
         status = 1;
     } else if (n == 0) {
         fprintf(stderr, "tinyllm generate: the prompt encodes to no token at all; give a "
@@ -168,7 +169,7 @@ int tinyllm_generate(int argc, char **argv) {
     generator g = {0};
     if (status == 0) {
         status = open_for_run(&g, &o, n, &o.max_new, "generate");
-        if (status != 0) fprintf(stderr, "tinyllm generate: %s\n", tl_error());
+        if (status != 0) print_failure("generate", NULL);
     }
     if (status == 0) {
         gen_report_loaded(&rep);
@@ -177,14 +178,15 @@ int tinyllm_generate(int argc, char **argv) {
         reply_stats st;
         double t0 = generator_now();
         if (reply_generate(&g, ids, n, o.max_new, o.ignore_eos, &out, &st) != 0) {
-            fprintf(stderr, "\ntinyllm generate: %s\n", tl_error());
+            fputc('\n', stderr);
+            print_failure("generate", NULL);
             status = 1;
         } else {
             if (!o.quiet) putchar('\n');
             rep.total_seconds = rep.tokenize_seconds + g.load_seconds + generator_now() - t0;
             gen_report_print(&rep, &g, &st, stderr);
             if (o.json && gen_report_write(&rep, &g, &st, o.json, rendered, ids, n, tok) != 0) {
-                fprintf(stderr, "tinyllm generate: %s\n", tl_error());
+                print_failure("generate", NULL);
                 status = 1;
             }
             if (status == 0 && st.end == REPLY_INTERRUPTED) status = 130;

@@ -16,6 +16,7 @@
 #include "tinyllm/modern/llama.h"
 #include "tinyllm/safetensors.h"
 #include "folder.h"
+#include "output.h"
 #include "verbs.h"
 
 static const char USAGE[] =
@@ -200,7 +201,7 @@ int tinyllm_info(int argc, char **argv) {
     if (rc == 0) rc = summarise(dir, &w);
     if (rc == 0) rc = count_parameters(dir, &c, &w, &count);
     if (rc != 0) {
-        fprintf(stderr, "tinyllm info: %s\n", tl_error() ? tl_error() : "cannot read the folder");
+        print_failure("info", "cannot read the folder");
         return 1;
     }
     if (json) {

@@ -9,28 +9,8 @@
 #include <string.h>
 
 #include "tinyllm/safetensors.h"
+#include "output.h"
 #include "verbs.h"
-
-/* Names and metadata come from the file: print them so no byte can drive
- * the terminal (control characters, C1 controls as UTF-8, DEL) escaped.
- * Returns the width in characters; with out NULL, only measures. */
-static int print_clean(FILE *out, const char *s) {
-    int width = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8] = "";
-        if (*p < 0x20 || *p == 0x7F) snprintf(esc, sizeof esc, "\\x%02x", *p);
-        else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)
-            snprintf(esc, sizeof esc, "\\u%04x", *++p);   /* C1 control, as UTF-8 */
-        if (esc[0]) {
-            if (out) fputs(esc, out);
-            width += (int)strlen(esc);
-        } else {
-            if (out) fputc(*p, out);
-            if ((*p & 0xC0) != 0x80) width++;   /* count characters, not bytes */
-        }
-    }
-    return width;
-}
 
 static void shape_string(const tl_st_entry *e, char *buf, size_t size) {
     size_t o = (size_t)snprintf(buf, size, "[");

@@ -73,7 +73,7 @@ int tinyllm_logits(int argc, char **argv) {
      * read; so is an id past config.json's vocab_size, said before the load. */
     int64_t n = parse_id_list(ids_text, &ids);
     if (n < 0) {
-        fprintf(stderr, "tinyllm logits: %s\n", tl_error());
+        print_failure("logits", NULL);
         free(ids);
         return 2;
     }
@@ -102,7 +102,7 @@ int tinyllm_logits(int argc, char **argv) {
                                    n, m.config.vocab_size);
         tl_scope_pop();
     }
-    if (rc != 0) fprintf(stderr, "tinyllm logits: %s\n", tl_error() ? tl_error() : "failed");
+    if (rc != 0) print_failure("logits", "failed");
     llama_free(&m);
     free(ids);
     return rc == 0 ? 0 : 1;

@@ -1,4 +1,5 @@
-/* output.c: checking a file a verb will write at its end (output.h). */
+/* output.c: checking a file a verb will write at its end, and printing text
+ * that came from a file clean (output.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,4 +31,28 @@ int output_path_check(const char *option, const char *path) {
     fclose(f);
     unlink(tmp);
     return 0;
+}
+
+int print_clean(FILE *out, const char *s) {
+    int width = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8] = "";
+        if (*p < 0x20 || *p == 0x7F) snprintf(esc, sizeof esc, "\\x%02x", *p);
+        else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)
+            snprintf(esc, sizeof esc, "\\u%04x", *++p);   /* C1 control, as UTF-8 */
+        if (esc[0]) {
+            if (out) fputs(esc, out);
+            width += (int)strlen(esc);
+        } else {
+            if (out) fputc(*p, out);
+            if ((*p & 0xC0) != 0x80) width++;   /* count characters, not bytes */
+        }
+    }
+    return width;
+}
+
+void print_failure(const char *verb, const char *fallback) {
+    fprintf(stderr, "tinyllm %s: ", verb);
+    print_clean(stderr, tl_error() ? tl_error() : fallback ? fallback : "failed");
+    fputc('\n', stderr);
 }

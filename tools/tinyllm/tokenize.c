@@ -10,6 +10,7 @@
 
 #include "tinyllm/tensor.h"
 #include "tinyllm/tokenizer.h"
+#include "output.h"
 #include "verbs.h"
 
 static const char usage[] =
@@ -95,7 +96,7 @@ int tinyllm_tokenize(int argc, char **argv) {
     int32_t *ids = NULL;
     int64_t n = t ? tl_tokenizer_encode(t, text, len, special, &ids) : -1;
     if (n < 0) {
-        fprintf(stderr, "tinyllm tokenize: %s\n", tl_error() ? tl_error() : "failed");
+        print_failure("tokenize", "failed");
         free(owned);
         tl_tokenizer_free(t);
         return 1;
