@@ -253,6 +253,14 @@ v=$(variant eoslist generation_config.json)
 echo '{"eos_token_id": [2, 2.5]}' >"$v/generation_config.json"
 check "eos_token_id [2, 2.5]" 1 "$v/generation_config.json: eos_token_id is [2,2.5]" \
     -- "$TINYLLM" generate "$v" --ids 1,2
+# chat holds the whole context: one that cannot be had (a damaged max_position_embeddings)
+# is said with its size, which generator_close once cleared to "0 token ids" first
+v=$(variant hugectx config.json)
+sed 's/"max_position_embeddings": 256/"max_position_embeddings": 1000000000000000/' \
+    "$dir/config.json" >"$v/config.json"
+check "chat with a context of 10^15 positions" 1 \
+    "out of memory for 1000000000000000 token ids" "max_position_embeddings is 1000000000000000" \
+    -- "$TINYLLM" chat "$v" </dev/null
 # more stop ids than tinyllm keeps: refused, not cut to the first ones (the reply would run
 # past the 17th, where HF stops); repeated ids count once
 v=$(variant eosmany generation_config.json)

@@ -236,8 +236,11 @@ int generator_open(generator *g, const char *dir, int dtype, int64_t capacity, b
     g->cached = cached;
     g->sequence = malloc((size_t)(g->capacity + 1) * sizeof *g->sequence);
     if (!g->sequence) {
+        int64_t want = g->capacity;   /* generator_close clears g */
         generator_close(g);
-        return tl_fail_status("out of memory for %lld token ids", (long long)g->capacity);
+        return tl_fail_status("out of memory for %lld token ids, the positions this run may use "
+                              "(config.json's max_position_embeddings is %lld): check it, or "
+                              "give a smaller -n", (long long)want, (long long)context);
     }
     if (cached && llama_cache_init(&g->model, &g->cache, 1, g->capacity) != 0) {
         generator_close(g);
