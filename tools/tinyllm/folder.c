@@ -44,22 +44,6 @@ static void some_files(const char *dir, char *out, size_t size) {
     if (total == 0) snprintf(out, size, "nothing");
 }
 
-/* A tensor name read from the checkpoint, as a message shows it: no byte of
- * it can drive the terminal (control characters, DEL and C1 controls as UTF-8
- * escaped, as `tinyllm inspect` shows them). */
-static const char *shown(const char *name, char *buf, size_t size) {
-    size_t o = 0;
-    const unsigned char *p = (const unsigned char *)name;
-    for (; *p && o + 8 < size; p++) {
-        if (*p < 0x20 || *p == 0x7F) o += (size_t)snprintf(buf + o, size - o, "\\x%02x", *p);
-        else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)
-            o += (size_t)snprintf(buf + o, size - o, "\\u%04x", *++p);
-        else buf[o++] = (char)*p;
-    }
-    snprintf(buf + o, size - o, "%s", *p ? "..." : "");
-    return buf;
-}
-
 /* The stored dtypes tinyllm computes with: F32 and BF16 as they are, F16
  * widened to F32 exactly. Anything else (FP8 with its scale tensors, the
  * integers of a GPTQ or AWQ quantization, F64) is said before the load, with
@@ -84,12 +68,10 @@ static int check_weight_dtypes(const char *dir) {
         const char *name = tl_st_dtype_name(first->dtype), *slash = strrchr(first_file->path, '/');
         bool fp8 = first->dtype == TL_ST_F8_E4M3 || first->dtype == TL_ST_F8_E5M2;
         bool f64 = first->dtype == TL_ST_F64;
-        char nb[200];
         rc = tl_fail_status("%s stores %d tensor%s in a dtype tinyllm does not compute with "
                             "(the first: %s, %s in %s); tinyllm runs F32 and BF16 weights (F16 "
-                            "widened to F32): %s", dir, odd, odd > 1 ? "s" : "",
-                            shown(first->name, nb, sizeof nb), name,
-                            slash ? slash + 1 : first_file->path,
+                            "widened to F32): %s", dir, odd, odd > 1 ? "s" : "", first->name,
+                            name, slash ? slash + 1 : first_file->path,
                             fp8 ? "an FP8 checkpoint needs its block scales applied; pull the "
                                   "model's BF16 release instead"
                             : f64 ? "convert it to F32 (in transformers: model.float(), then "
