@@ -3,9 +3,11 @@
  * heads do not divide, quantized weights, tl_* keys that contradict each
  * other); checkpoints that are not the config's (a missing key, a tensor of the
  * wrong shape, a key no part of the model has: each message names the key, the
- * shapes and the file, and nothing is loaded); bad ids; a full cache (left as it
+ * shapes and the file, and nothing is loaded; a config.json that is a FIFO,
+ * refused without waiting for a writer); bad ids; a full cache (left as it
  * was); a cached forward that would record gradients. */
 #include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "llama_fixture.h"
 
@@ -146,6 +148,12 @@ START_TEST(test_validation)
     write_text(cfg, "{\"model_type\": \"llama\", \"vocab_size\": 16, \"hidden_size\": 8, "
                     "\"num_attention_heads\": 2, \"num_hidden_layers\": 1}");
     assert_load_fails(no_weights, (const char *[]){"model.safetensors"}, 1);
+    /* A config.json that is a FIFO is refused, not waited on for a writer that never comes. */
+    char *fifo = copy_checkpoint("llama-gqa", NULL, NULL);
+    snprintf(cfg, sizeof cfg, "%s/config.json", fifo);
+    ck_assert_int_eq(remove(cfg), 0);
+    ck_assert_int_eq(mkfifo(cfg, 0600), 0);
+    assert_load_fails(fifo, (const char *[]){"config.json", "FIFO"}, 2);
 
     /* Bad ids, positions and caches */
     LlamaForCausalLM m;

@@ -19,24 +19,12 @@
 #define LOAD "llama_from_pretrained"
 #define CONFIG_MAX_BYTES (16 << 20)
 
-/* The whole of a small text file, NUL-terminated (malloc'd, of the file's own
- * size), or NULL with an error. */
+/* The whole of a small text file, NUL-terminated (malloc'd), or NULL with an
+ * error naming it. L0's reader: a FIFO is refused, never waited on (fopen
+ * blocks on one until a writer comes), and so are a folder and a device. */
 static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return tl_fail(LOAD ": cannot open %s: %s", path, strerror(errno));
-    struct stat st;
-    bool sized = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-                 st.st_size <= CONFIG_MAX_BYTES;
-    char *buf = sized ? malloc((size_t)st.st_size + 1) : NULL;
-    size_t n = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-    bool failed = !buf || ferror(f) || n != (size_t)st.st_size;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return tl_fail(LOAD ": cannot read %s (a regular file of at most 16 MB)", path);
-    }
-    buf[n] = '\0';
-    return buf;
+    char *text = tl_read_whole_file(path, CONFIG_MAX_BYTES, NULL);
+    return text ? text : tl_fail(LOAD ": %s", tl_error());
 }
 
 static bool ends_with(const char *s, const char *suffix) {
