@@ -238,7 +238,8 @@ int llama_mla_config(const LlamaConfig *c, MLAConfig *out);
  * and the sum of the parts (L7.2, L7.5, L7.6, L7.8's counts) otherwise.
  * SmolLM2-135M: 134,515,008. Returns -1 with an error naming
  * llama_config_param_count when c is NULL or describes no model (the errors of
- * tl_model_config_param_count). */
+ * tl_model_config_param_count), or when the count overflows 64 bits on any path
+ * (sizes far too large, as in a damaged config.json: "... overflows ..."). */
 int64_t llama_config_param_count(const LlamaConfig *c);
 
 /* Layer l's window: 0 (full causal attention), or the number of keys a query
@@ -383,7 +384,9 @@ int llama_cache_init(const LlamaForCausalLM *m, KVCache *cache, int64_t batch,
  * rotary_emb.inv_freq buffers and deepseek_v3's MTP layers are dropped.
  * Returns 0 and fills *m (free it with llama_free), or -1 with an error naming
  * llama_from_pretrained and the folder, leaving *m cleared: m or dir NULL; no
- * config.json (or unreadable); its errors (llama_config_from_hf); no weights
+ * config.json, or one that is not a regular file (a FIFO is refused, never
+ * waited on: tl_read_whole_file) or is unreadable; its errors
+ * (llama_config_from_hf); no weights
  * (the runtime's message); a key the model needs that no file holds, a key no
  * part of the model has, a tensor of the wrong shape (each message names the
  * key, the shape expected and found, and the file: "model.norm.weight has
