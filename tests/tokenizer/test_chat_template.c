@@ -200,6 +200,35 @@ START_TEST(jinja_tojson_spacing_as_json_dumps)
 }
 END_TEST
 
+/* Variables arrive as JSON, read as Python's json reads it: 1.0, 3e0 and -0.0
+ * are floats, 7 and 9007199254740993 exact ints (tojson of a tool's
+ * "default": 1.0 prints 1.0); what a value cannot hold is refused by name:
+ * an int past int64, a \u0000 (which the JSON reader would cut the string at). */
+START_TEST(jinja_json_numbers_and_strings_as_python_reads_them)
+{
+    const char *v = J("{'a': 1.0, 'b': -0.0, 'c': 3e0, 'd': 7, 'e': -0, "
+                      "'f': [2.50, 1E2, 9007199254740993], 's': '1.0 -2'}");
+    ck_assert_str_eq(render("{{ a }} {{ b }} {{ c }} {{ d }} {{ e }} {{ f }} {{ a is integer }} "
+                            "{{ d / 2 }} {{ f | tojson }} {{ s }}", v),
+                     "1.0 -0.0 3.0 7 0 [2.5, 100.0, 9007199254740993] False 3.5 "
+                     "[2.5, 100.0, 9007199254740993] 1.0 -2");
+    assert_render_fails("{{ x }}", J("{'x': [1, 12345678901234567890]}"),
+                        "the integer 12345678901234567890 is past the 64-bit integers");
+    assert_render_fails("{{ x }}", J("{'x': 'a\\u0000b'}"), "holds \\u0000 (byte 8)");
+    assert_render_fails("{{ x }}", J("{'x\\u0000': 1}"), "holds \\u0000");
+    ck_assert_str_eq(render("{{ x }}", J("{'x': 'a\\\\u0000b'}")), "a\\u0000b");
+    tl_tokenizer *sp = tl_tokenizer_load(ROOT "tiny-sentencepiece");
+    ck_assert_msg(sp != NULL, "%s", tl_error());
+    tl_chat_request nul = {.messages_json = J("[{'role': 'user', 'content': 'a\\u0000b'}]")};
+    tl_clear_error();
+    ck_assert_ptr_null(tl_chat_template_apply(sp, &nul, NULL));
+    ck_assert_msg(strstr(tl_error(), "messages_json is not a JSON list of messages: a string "
+                                     "holds \\u0000"), "%s", tl_error());
+    tl_tokenizer_free(sp);
+    tl_clear_error();
+}
+END_TEST
+
 START_TEST(jinja_macros_and_set_blocks)
 {
     ck_assert_str_eq(render("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro "

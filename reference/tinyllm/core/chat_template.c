@@ -33,9 +33,11 @@ char *tl_jinja_render(const char *source, const char *variables_json, size_t *le
     if (!source) return tl_propagate("tl_jinja_render: the template is NULL");
     jarena arena = {0};
     jv vars = jv_new_dict(&arena);
-    char *result = NULL;
-    if (variables_json && (!jv_from_json(&arena, variables_json, &vars) || vars.kind != JV_DICT))
-        tl_fail("tl_jinja_render: the variables are not a JSON object");
+    char *result = NULL, why[300];
+    if (variables_json &&
+        (!jv_from_json(&arena, variables_json, &vars, why, sizeof why) || vars.kind != JV_DICT))
+        tl_fail("tl_jinja_render: the variables are not a JSON object%s%s", why[0] ? ": " : "",
+                why);
     else
         result = jinja_render_value(source, vars, &arena, len);
     ja_free(&arena);
@@ -69,9 +71,17 @@ bool tl_chat_template_exists(const tl_tokenizer *t, const char *name) {
     return s != NULL;
 }
 
-static bool add_json(jarena *a, jdict *vars, const char *key, const char *json, jv_kind want) {
+/* Sets vars[key] to the JSON text json, which must be of kind want; else
+ * fails with what (and what in the text cannot be held, if that is why). */
+static bool add_json(jarena *a, jdict *vars, const char *key, const char *json, jv_kind want,
+                     const char *what) {
     jv v;
-    if (!jv_from_json(a, json, &v) || v.kind != want) return false;
+    char why[300];
+    if (!jv_from_json(a, json, &v, why, sizeof why) || v.kind != want) {
+        tl_fail("tl_chat_template_apply: %s_json is not %s%s%s", key, what, why[0] ? ": " : "",
+                why);
+        return false;
+    }
     jd_set(a, vars, jv_cstring(key), v);
     return true;
 }
@@ -98,23 +108,23 @@ char *tl_chat_template_apply(const tl_tokenizer *t, const tl_chat_request *req, 
         tl_fail("tl_chat_template_apply: out of memory");
         goto done;
     }
-    if (!add_json(&arena, d, "messages", req->messages_json, JV_LIST)) {
-        tl_fail("tl_chat_template_apply: messages_json is not a JSON list of messages");
+    if (!add_json(&arena, d, "messages", req->messages_json, JV_LIST, "a JSON list of messages"))
         goto done;
-    }
     jd_set(&arena, d, jv_cstring("tools"), jv_none());
     jd_set(&arena, d, jv_cstring("documents"), jv_none());
-    if (req->tools_json && !add_json(&arena, d, "tools", req->tools_json, JV_LIST)) {
-        tl_fail("tl_chat_template_apply: tools_json is not a JSON list of tool definitions");
+    if (req->tools_json &&
+        !add_json(&arena, d, "tools", req->tools_json, JV_LIST, "a JSON list of tool definitions"))
         goto done;
-    }
     jd_set(&arena, d, jv_cstring("add_generation_prompt"), jv_bool(req->add_generation_prompt));
     if (t->bos_token) jd_set(&arena, d, jv_cstring("bos_token"), jv_cstring(t->bos_token));
     if (t->eos_token) jd_set(&arena, d, jv_cstring("eos_token"), jv_cstring(t->eos_token));
     if (req->variables_json) {
         jv extra;
-        if (!jv_from_json(&arena, req->variables_json, &extra) || extra.kind != JV_DICT) {
-            tl_fail("tl_chat_template_apply: variables_json is not a JSON object");
+        char why[300];
+        if (!jv_from_json(&arena, req->variables_json, &extra, why, sizeof why) ||
+            extra.kind != JV_DICT) {
+            tl_fail("tl_chat_template_apply: variables_json is not a JSON object%s%s",
+                    why[0] ? ": " : "", why);
             goto done;
         }
         for (size_t i = 0; i < extra.u.dict->count; i++)

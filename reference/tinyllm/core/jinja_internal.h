@@ -122,8 +122,10 @@ void jv_print(jstr *out, jv v);
  * separators ", " and ": "; with an indent, "," and ": "). sort_keys sorts
  * dict keys. Returns false when v holds something JSON cannot (a macro). */
 bool jv_tojson(jstr *out, jv v, int indent, bool sort_keys);
-/* A JSON text as a value (objects keep their key order). NULL on bad JSON. */
-bool jv_from_json(jarena *a, const char *json, jv *out);
+/* A JSON text as a value (objects keep their key order; numbers are int or
+ * float as Python's json reads them). False on bad JSON, and on a value this
+ * cannot hold (a \u0000 in a string, an int past int64), said in why. */
+bool jv_from_json(jarena *a, const char *json, jv *out, char *why, size_t why_size);
 
 /* ---- tokens and nodes ---------------------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* jinja_value.c: Jinja values as Python sees them (chat_template.h): the
  * render's arena, truthiness, equality and order, str() and json.dumps(). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,16 +444,68 @@ bool jv_tojson(jstr *out, jv v, int indent, bool sort_keys) {
     return tojson_at(out, v, indent, sort_keys, 0);
 }
 
-static jv from_cjson(jarena *a, const cJSON *j) {
+/* What cJSON drops, read from the text itself: the number tokens in document
+ * order (cJSON keeps a tree in that order, so the k-th number node is the k-th
+ * token), and where a string holds \u0000 (cJSON cuts the string there). */
+typedef struct {
+    const char **nums;
+    size_t count, next;
+    char *why;   /* the reason a value cannot be held; why[0] stays 0 on bad syntax */
+    size_t why_size;
+} json_scan;
+
+static bool scan_json(jarena *a, const char *json, json_scan *sc) {
+    size_t cap = 0;
+    for (const char *p = json; *p;) {
+        if (*p == '"') {
+            for (p++; *p && *p != '"'; p++) {
+                if (*p != '\\' || !*++p) continue;
+                if (*p == 'u' && !strncmp(p + 1, "0000", 4)) {
+                    snprintf(sc->why, sc->why_size, "a string holds \\u0000 (byte %zu), which "
+                             "tinyllm's JSON reader would cut the string at: remove it",
+                             (size_t)(p - 1 - json));
+                    return false;
+                }
+            }
+            if (*p) p++;
+        } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            if (sc->count == cap) {
+                cap = cap ? 2 * cap : 64;
+                const char **grown = ja_alloc(a, cap * sizeof *grown);
+                if (!grown) return false;
+                if (sc->count) memcpy(grown, sc->nums, sc->count * sizeof *grown);
+                sc->nums = grown;
+            }
+            sc->nums[sc->count++] = p;
+            while (*p && strchr("0123456789+-.eE", *p)) p++;
+        } else {
+            p++;
+        }
+    }
+    return true;
+}
+
+/* Python's json reads 3 as an int and 3.0, 3e0 or -0.0 as a float; an int
+ * has no bound there, and past int64 here it is refused, not rounded. */
+static jv json_number(const cJSON *j, json_scan *sc, bool *ok) {
+    const char *t = sc->next < sc->count ? sc->nums[sc->next++] : NULL;
+    size_t n = t ? strspn(t, "0123456789+-.eE") : 0;
+    if (!t || memchr(t, '.', n) || memchr(t, 'e', n) || memchr(t, 'E', n))
+        return jv_float(j->valuedouble);
+    errno = 0;
+    long long i = strtoll(t, NULL, 10);
+    if (errno == ERANGE) {
+        snprintf(sc->why, sc->why_size, "the integer %.*s is past the 64-bit integers a "
+                 "template may use: write it as a string or a float", (int)(n > 40 ? 40 : n), t);
+        *ok = false;
+    }
+    return jv_int((int64_t)i);
+}
+
+static jv from_cjson(jarena *a, const cJSON *j, json_scan *sc, bool *ok) {
     if (cJSON_IsNull(j)) return jv_none();
     if (cJSON_IsBool(j)) return jv_bool(cJSON_IsTrue(j));
-    if (cJSON_IsNumber(j)) {
-        /* JSON has one number type; Python reads 3 as int, 3.0 as float: cJSON
-         * keeps no text, so a whole value inside int64 is an int */
-        double d = j->valuedouble;
-        if (d == floor(d) && fabs(d) < 9e15) return jv_int((int64_t)d);
-        return jv_float(d);
-    }
+    if (cJSON_IsNumber(j)) return json_number(j, sc, ok);
     if (cJSON_IsString(j)) {
         const char *s = ja_strndup(a, j->valuestring, strlen(j->valuestring));
         return jv_string(s, s ? strlen(s) : 0);
@@ -460,22 +513,25 @@ static jv from_cjson(jarena *a, const cJSON *j) {
     if (cJSON_IsArray(j)) {
         jv l = jv_new_list(a);
         const cJSON *e;
-        cJSON_ArrayForEach(e, j) jl_push(a, l.u.list, from_cjson(a, e));
+        cJSON_ArrayForEach(e, j) jl_push(a, l.u.list, from_cjson(a, e, sc, ok));
         return l;
     }
     jv d = jv_new_dict(a);
     const cJSON *e;
     cJSON_ArrayForEach(e, j) {
         const char *k = ja_strndup(a, e->string, strlen(e->string));
-        jd_set(a, d.u.dict, jv_string(k, k ? strlen(k) : 0), from_cjson(a, e));
+        jd_set(a, d.u.dict, jv_string(k, k ? strlen(k) : 0), from_cjson(a, e, sc, ok));
     }
     return d;
 }
 
-bool jv_from_json(jarena *a, const char *json, jv *out) {
+bool jv_from_json(jarena *a, const char *json, jv *out, char *why, size_t why_size) {
+    json_scan sc = {.why = why, .why_size = why_size};
+    why[0] = '\0';
     cJSON *j = cJSON_Parse(json);
     if (!j) return false;
-    *out = from_cjson(a, j);
+    bool ok = scan_json(a, json, &sc);
+    if (ok) *out = from_cjson(a, j, &sc, &ok);
     cJSON_Delete(j);
-    return !a->failed;
+    return ok && !a->failed;
 }
