@@ -1,9 +1,9 @@
 /* Added tokens (tokenizers' added_vocabulary.rs): found leftmost-longest
  * before anything else; lstrip / rstrip take the whitespace beside them;
- * single_word matches only between non-word characters; normalized ones are
- * matched on the normalized text, the others on the raw text; the
- * post-processor adds its tokens only with add_special. Normalizers run on
- * each piece between added tokens. */
+ * single_word matches only between non-word characters (\w of Rust's regex
+ * crate); normalized ones are matched on the normalized text, the others on
+ * the raw text; the post-processor adds its tokens only with add_special.
+ * Normalizers run on each piece between added tokens. */
 #include "tk_test_util.h"
 
 /* a0 b1 ' '2 and one added token, its flags spliced in */
@@ -48,6 +48,12 @@ START_TEST(added_token_single_word_needs_non_word_neighbours)
     ASSERT_IDS(t, "a ab b", false, "0 2 9 2 1");
     ASSERT_IDS(t, "aab", false, "0 0 1");     /* inside a word: not the token */
     ASSERT_IDS(t, "ab_", false, "0 1");       /* '_' is a word character; '_' is dropped */
+    /* Rust's regex \w: not ² ½ ₂ (No); but ⓐ (So, Other_Alphabetic), Ⅰ (Nl), ‿ (Pc) */
+    ASSERT_IDS(t, "\xC2\xB2" "ab\xC2\xBD", false, "9");
+    ASSERT_IDS(t, "ab\xE2\x82\x82", false, "9");
+    ASSERT_IDS(t, "\xE2\x93\x90" "ab", false, "0 1");
+    ASSERT_IDS(t, "\xE2\x85\xA0" "ab", false, "0 1");
+    ASSERT_IDS(t, "a\xE2\x80\xBF" "ab", false, "0 0 1");
     tl_tokenizer_free(t);
 }
 END_TEST

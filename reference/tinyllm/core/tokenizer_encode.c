@@ -99,12 +99,6 @@ static int longest_at(const tk_trie *t, const char *s, size_t len, size_t i, siz
     return best;
 }
 
-/* \w and \s of Rust's regex crate, for single_word, lstrip and rstrip. */
-static bool is_word_char(uint32_t cp) {
-    return tk_is_alphanumeric(cp) || cp == '_' || cp == 0x200C || cp == 0x200D ||
-           tk_is_mark(cp);
-}
-
 static uint32_t char_before(const char *s, size_t at) {
     size_t b = at - 1;
     while (b > 0 && ((unsigned char)s[b] & 0xC0) == 0x80) b--;
@@ -128,11 +122,11 @@ static int split_added(const tl_tokenizer *tok, const tk_trie *trie, const char 
         const tk_added_token *a = &tok->added[which];
         size_t start = i;
         i = stop;   /* the scan resumes after the match, even a discarded one */
-        if (a->single_word) {
-            bool start_space = start == 0 || !is_word_char(char_before(s, start));
+        if (a->single_word) {   /* Rust's regex \w and \s, as find_matches uses */
+            bool start_space = start == 0 || !tk_is_word(char_before(s, start));
             uint32_t next = 0;
             if (stop < len) tk_utf8_decode(s + stop, &next);
-            bool stop_space = stop == len || !is_word_char(next);
+            bool stop_space = stop == len || !tk_is_word(next);
             if (!start_space || !stop_space) continue;
         }
         if (a->lstrip) {

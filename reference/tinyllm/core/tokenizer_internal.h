@@ -44,7 +44,7 @@ int tk_buf_append_lossy(tk_buf *b, const char *s, size_t len);
 /* Unicode predicates as Rust's char methods define them. */
 bool tk_is_whitespace(uint32_t cp);   /* White_Space */
 bool tk_is_numeric(uint32_t cp);      /* Nd, Nl, No */
-bool tk_is_alphanumeric(uint32_t cp); /* a letter (L*) or a number (N*) */
+bool tk_is_word(uint32_t cp);         /* \w of Rust's regex crate (not a char method) */
 bool tk_is_punctuation(uint32_t cp);  /* ASCII punctuation or a P* category */
 bool tk_is_mark(uint32_t cp);         /* Mn, Mc, Me */
 

@@ -165,10 +165,18 @@ bool tk_is_numeric(uint32_t c) {
     return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_NO;
 }
 
-bool tk_is_alphanumeric(uint32_t c) {
+/* Rust's regex crate \w (UTS #18): Alphabetic, marks, Nd, Pc and the joiners.
+ * Not N* as a whole: ² and ½ (No) are not word characters, while letters in
+ * circles and squares (So, but Other_Alphabetic) are. */
+bool tk_is_word(uint32_t c) {
+    if (c == 0x200C || c == 0x200D || (c >= 0x24B6 && c <= 0x24E9) ||
+        (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) ||
+        (c >= 0x1F170 && c <= 0x1F189))
+        return true;
     utf8proc_category_t k = utf8proc_category((utf8proc_int32_t)c);
     return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO) ||
-           (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO);
+           k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_PC ||
+           (k >= UTF8PROC_CATEGORY_MN && k <= UTF8PROC_CATEGORY_ME);
 }
 
 bool tk_is_punctuation(uint32_t c) {
