@@ -26,6 +26,20 @@ static const char *split_ids(const char *behavior, bool invert, const char *text
     return out;
 }
 
+/* Whitespace is \w+|[^\w\s]+ in Rust's regex crate (not Oniguruma, whose \w
+ * takes ² and leaves out the zero-width joiner); characters outside the
+ * vocabulary are dropped. */
+START_TEST(whitespace_splits_on_rusts_word_characters)
+{
+    tl_tokenizer *t = with_pre("{'type': 'Whitespace'}");
+    ASSERT_IDS(t, "a\xC2\xB2" "b", false, "4 5");           /* a | ² | b */
+    ASSERT_IDS(t, "a\xE2\x91\xA0" "b c", false, "4 5 6");   /* a | ① | b | c */
+    ASSERT_IDS(t, "a\xE2\x80\x8D" "b", false, "0 5");       /* a+ZWJ+b is one word */
+    ASSERT_IDS(t, "\xE2\x80\xBF" "a b_c", false, "4 1 6");  /* ‿ and _ are Pc */
+    tl_tokenizer_free(t);
+}
+END_TEST
+
 START_TEST(split_behaviours_cut_and_join_as_the_library)
 {
     /* "ab  c": pieces ab | ' ' | ' ' | c, the spaces matching */

@@ -304,7 +304,10 @@ static int parse_pretokenizer(const ctx *c, const cJSON *o, void *out, const cha
         p->pattern = (tk_pattern){.kind = TK_PAT_LITERAL, .literal = b.data,
                                   .literal_len = b.len};
     } else if (!strcmp(type, "Whitespace")) {
-        static const char re[] = "\\w+|[^\\w\\s]+";
+        /* \w+|[^\w\s]+ in Rust's regex crate, whose \w (tk_is_word) is not
+         * Oniguruma's: that one takes ¹²³¼½¾ and leaves out U+200C, U+200D */
+        static const char re[] = "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]+|"
+                                 "[^\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}\\s]+";
         p->kind = TK_PRE_WHITESPACE;
         p->behavior = TK_SPLIT_REMOVED;
         if (tk_pattern_regex(&p->pattern, re, sizeof re - 1, place) < 0) return -1;
