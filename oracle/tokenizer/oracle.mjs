@@ -131,14 +131,19 @@ function templatesOf(config) {
 // - ByteFallback (tokenizers/src/decoders/byte_fallback.rs): a run of "<0xXX>"
 //   tokens that is not valid UTF-8 becomes one U+FFFD per byte
 //   (`for _ in 0..previous_byte_tokens.len()`); the port's TextDecoder gives one
-//   per maximal invalid subsequence instead.
+//   per maximal invalid subsequence instead. (A TextDecoder also drops a
+//   leading U+FEFF unless told ignoreBOM; String::from_utf8 keeps it.)
+// - Digits (tokenizers/src/pre_tokenizers/digits.rs) splits on
+//   char::is_numeric, every Nd, Nl and No character ('١', '²'); the port's
+//   regex \d is ASCII only.
 function rustByteFallback(tokens) {
   const out = [];
   let bytes = [];
   const flush = () => {
     if (!bytes.length) return;
     try {
-      out.push(new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bytes)));
+      out.push(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+        .decode(Uint8Array.from(bytes)));
     } catch {
       for (let i = 0; i < bytes.length; i++) out.push("\uFFFD");
     }
@@ -162,12 +167,20 @@ function restoreRust(decoder) {
   for (const d of decoder.decoders ?? []) restoreRust(d);
 }
 
+function restoreRustPre(pre) {
+  if (!pre) return;
+  if (pre.config?.type === "Digits")
+    pre.pattern = new RegExp(`[^\\p{N}]+|\\p{N}${pre.config.individual_digits ? "" : "+"}`, "gu");
+  for (const p of pre.tokenizers ?? []) restoreRustPre(p);
+}
+
 function run(name, dir, texts, conversations, outDir) {
   const json = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer.json"), "utf8"));
   const configPath = path.join(dir, "tokenizer_config.json");
   const config = fs.existsSync(configPath) ? JSON.parse(fs.readFileSync(configPath, "utf8")) : {};
   const tok = new Tokenizer(json, config);
   restoreRust(tok.decoder);
+  restoreRustPre(tok.pre_tokenizer);
   const out = {
     tokenizer: name,
     oracle: `@huggingface/tokenizers ${versionOf("@huggingface/tokenizers")}, ` +
