@@ -176,6 +176,12 @@ START_TEST(jinja_tests_filters_and_methods)
                             "length }}"
                             " {{ ms | map(attribute='role') | unique | list }}", msgs),
                      "['u', 'v'] 2 ['system', 'user']");
+    /* unique as Jinja2's: by attribute=, ignoring case unless case_sensitive */
+    ck_assert_str_eq(render("{{ ms | unique(attribute='role') | map(attribute='content') | list }} "
+                            "{{ ['a', 'A', 'b', 'B', 'a'] | unique | list }} "
+                            "{{ ['a', 'A'] | unique(true) | list }} {{ [1, 1.0, true, '1'] | "
+                            "unique | list }}", msgs),
+                     "['s', 'u'] ['a', 'b'] ['a', 'A'] [1, '1']");
     ck_assert_str_eq(render("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.keys() | list }} "
                             "{{ d | dictsort }} {{ d | items | list }}", J("{'d': {'b': 2, 'a': "
                                                                            "1}}")),

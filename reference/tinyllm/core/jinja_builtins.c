@@ -787,13 +787,23 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
                       ARG(2, "attribute", jv_undefined(NULL)), line, out);
     }
     if (!strcmp(name, "unique")) {
+        /* Jinja2's do_unique: an item's key is its attribute if one is named,
+         * lowered (str.lower) unless case_sensitive; the first of each key stays */
         if (!as_list(x, v, name, line, &items)) return false;
+        bool case_sensitive = jv_truthy(ARG(0, "case_sensitive", jv_bool(false)));
+        jv attribute = ARG(1, "attribute", jv_undefined(NULL)), keys = jv_new_list(a);
         *out = jv_new_list(a);
+        if (!keys.u.list || !out->u.list) return false;
         for (size_t i = 0; i < items->count; i++) {
+            jv key = attribute.kind == JV_UNDEFINED ? items->items[i]
+                                                    : get_attribute(items->items[i], attribute);
+            if (!case_sensitive && key.kind == JV_STRING) key = change_case(x, key, CASE_LOWER);
             bool seen = false;
-            for (size_t k = 0; k < out->u.list->count && !seen; k++)
-                seen = jv_equal(out->u.list->items[k], items->items[i]);
-            if (!seen) jl_push(a, out->u.list, items->items[i]);
+            for (size_t k = 0; k < keys.u.list->count && !seen; k++)
+                seen = jv_equal(keys.u.list->items[k], key);
+            if (seen) continue;
+            jl_push(a, keys.u.list, key);
+            jl_push(a, out->u.list, items->items[i]);
         }
         return true;
     }
