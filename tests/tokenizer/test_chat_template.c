@@ -182,6 +182,15 @@ START_TEST(jinja_tests_filters_and_methods)
                             "{{ ['a', 'A'] | unique(true) | list }} {{ [1, 1.0, true, '1'] | "
                             "unique | list }}", msgs),
                      "['s', 'u'] ['a', 'b'] ['a', 'A'] [1, '1']");
+    /* sort, dictsort, max and min ignore case with str.lower, not ASCII folding;
+     * max, as Python's, returns the first of equal maxima */
+    ck_assert_str_eq(render("{{ ['a', 'A'] | max }} {{ ['A', 'a'] | min }} "
+                            "{{ ['\xC3\x96', '\xC3\x9F', 'a', 'Z'] | sort }} "
+                            "{{ {'\xC3\x96': 1, '\xC3\x9F': 2} | dictsort }} "
+                            "{{ ['\xC3\x9F', '\xC3\x96'] | max }} "
+                            "{{ ['\xC3\x96', '\xC3\x9F'] | sort(case_sensitive=true) }}", NULL),
+                     "a A ['a', 'Z', '\xC3\x9F', '\xC3\x96'] [('\xC3\x9F', 2), ('\xC3\x96', 1)] "
+                     "\xC3\x96 ['\xC3\x96', '\xC3\x9F']");
     ck_assert_str_eq(render("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.keys() | list }} "
                             "{{ d | dictsort }} {{ d | items | list }}", J("{'d': {'b': 2, 'a': "
                                                                            "1}}")),

@@ -425,6 +425,7 @@ bool jb_test(jctx *x, const char *name, jv v, const jv *args, size_t n, int line
 static int sort_key_case_insensitive;
 static jv sort_attribute;
 static bool sort_failed;
+static jctx *sort_ctx;   /* the render, for the lowered keys' memory */
 
 static jv sort_key(jv v) {
     if (sort_attribute.kind != JV_UNDEFINED) v = get_attribute(v, sort_attribute);
@@ -434,16 +435,10 @@ static jv sort_key(jv v) {
 static int sort_cmp(const void *pa, const void *pb) {
     jv a = sort_key(*(const jv *)pa), b = sort_key(*(const jv *)pb);
     int order = 0;
+    /* Jinja2's ignore_case: str.lower() of both, not ASCII folding ('ß' < 'Ö') */
     if (sort_key_case_insensitive && a.kind == JV_STRING && b.kind == JV_STRING) {
-        size_t n = a.u.str.len < b.u.str.len ? a.u.str.len : b.u.str.len;
-        for (size_t i = 0; i < n && !order; i++) {
-            int ca = (unsigned char)a.u.str.s[i], cb = (unsigned char)b.u.str.s[i];
-            if (ca >= 'A' && ca <= 'Z') ca += 32;
-            if (cb >= 'A' && cb <= 'Z') cb += 32;
-            order = (ca > cb) - (ca < cb);
-        }
-        if (!order) order = (a.u.str.len > b.u.str.len) - (a.u.str.len < b.u.str.len);
-        return order;
+        a = change_case(sort_ctx, a, CASE_LOWER);
+        b = change_case(sort_ctx, b, CASE_LOWER);
     }
     if (!jv_compare(a, b, &order)) sort_failed = true;
     return order;
@@ -471,6 +466,7 @@ static bool sorted(jctx *x, jlist *in, bool reverse, bool case_sensitive, jv att
     if (!tmp || !out->u.list) return false;
     sort_key_case_insensitive = !case_sensitive;
     sort_attribute = attribute;
+    sort_ctx = x;
     sort_failed = false;
     stable_sort(out->u.list->items, out->u.list->count, tmp);
     if (sort_failed) return jx_fail(x, line, "sort: the items cannot be ordered");
@@ -833,6 +829,12 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
             return false;
         *out = s.u.list->count ? s.u.list->items[name[1] == 'a' ? s.u.list->count - 1 : 0]
                                : jv_undefined(name);
+        /* Python's max returns the first of equal maxima ('a' of ['a', 'A']) */
+        for (size_t i = 0; name[1] == 'a' && i < items->count; i++)
+            if (!sort_cmp(&items->items[i], out)) {
+                *out = items->items[i];
+                break;
+            }
         return true;
     }
 #undef ARG
