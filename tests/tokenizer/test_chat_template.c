@@ -191,6 +191,9 @@ START_TEST(jinja_tests_filters_and_methods)
                             "{{ ['\xC3\x96', '\xC3\x9F'] | sort(case_sensitive=true) }}", NULL),
                      "a A ['a', 'Z', '\xC3\x9F', '\xC3\x96'] [('\xC3\x9F', 2), ('\xC3\x96', 1)] "
                      "\xC3\x96 ['\xC3\x96', '\xC3\x9F']");
+    /* an undefined item prints as its repr inside a list, as nothing alone */
+    ck_assert_str_eq(render("{{ ms | map(attribute='nope') | list }}|{{ ms[0].nope }}|", msgs),
+                     "[Undefined, Undefined, Undefined]||");
     ck_assert_str_eq(render("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.keys() | list }} "
                             "{{ d | dictsort }} {{ d | items | list }}", J("{'d': {'b': 2, 'a': "
                                                                            "1}}")),

@@ -297,6 +297,7 @@ static void repr_string(jstr *out, const char *s, size_t n) {
 
 static void print_repr(jstr *out, jv v) {
     if (v.kind == JV_STRING) repr_string(out, v.u.str.s, v.u.str.len);
+    else if (v.kind == JV_UNDEFINED) js_puts(out, "Undefined");   /* repr(Undefined) */
     else jv_print(out, v);
 }
 
