@@ -68,6 +68,10 @@ END_TEST
 
 START_TEST(jinja_expressions_as_python)
 {
+    /* "}}" inside open braces closes a dict, not the tag (Jinja2's balancing stack) */
+    ck_assert_str_eq(render("{{ {'a': {'b': 2}}.a.b }} {{ {'a': {'b': 2}} }}"
+                            "{% set x = {'a': {'b': [1, {'c': 3}]}} %} {{ x.a.b[1].c }}", NULL),
+                     "2 {'a': {'b': 2}} 3");
     ck_assert_str_eq(render("{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 7 / 2 }} "
                             "{{ 2 ** 10 }} {{ 1 + 2 * 3 }}", NULL), "3 -4 1 2 3.5 1024 7");
     ck_assert_str_eq(render("{{ 'a' ~ 1 ~ none ~ true }} {{ 'ab' * 2 }} {{ [1] + [2] }}", NULL),

@@ -146,6 +146,7 @@ static const char OPS1[] = "+-*/%~<>=()[]{},.:|";
 static bool lex_tag(jarena *a, jtokens *t, const char *s, size_t len, size_t *i, int *line,
                     char close, bool *strip_after, bool *plus) {
     size_t k = *i;
+    int depth = 0;   /* open ( [ {: as Jinja2's balancing stack, no tag ends inside them */
     for (;;) {
         while (k < len && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r')) {
             if (s[k] == '\n') (*line)++;
@@ -157,7 +158,7 @@ static bool lex_tag(jarena *a, jtokens *t, const char *s, size_t len, size_t *i,
         char sign = 0;
         if ((s[e] == '-' || s[e] == '+') && e + 2 < len && s[e + 1] == close && s[e + 2] == '}')
             sign = s[e++];
-        if (e + 1 < len && s[e] == close && s[e + 1] == '}') {
+        if (depth == 0 && e + 1 < len && s[e] == close && s[e + 1] == '}') {
             *strip_after = sign == '-';
             *plus = sign == '+';
             *i = e + 2;
@@ -224,6 +225,8 @@ static bool lex_tag(jarena *a, jtokens *t, const char *s, size_t len, size_t *i,
                 tok.len = 1;
                 k++;
                 found = true;
+                if (c == '(' || c == '[' || c == '{') depth++;
+                else if ((c == ')' || c == ']' || c == '}') && depth > 0) depth--;
             }
             if (!found) {
                 char what[16];
