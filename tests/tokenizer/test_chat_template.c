@@ -219,6 +219,9 @@ START_TEST(jinja_tojson_spacing_as_json_dumps)
                      "{\n  \"x\": [\n    1,\n    2.5,\n    true,\n    null\n  ]\n}");
     ck_assert_str_eq(render("{{ {'b': 1, 'a': 2} | tojson(sort_keys=true) }} {{ [] | tojson }}",
                             NULL), "{\"a\": 2, \"b\": 1} []");
+    /* json.dumps raises on an Undefined, alone or inside */
+    assert_render_fails("{{ x | tojson }}", NULL, "not JSON");
+    assert_render_fails("{{ {'a': [x]} | tojson }}", NULL, "not JSON");
 }
 END_TEST
 

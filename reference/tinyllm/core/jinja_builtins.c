@@ -615,7 +615,8 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         jstr s = {.arena = a};
         if (!jv_tojson(&s, v, ind.kind == JV_INT ? (int)ind.u.i : -1,
                        jv_truthy(ARG(1, "sort_keys", jv_bool(false)))))
-            return jx_fail(x, line, "tojson: a %s is not JSON", jv_type_name(v));
+            return jx_fail(x, line, "tojson: a %s is not JSON or holds what is not (an "
+                           "undefined value, a macro)", jv_type_name(v));
         *out = from_jstr(&s);
         return true;
     }

@@ -120,7 +120,8 @@ const char *jv_type_name(jv v);
 void jv_print(jstr *out, jv v);
 /* Appends json.dumps(v, ensure_ascii=False, indent=indent) (indent < 0: none,
  * separators ", " and ": "; with an indent, "," and ": "). sort_keys sorts
- * dict keys. Returns false when v holds something JSON cannot (a macro). */
+ * dict keys. Returns false when v holds something JSON cannot (a macro, an
+ * undefined value: json.dumps raises on both). */
 bool jv_tojson(jstr *out, jv v, int indent, bool sort_keys);
 /* A JSON text as a value (objects keep their key order; numbers are int or
  * float as Python's json reads them). False on bad JSON, and on a value this

@@ -379,7 +379,7 @@ static int key_order(const void *a, const void *b) {
 static bool tojson_at(jstr *out, jv v, int indent, bool sort_keys, int depth) {
     char buf[32];
     switch (v.kind) {
-    case JV_UNDEFINED:
+    case JV_UNDEFINED: return false;   /* json.dumps raises on Jinja2's Undefined */
     case JV_NONE: js_puts(out, "null"); return true;
     case JV_BOOL: js_puts(out, v.u.b ? "true" : "false"); return true;
     case JV_INT:
