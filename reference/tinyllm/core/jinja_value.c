@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "jinja_internal.h"
+#include "tinyllm/json_keys.h"
 
 /* ---- the arena ------------------------------------------------------------- */
 
@@ -445,9 +446,9 @@ bool jv_tojson(jstr *out, jv v, int indent, bool sort_keys) {
     return tojson_at(out, v, indent, sort_keys, 0);
 }
 
-/* What cJSON drops, read from the text itself: the number tokens in document
- * order (cJSON keeps a tree in that order, so the k-th number node is the k-th
- * token), and where a string holds \u0000 (cJSON cuts the string there). */
+/* The number tokens of a JSON text in document order, which cJSON drops
+ * (it keeps one double): its tree is in that order, so the k-th number node
+ * is the k-th token. */
 typedef struct {
     const char **nums;
     size_t count, next;
@@ -455,19 +456,12 @@ typedef struct {
     size_t why_size;
 } json_scan;
 
-static bool scan_json(jarena *a, const char *json, json_scan *sc) {
+static bool scan_numbers(jarena *a, const char *json, json_scan *sc) {
     size_t cap = 0;
     for (const char *p = json; *p;) {
-        if (*p == '"') {
-            for (p++; *p && *p != '"'; p++) {
-                if (*p != '\\' || !*++p) continue;
-                if (*p == 'u' && !strncmp(p + 1, "0000", 4)) {
-                    snprintf(sc->why, sc->why_size, "a string holds \\u0000 (byte %zu), which "
-                             "tinyllm's JSON reader would cut the string at: remove it",
-                             (size_t)(p - 1 - json));
-                    return false;
-                }
-            }
+        if (*p == '"') {   /* skip the string, its escaped quotes too */
+            for (p++; *p && *p != '"'; p++)
+                if (*p == '\\' && !*++p) break;
             if (*p) p++;
         } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
             if (sc->count == cap) {
@@ -531,7 +525,11 @@ bool jv_from_json(jarena *a, const char *json, jv *out, char *why, size_t why_si
     why[0] = '\0';
     cJSON *j = cJSON_Parse(json);
     if (!j) return false;
-    bool ok = scan_json(a, json, &sc);
+    long nul = tl_json_nul_escape(json);   /* cJSON cuts a string there */
+    if (nul >= 0)
+        snprintf(why, why_size, "a string holds \\u0000 (byte %ld), which tinyllm's JSON reader "
+                 "would cut the string at: remove it", nul);
+    bool ok = nul < 0 && scan_numbers(a, json, &sc);
     if (ok) *out = from_cjson(a, j, &sc, &ok);
     cJSON_Delete(j);
     return ok && !a->failed;
