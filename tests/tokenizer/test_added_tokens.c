@@ -114,6 +114,25 @@ START_TEST(normalizers_nfkc_lowercase_strip_replace)
 }
 END_TEST
 
+/* The library's Unicode forms are Unicode 9.0's: a later character keeps its
+ * form and blocks composition. NFKC leaves U+32FF (Unicode 12.1, <square>
+ * "令和") alone; NFC does not compose a + U+0301 across U+0C3C (Unicode 14,
+ * combining class 7 now, a starter in 9.0). Ids from Rust tokenizers 0.22.2. */
+START_TEST(normalizers_use_unicode_9_forms_as_the_library)
+{
+    tl_tokenizer *k = make(J("{'normalizer': {'type': 'NFKC'}, 'model': {'type': 'BPE', "
+                             "'vocab': {'\xE3\x8B\xBF': 0, '\xE4\xBB\xA4': 1, "
+                             "'\xE5\x92\x8C': 2}, 'merges': []}}"));
+    ASSERT_IDS(k, "\xE3\x8B\xBF", false, "0");
+    tl_tokenizer *c = make(J("{'normalizer': {'type': 'NFC'}, 'model': {'type': 'BPE', "
+                             "'vocab': {'a': 0, '\xC3\xA1': 1, '\xE0\xB0\xBC': 2, "
+                             "'\xCC\x81': 3}, 'merges': []}}"));
+    ASSERT_IDS(c, "a\xE0\xB0\xBC\xCC\x81 a\xCC\x81", false, "0 2 3 1");
+    tl_tokenizer_free(k);
+    tl_tokenizer_free(c);
+}
+END_TEST
+
 START_TEST(post_processors_add_special_tokens_only_when_asked)
 {
     tl_tokenizer *tmpl = make(J("{'added_tokens': [{'id': 3, 'content': '<s>', 'special': true}],"
