@@ -250,9 +250,9 @@ if [ -s "$work/hostile.port" ]; then
     HF_TOKEN=t run h/gated
     expect "a gated repo, a token" 1 "403 GatedRepo" "accept its conditions"
     [[ $err != *"set HF_TOKEN"* ]] && pass || fail "a token was sent, pull says to set one" "$err"
-    for c in escname esccommit escindex; do   # what the server sent is quoted, escapes shown as ?
+    for c in escname esccommit escindex; do   # what the server sent is quoted, escapes shown as \xNN
         run h/$c
-        expect "$c: refused" 1 "?]0;pwned??[2J"
+        expect "$c: refused" 1 '\x1b]0;pwned\x07\x1b[2J'
         [[ $err != *$'\e'* ]] && pass || fail "$c: the escapes reached stderr" "$err"
     done
     endpoint=$hub_endpoint

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "tinyllm/io/hf.h"
+#include "output.h"
 #include "repo_listing.h"
 #include "tinyllm/tensor.h"
 #include "verbs.h"
@@ -67,17 +68,17 @@ typedef struct {
 } pull_ctx;
 
 /* Prints "tinyllm pull: <message>" for a message that quotes what a server
- * sent (a listed name, a header, an index's tensor): control characters are
- * shown as '?', so that no escape sequence reaches the terminal. */
+ * sent (a listed name, a header, an index's tensor) through print_clean, as
+ * every verb's errors: no escape sequence reaches the terminal. */
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
     char msg[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    for (char *c = msg; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-    fprintf(stderr, "tinyllm pull: %s\n", msg);
+    fputs("tinyllm pull: ", stderr);
+    print_clean(stderr, msg);
+    fputc('\n', stderr);
 }
 
 static bool offline(void) {
