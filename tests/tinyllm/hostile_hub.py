@@ -9,7 +9,9 @@ wrong the way <case> says:
   manynames  listing pages of 7,000 paths of 4,000 bytes each, for ever
   bigpage    a listing page that never ends
   escape     the revision's "sha" is 40 characters of terminal escapes
-  moving     the branch moves to another commit after the first file
+  moving     the branch moves to another commit after the first file (movingfiles: the
+             same, for a pull of named files)
+  stall      every API answer: the connection accepted, then silence
   bigindex   a model.safetensors.index.json of 65 MB
   dups       the listing names each file 500 times
   ratelimit  the listing answers 429 (Retry-After: 1) for its first 1.5 s
@@ -66,6 +68,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def silence(self):
+        """Accepts the request, then sends nothing for an hour."""
+        time.sleep(3600)
+
     def do_HEAD(self):
         self.do_GET()
 
@@ -76,7 +82,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         api = parts[1] == "api"
         case = parts[4] if api else parts[2]
         with lock:
-            moved = case == "moving" and heads.get(case, 0) > 1
+            moved = case.startswith("moving") and heads.get(case, 0) > 1
         files = big_index_files() if case == "bigindex" else FILES
         if case == "escindex":
             files = {"config.json": FILES["config.json"], "model.safetensors.index.json":
@@ -84,6 +90,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if case == "gated":
             status = 403 if self.headers.get("Authorization") else 401
             return self.answer(status, b"{}", [("X-Error-Code", "GatedRepo")])
+        if api and case == "stall":
+            return self.silence()
         if api and parts[5] == "revision":
             sha = ESC + "x" * (40 - len(ESC)) if case == "escape" else \
                 NEW if moved else OLD

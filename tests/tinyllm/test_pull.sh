@@ -245,6 +245,17 @@ if [ -s "$work/hostile.port" ]; then
     expect "a listing rate-limited for 1.5 s (Retry-After: 1)" 0 "2 files at"
     run h/longnext --include '*'   # it was the last page: 1 file, exit 0
     expect "a next page URL of 5,000 bytes" 1 "names a next page whose URL is longer than 4095"
+    run h/movingfiles config.json model.safetensors   # named files: no listing, same check
+    expect "a branch moving during a pull of named files" 1 "main moved from aaaa" "to bbbb"
+    [ -z "$out" ] && pass || fail "a pull of named files across a moving branch printed '$out'"
+    started=$SECONDS
+    HF_HUB_ETAG_TIMEOUT=1 run h/stall
+    expect "an API that accepts, then stays silent" 1 "no answer from" "in time (3 attempts" \
+        "HF_HUB_ETAG_TIMEOUT is the seconds of silence allowed (now 1)"
+    (( SECONDS - started < 15 )) && pass ||
+        fail "a silent API held the pull $((SECONDS - started)) s with HF_HUB_ETAG_TIMEOUT=1"
+    HF_HUB_DOWNLOAD_TIMEOUT=soon run h/stall
+    expect "HF_HUB_DOWNLOAD_TIMEOUT not a number" 2 "HF_HUB_DOWNLOAD_TIMEOUT='soon' is not a number"
     run h/gated
     expect "a gated repo, no token" 1 "401 GatedRepo" "gated: set HF_TOKEN"
     HF_TOKEN=t run h/gated

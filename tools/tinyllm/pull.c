@@ -51,7 +51,9 @@ static const char HELP[] =
     "  --endpoint URL  the Hub (default $HF_ENDPOINT, else https://huggingface.co)\n"
     "  --cache DIR     the cache (default $TINYLLM_CACHE, else ~/.cache/tinyllm/hub)\n"
     "  HF_TOKEN is sent to the Hub for private and gated repos; HF_HUB_OFFLINE=1\n"
-    "  lists and serves only what is already in the cache.\n";
+    "  lists and serves only what is already in the cache. HF_HUB_ETAG_TIMEOUT (the\n"
+    "  API's answers) and HF_HUB_DOWNLOAD_TIMEOUT (the files) are the seconds a\n"
+    "  connection may stay silent before it is tried again (10 each, as the hf tool).\n";
 
 /* The files a model needs besides its weights, fetched when listed. */
 static const char *const MODEL_FILES[] = {
@@ -65,6 +67,7 @@ typedef struct {
     const char **include, **exclude;
     int ninclude, nexclude;
     repo_listing listing;
+    double api_timeout, file_timeout;   /* seconds of silence, as huggingface_hub's */
 } pull_ctx;
 
 /* Prints "tinyllm pull: <message>" for a message that quotes what a server
@@ -103,7 +106,8 @@ static int fetch(pull_ctx *p, const char *file) {
         return 0;
     }
     const char *names[] = {file};
-    char *dir = hf_download(p->repo, names, 1, p->cache, p->revision, p->endpoint, NULL, 60.0);
+    char *dir = hf_download(p->repo, names, 1, p->cache, p->revision, p->endpoint, NULL,
+                            p->file_timeout);
     if (!dir) {
         say("%s", tl_error() ? tl_error() : "unknown error");
         return -1;
@@ -249,8 +253,8 @@ static int list_repo(pull_ctx *p) {
                  p->repo, slash ? "--" : "", slash ? slash + 1 : p->repo, p->revision);
         if (repo_list_cached(dir, &p->listing, err, sizeof err) == 0) return 0;
     } else {
-        if (repo_list_remote(endpoint_of(p), p->repo, p->revision, token(), 60.0, &p->listing,
-                             err, sizeof err) == 0) {
+        if (repo_list_remote(endpoint_of(p), p->repo, p->revision, token(), p->api_timeout,
+                             &p->listing, err, sizeof err) == 0) {
             fprintf(stderr, "  %d files at %s\n", p->listing.n,
                     *p->listing.commit ? p->listing.commit : p->revision);
             return 0;
@@ -297,8 +301,8 @@ static int fetch_listed(pull_ctx *p) {
 static int check_unmoved(const pull_ctx *p) {
     char now[41], err[1024];
     if (offline() || !*p->listing.commit || !strcmp(p->revision, p->listing.commit)) return 0;
-    if (repo_commit_remote(endpoint_of(p), p->repo, p->revision, token(), 60.0, now, err,
-                           sizeof err) != 0) {
+    if (repo_commit_remote(endpoint_of(p), p->repo, p->revision, token(), p->api_timeout, now,
+                           err, sizeof err) != 0) {
         say("cannot check that %s is still at %s: %s; run the pull again", p->revision,
             p->listing.commit, err);
         return -1;
@@ -313,6 +317,42 @@ static int check_unmoved(const pull_ctx *p) {
 static int fetch_all_listed(pull_ctx *p) {
     int rc = fetch_listed(p);
     return rc == 0 ? check_unmoved(p) : rc;
+}
+
+/* FILEs named on the command line: no listing, so the revision's commit is
+ * asked before the first and checked after the last, as for a listed pull.
+ * A server that does not answer the API (a mirror of files only) still
+ * serves them, each verified; only the check is left out, and said so. */
+static int fetch_named(pull_ctx *p, const char **files, int nfiles) {
+    char err[1024];
+    bool commit = hf_validate_commit(p->revision) == 0;   /* a commit cannot move */
+    if (!offline() && !commit && repo_commit_remote(endpoint_of(p), p->repo, p->revision, token(),
+                                         p->api_timeout, p->listing.commit, err,
+                                         sizeof err) != 0) {
+        p->listing.commit[0] = 0;
+        fprintf(stderr, "  (not checking that %s stays at one commit: ", p->revision);
+        print_clean(stderr, err);
+        fputs(")\n", stderr);
+    }
+    int rc = 0;
+    for (int i = 0; i < nfiles && rc == 0; i++) rc = fetch(p, files[i]);
+    return rc == 0 ? check_unmoved(p) : rc;
+}
+
+/* Seconds from HF_HUB_ETAG_TIMEOUT or HF_HUB_DOWNLOAD_TIMEOUT, 10 when unset
+ * (huggingface_hub's default and meaning: how long a connection may be
+ * silent). -1 with a message for a value that is not a number of seconds. */
+static double timeout_from_env(const char *name) {
+    const char *v = getenv(name);
+    if (!v || !*v) return 10.0;
+    char *end;
+    double t = strtod(v, &end);
+    if (end != v && *end == 0 && t > 0 && t <= 3600) return t;
+    fprintf(stderr, "tinyllm pull: %s='", name);
+    print_clean(stderr, v);
+    fprintf(stderr, "' is not a number of seconds from 0 to 3600 (e.g. 30); set it so, or "
+                    "unset it for 10\n");
+    return -1;
 }
 
 int tinyllm_pull(int argc, char **argv) {
@@ -366,12 +406,12 @@ int tinyllm_pull(int argc, char **argv) {
         p.cache = cache;
     }
 
+    p.api_timeout = timeout_from_env("HF_HUB_ETAG_TIMEOUT");
+    p.file_timeout = timeout_from_env("HF_HUB_DOWNLOAD_TIMEOUT");
+    if (p.api_timeout < 0 || p.file_timeout < 0) goto out;
+
     fprintf(stderr, "pulling %s at %s into %s\n", p.repo, p.revision, p.cache);
-    int rc = 0;
-    if (nfiles > 0)
-        for (int i = 0; i < nfiles && rc == 0; i++) rc = fetch(&p, files[i]);
-    else
-        rc = fetch_all_listed(&p);
+    int rc = nfiles > 0 ? fetch_named(&p, files, nfiles) : fetch_all_listed(&p);
     if (rc == 0 && p.dir) printf("%s\n", p.dir);
     status = rc == 0 ? 0 : 1;
 out:

@@ -122,7 +122,11 @@ static long get(const char *url, const char *token, double timeout, answer *a, c
         curl_easy_setopt(c, CURLOPT_USERAGENT, "tinyllm-hf/1.0");
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(4 * timeout * 1000));
+        /* silence: under one byte a second for `timeout` seconds; a page
+         * trickled byte by byte is cut at six times that, a minute at least */
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)(timeout < 1 ? 1 : timeout));
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((timeout < 10 ? 10 : timeout) * 6000));
         CURLcode cc = curl_easy_perform(c);
         status = -1;
         char *location = NULL;
@@ -136,7 +140,12 @@ static long get(const char *url, const char *token, double timeout, answer *a, c
             return snprintf(err, errsize, "%.*s sent more than %u MB: no listing page is that "
                             "large: is it a Hub?", (int)strcspn(url, "?"), url,
                             MAX_PAGE_BYTES >> 20), -1;
-        if (cc != CURLE_OK)
+        if (cc == CURLE_OPERATION_TIMEDOUT)
+            snprintf(err, errsize, "no answer from %.*s in time (%d attempts; the last: %s): "
+                     "is the Hub up? HF_HUB_ETAG_TIMEOUT is the seconds of silence allowed "
+                     "(now %g)", (int)strcspn(url, "?"), url, ATTEMPTS,
+                     *ebuf ? ebuf : curl_easy_strerror(cc), timeout);
+        else if (cc != CURLE_OK)
             snprintf(err, errsize, "no answer from %.*s: %s", (int)strcspn(url, "?"), url,
                      *ebuf ? ebuf : curl_easy_strerror(cc));
         if (cc == CURLE_OK && status != 429 && status < 500) return status;
