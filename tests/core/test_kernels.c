@@ -102,10 +102,11 @@ static const int64_t EDGE_SHAPES[][2] = {
 #define N_RANDOM_SHAPES 12
 
 /* The code paths: TINYLLM_SIMD unset (AVX-512 or AVX2, the best the CPU
- * has) with the AVX-512 rows one after another and in pairs
+ * has) with the AVX-512 rows one after another, in pairs and in four streams
  * (TINYLLM_GEMV_ROWS), "avx2" (AVX2 at most) and "0" (the portable loops). */
 typedef struct { const char *simd, *rows; } code_path;
-static const code_path PATHS[] = {{NULL, "1"}, {NULL, "2"}, {"avx2", NULL}, {"0", NULL}};
+static const code_path PATHS[] = {{NULL, "1"}, {NULL, "2"}, {NULL, "4"}, {"avx2", NULL},
+                                  {"0", NULL}};
 #define N_PATHS (int)(sizeof PATHS / sizeof PATHS[0])
 
 typedef struct { env_guard simd, rows; } path_guard;
@@ -127,6 +128,7 @@ static const char *simd_label(const char *fn) {
              s && strcmp(s, "avx2") == 0 ? "avx2"
              : s                         ? "portable"
              : r && strcmp(r, "2") == 0  ? "best, rows in pairs"
+             : r && strcmp(r, "4") == 0  ? "best, rows in four streams"
                                          : "best, rows one by one");
     return label;
 }
@@ -228,10 +230,13 @@ START_TEST(gemv_one_hot_rows_pick_exactly_their_column) {
 END_TEST
 
 /* The SIMD loops may take rows two at a time, each summed as a row alone is
- * (a product of one row), and the AVX-512 loops take them in pairs or one
- * after another (TINYLLM_GEMV_ROWS): every row of a product must equal, bit
- * for bit, that row multiplied alone, in either order, at lengths around the
- * loops' 64-, 32-, 16- and 8-wide steps. */
+ * (a product of one row), and the AVX-512 loops take them in pairs, one after
+ * another or in four streams a quarter of the rows apart (TINYLLM_GEMV_ROWS):
+ * every row of a product must equal, bit for bit, that row multiplied alone,
+ * in each order, at lengths around the loops' 64-, 32-, 16- and 8-wide steps,
+ * with rows that are not a multiple of four (13: quarters of 3, one left). */
+enum { ORDER_ROWS = 13, N_ORDERS = 3 };
+
 static void product_and_rows_alone(const float *W, const uint16_t *Wb, const float *x,
                                    int64_t rows, int64_t cols, const char *order, float *y,
                                    float *yb, float *one, float *oneb) {
@@ -246,35 +251,36 @@ static void product_and_rows_alone(const float *W, const uint16_t *Wb, const flo
 }
 
 START_TEST(gemv_rows_in_pairs_equal_each_row_alone_bit_for_bit) {
-    const int64_t rows = 7, lengths[] = {1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 96, 97, 127, 128,
-                                         129, 577, 1031};
+    const int64_t rows = ORDER_ROWS, lengths[] = {1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 96, 97,
+                                                  127, 128, 129, 577, 1031};
     const int n_lengths = (int)(sizeof lengths / sizeof lengths[0]);
-    const char *orders[] = {"2", "1"};
+    const char *orders[N_ORDERS] = {"2", "1", "4"};
     tl_pcg32 rng;
     tl_pcg32_seed(&rng, 11, 3);
     for (int i = 0; i < n_lengths; i++) {
         int64_t cols = lengths[i];
         float *W = xmalloc((size_t)(rows * cols) * sizeof *W), *x = xmalloc((size_t)cols * 4);
         uint16_t *Wb = xmalloc((size_t)(rows * cols) * sizeof *Wb);
-        float y[2][7], yb[2][7], one[2][7], oneb[2][7];
+        float y[N_ORDERS][ORDER_ROWS], yb[N_ORDERS][ORDER_ROWS], one[N_ORDERS][ORDER_ROWS],
+            oneb[N_ORDERS][ORDER_ROWS];
         for (int64_t k = 0; k < rows * cols; k++) {
             W[k] = uniform(&rng);
             Wb[k] = random_bf16(&rng);
         }
         for (int64_t c = 0; c < cols; c++) x[c] = uniform(&rng);
-        for (int o = 0; o < 2; o++)
+        for (int o = 0; o < N_ORDERS; o++)
             product_and_rows_alone(W, Wb, x, rows, cols, orders[o], y[o], yb[o], one[o], oneb[o]);
-        for (int o = 0; o < 2; o++)
+        for (int o = 0; o < N_ORDERS; o++)
             for (int64_t r = 0; r < rows; r++)
                 ck_assert_msg(memcmp(&one[o][r], &y[0][r], sizeof(float)) == 0 &&
                                   memcmp(&oneb[o][r], &yb[0][r], sizeof(float)) == 0 &&
                                   memcmp(&y[o][r], &y[0][r], sizeof(float)) == 0 &&
                                   memcmp(&yb[o][r], &yb[0][r], sizeof(float)) == 0,
-                              "row %lld of a [7, %lld] product, TINYLLM_GEMV_ROWS=%s: f32 %.9g "
+                              "row %lld of a [%d, %lld] product, TINYLLM_GEMV_ROWS=%s: f32 %.9g "
                               "alone, %.9g in the product, %.9g in pairs; bf16 %.9g, %.9g, %.9g",
-                              (long long)r, (long long)cols, orders[o], (double)one[o][r],
-                              (double)y[o][r], (double)y[0][r], (double)oneb[o][r],
-                              (double)yb[o][r], (double)yb[0][r]);
+                              (long long)r, ORDER_ROWS, (long long)cols, orders[o],
+                              (double)one[o][r], (double)y[o][r], (double)y[0][r],
+                              (double)oneb[o][r], (double)yb[o][r], (double)yb[0][r]);
         free(W);
         free(Wb);
         free(x);

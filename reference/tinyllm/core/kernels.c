@@ -90,6 +90,10 @@ int tl_num_threads(void) {
 /* A block of rows [begin, end): what one thread computes. W is f32 or bf16. */
 typedef void rows_fn(const void *W, const float *x, float *y, int64_t cols, int64_t begin,
                      int64_t end);
+/* Rows [begin, end) of the first quarter, each with its partners a quarter,
+ * a half and three quarters on (the AVX-512 loops' four streams). */
+typedef void quads_fn(const void *W, const float *x, float *y, int64_t cols, int64_t quarter,
+                      int64_t begin, int64_t end);
 
 static void rows_f32_portable(const void *W, const float *x, float *y, int64_t cols,
                               int64_t begin, int64_t end) {
@@ -339,7 +343,7 @@ static void cols_bf16_avx2(const void *W, const float *p, float *y, int64_t rows
 /* As the AVX2 ones, at 16 lanes: two accumulators per row over 32 columns a
  * step, then 16, then a masked tail; dot2 sums each row exactly as dot does
  * alone (rows are paired by where a thread's block begins), and dot, which
- * also runs rows one after another (gemv_rows_in_pairs), takes two steps a
+ * also runs rows one after another (gemv_row_order), takes two steps a
  * turn without software prefetch. On CPUs with AVX-512 the AVX2 loops'
  * widening and FMAs held a core below its read rate (BF16 at 1 thread: 10.3
  * GB/s in decode of 13 measured). */
@@ -480,7 +484,114 @@ __attribute__((target(AVX512))) static void rows_bf16_avx512(const void *W, cons
     if (r < end) y[r] = dot_bf16_avx512(w + r * cols, x, cols);
 }
 
-/* One row after another: a single sequential stream of W (see gemv_rows_in_pairs). */
+/* Four rows a quarter of a block apart (w + i * stride, y + i * ystride), x
+ * loaded once for the four: four long streams through W. Each row is summed
+ * step for step as dot_*_avx512 sums it alone (its 64-column step is two of
+ * these 32-column ones), so the bits do not depend on the order. The sums are
+ * named one by one: as arrays, GCC kept them on the stack. */
+__attribute__((target(AVX512))) static inline void dot4_f32_avx512(const float *w,
+                                                                    int64_t stride,
+                                                                    const float *x, int64_t n,
+                                                                    float *y, int64_t ystride) {
+    const float *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0,
+           d1 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        __m512 x0 = _mm512_loadu_ps(x + c), x1 = _mm512_loadu_ps(x + c + 16);
+        a0 = _mm512_fmadd_ps(load16_f32(w0 + c), x0, a0);
+        a1 = _mm512_fmadd_ps(load16_f32(w0 + c + 16), x1, a1);
+        b0 = _mm512_fmadd_ps(load16_f32(w1 + c), x0, b0);
+        b1 = _mm512_fmadd_ps(load16_f32(w1 + c + 16), x1, b1);
+        c0 = _mm512_fmadd_ps(load16_f32(w2 + c), x0, c0);
+        c1 = _mm512_fmadd_ps(load16_f32(w2 + c + 16), x1, c1);
+        d0 = _mm512_fmadd_ps(load16_f32(w3 + c), x0, d0);
+        d1 = _mm512_fmadd_ps(load16_f32(w3 + c + 16), x1, d1);
+    }
+    if (c + 16 <= n) {
+        __m512 xv = _mm512_loadu_ps(x + c);
+        a0 = _mm512_fmadd_ps(load16_f32(w0 + c), xv, a0);
+        b0 = _mm512_fmadd_ps(load16_f32(w1 + c), xv, b0);
+        c0 = _mm512_fmadd_ps(load16_f32(w2 + c), xv, c0);
+        d0 = _mm512_fmadd_ps(load16_f32(w3 + c), xv, d0);
+        c += 16;
+    }
+    if (c < n) {
+        __mmask16 m = tail_mask(n - c);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w0 + c), xv, a1);
+        b1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w1 + c), xv, b1);
+        c1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w2 + c), xv, c1);
+        d1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w3 + c), xv, d1);
+    }
+    y[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    y[ystride] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
+    y[2 * ystride] = _mm512_reduce_add_ps(_mm512_add_ps(c0, c1));
+    y[3 * ystride] = _mm512_reduce_add_ps(_mm512_add_ps(d0, d1));
+}
+
+__attribute__((target(AVX512))) static inline void dot4_bf16_avx512(const uint16_t *w,
+                                                                     int64_t stride,
+                                                                     const float *x, int64_t n,
+                                                                     float *y, int64_t ystride) {
+    const uint16_t *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0,
+           d1 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= n; c += 32) {
+        __m512 x0 = _mm512_loadu_ps(x + c), x1 = _mm512_loadu_ps(x + c + 16);
+        a0 = _mm512_fmadd_ps(load16_bf16(w0 + c), x0, a0);
+        a1 = _mm512_fmadd_ps(load16_bf16(w0 + c + 16), x1, a1);
+        b0 = _mm512_fmadd_ps(load16_bf16(w1 + c), x0, b0);
+        b1 = _mm512_fmadd_ps(load16_bf16(w1 + c + 16), x1, b1);
+        c0 = _mm512_fmadd_ps(load16_bf16(w2 + c), x0, c0);
+        c1 = _mm512_fmadd_ps(load16_bf16(w2 + c + 16), x1, c1);
+        d0 = _mm512_fmadd_ps(load16_bf16(w3 + c), x0, d0);
+        d1 = _mm512_fmadd_ps(load16_bf16(w3 + c + 16), x1, d1);
+    }
+    if (c + 16 <= n) {
+        __m512 xv = _mm512_loadu_ps(x + c);
+        a0 = _mm512_fmadd_ps(load16_bf16(w0 + c), xv, a0);
+        b0 = _mm512_fmadd_ps(load16_bf16(w1 + c), xv, b0);
+        c0 = _mm512_fmadd_ps(load16_bf16(w2 + c), xv, c0);
+        d0 = _mm512_fmadd_ps(load16_bf16(w3 + c), xv, d0);
+        c += 16;
+    }
+    if (c < n) {
+        __mmask16 m = tail_mask(n - c);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
+        a1 = _mm512_fmadd_ps(load_tail_bf16(w0 + c, m), xv, a1);
+        b1 = _mm512_fmadd_ps(load_tail_bf16(w1 + c, m), xv, b1);
+        c1 = _mm512_fmadd_ps(load_tail_bf16(w2 + c, m), xv, c1);
+        d1 = _mm512_fmadd_ps(load_tail_bf16(w3 + c, m), xv, d1);
+    }
+    y[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    y[ystride] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
+    y[2 * ystride] = _mm512_reduce_add_ps(_mm512_add_ps(c0, c1));
+    y[3 * ystride] = _mm512_reduce_add_ps(_mm512_add_ps(d0, d1));
+}
+
+/* Rows [begin, end) of a product's first quarter, each with the rows 1, 2
+ * and 3 quarters (quarter rows) further on: four streams through W. */
+__attribute__((target(AVX512))) static void quads_f32_avx512(const void *W, const float *x,
+                                                             float *y, int64_t cols,
+                                                             int64_t quarter, int64_t begin,
+                                                             int64_t end) {
+    const float *w = W;
+    for (int64_t r = begin; r < end; r++)
+        dot4_f32_avx512(w + r * cols, quarter * cols, x, cols, y + r, quarter);
+}
+
+__attribute__((target(AVX512))) static void quads_bf16_avx512(const void *W, const float *x,
+                                                              float *y, int64_t cols,
+                                                              int64_t quarter, int64_t begin,
+                                                              int64_t end) {
+    const uint16_t *w = W;
+    for (int64_t r = begin; r < end; r++)
+        dot4_bf16_avx512(w + r * cols, quarter * cols, x, cols, y + r, quarter);
+}
+
+/* One row after another: a single sequential stream of W (see gemv_row_order). */
 __attribute__((target(AVX512))) static void rows_f32_avx512_seq(const void *W, const float *x,
                                                                 float *y, int64_t cols,
                                                                 int64_t begin, int64_t end) {
@@ -634,21 +745,23 @@ void tl_prefetch_after_product(const tl_region *operand) {
 
 /* ---- matrix-vector products --------------------------------------------- */
 
-/* The AVX-512 rows in pairs (dot2: two streams a row apart sharing x's loads)
- * or one after another (one sequential stream, no software prefetch); the
- * bits are the same either way. Pairs were the faster on Intel's Xeons
- * (course/MS-L7/README.md 4.3); on AMD's Zen 5 the two short interleaved
- * streams held a core at 0.6-0.7 of its read rate, where one stream reads at
- * 0.95 (f32) and 0.82 (bf16) of it (4.9). TINYLLM_GEMV_ROWS=1 or 2 chooses. */
-static bool gemv_rows_in_pairs(void) {
+/* How the AVX-512 loops take a block's rows (the bits are the same every
+ * way): 2, in pairs (dot2: two streams a row apart sharing x's loads), the
+ * faster on Intel's Xeons (course/MS-L7/README.md 4.3); 1, one after another
+ * (one sequential stream); 4, four streams a quarter of the block apart
+ * (dot4). On AMD's Zen 5 the pairs' two short interleaved streams held a
+ * core at 0.6-0.7 of its read rate (4.9); one stream reads at 0.83 (bf16) and
+ * 0.94 (f32) of a one-stream read loop, four streams at 0.98 and 1.04 of it
+ * (4.17). TINYLLM_GEMV_ROWS=1, 2 or 4 chooses. */
+static int gemv_row_order(void) {
 #ifdef TL_HAVE_X86
     const char *s = getenv("TINYLLM_GEMV_ROWS");
-    if (s && strcmp(s, "1") == 0) return false;
-    if (s && strcmp(s, "2") == 0) return true;
+    if (s && (strcmp(s, "1") == 0 || strcmp(s, "2") == 0 || strcmp(s, "4") == 0))
+        return s[0] - '0';
     __builtin_cpu_init();
-    return !__builtin_cpu_is("amd");
+    return __builtin_cpu_is("amd") ? 4 : 2;
 #else
-    return true;
+    return 2;
 #endif
 }
 
@@ -670,10 +783,11 @@ enum { ROWS_BLOCK_WEIGHTS = 8192 };
 
 typedef struct {
     rows_fn *fn;
+    quads_fn *quads;
     const void *W;
     const float *x;
     float *y;
-    int64_t rows, cols;
+    int64_t rows, cols, quarter;
 } rows_job;
 
 static void rows_range(void *ctx, int64_t begin, int64_t end) {
@@ -681,25 +795,45 @@ static void rows_range(void *ctx, int64_t begin, int64_t end) {
     j->fn(j->W, j->x, j->y, j->cols, begin, end);
 }
 
+static void quads_range(void *ctx, int64_t begin, int64_t end) {
+    const rows_job *j = ctx;
+    j->quads(j->W, j->x, j->y, j->cols, j->quarter, begin, end);
+}
+
 /* Rows shared by tl_parallel_range: each thread reads its part of W as one
  * stream, and threads finish within a block of about ROWS_BLOCK_WEIGHTS
- * weights (an even number of rows, so the pairs kernels keep their pairs). */
-static void split_rows(rows_fn *fn, const void *W, const float *x, float *y, int64_t rows,
-                       int64_t cols) {
-    rows_job j = {fn, W, x, y, rows, cols};
+ * weights (an even number of rows, so the pairs kernels keep their pairs).
+ * With quads, the range is the first quarter's rows, so each thread's part
+ * is four streams, one in each quarter; the last rows % 4 go one by one. */
+static void split_rows(rows_fn *fn, quads_fn *quads, const void *W, const float *x, float *y,
+                       int64_t rows, int64_t cols) {
+    rows_job j = {fn, quads, W, x, y, rows, cols, rows / 4};
+    int threads = gemv_threads(rows, cols);
+    if (quads && j.quarter > 0) {
+        int64_t least = ROWS_BLOCK_WEIGHTS / cols / 4;
+        tl_parallel_range(threads, j.quarter, least > 1 ? least : 1, quads_range, &j);
+        if (rows > 4 * j.quarter) fn(W, x, y, cols, 4 * j.quarter, rows);
+        return;
+    }
     int64_t least = ROWS_BLOCK_WEIGHTS / cols / 2 * 2;
-    tl_parallel_range(gemv_threads(rows, cols), rows, least > 2 ? least : 2, rows_range, &j);
+    tl_parallel_range(threads, rows, least > 2 ? least : 2, rows_range, &j);
 }
 
 void tl_gemv_f32(const float *W, const float *x, float *y, int64_t rows, int64_t cols) {
     if (!gemv_args_ok("tl_gemv_f32", W, x, y, rows, cols)) return;
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
     rows_fn *fn = rows_f32_portable;
+    quads_fn *quads = NULL;
 #ifdef TL_HAVE_X86
-    if (use_avx512()) fn = gemv_rows_in_pairs() ? rows_f32_avx512 : rows_f32_avx512_seq;
-    else if (use_avx2()) fn = rows_f32_avx2;
+    if (use_avx512()) {
+        int order = gemv_row_order();
+        fn = order == 2 ? rows_f32_avx512 : rows_f32_avx512_seq;
+        if (order == 4) quads = quads_f32_avx512;
+    } else if (use_avx2()) {
+        fn = rows_f32_avx2;
+    }
 #endif
-    split_rows(fn, W, x, y, rows, cols);
+    split_rows(fn, quads, W, x, y, rows, cols);
     tl_prefetch_after_product(&(tl_region){W, (size_t)(rows * cols) * sizeof *W, 1, 0});
 }
 
@@ -707,11 +841,17 @@ void tl_gemv_bf16(const uint16_t *W, const float *x, float *y, int64_t rows, int
     if (!gemv_args_ok("tl_gemv_bf16", W, x, y, rows, cols)) return;
     if (cols <= 0) { memset(y, 0, (size_t)rows * sizeof *y); return; }
     rows_fn *fn = rows_bf16_portable;
+    quads_fn *quads = NULL;
 #ifdef TL_HAVE_X86
-    if (use_avx512()) fn = gemv_rows_in_pairs() ? rows_bf16_avx512 : rows_bf16_avx512_seq;
-    else if (use_avx2()) fn = rows_bf16_avx2;
+    if (use_avx512()) {
+        int order = gemv_row_order();
+        fn = order == 2 ? rows_bf16_avx512 : rows_bf16_avx512_seq;
+        if (order == 4) quads = quads_bf16_avx512;
+    } else if (use_avx2()) {
+        fn = rows_bf16_avx2;
+    }
 #endif
-    split_rows(fn, W, x, y, rows, cols);
+    split_rows(fn, quads, W, x, y, rows, cols);
     tl_prefetch_after_product(&(tl_region){W, (size_t)(rows * cols) * sizeof *W, 1, 0});
 }
 
