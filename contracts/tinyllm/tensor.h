@@ -102,10 +102,12 @@ int tl_scope_pop(void);
  * so a function can open a scope for its temporaries and return its result.
  * The autograd history t needs moves with it, so gradients still flow through
  * a kept tensor. Storage is copied (dense), so views of t left behind stop
- * sharing it. An owned tensor, or one already in an outer scope, is returned
- * as it is. Returns t, or NULL: t NULL (its cause kept, else "tl_scope_keep:
- * tensor is NULL"); no enclosing scope ("tl_scope_keep: no enclosing scope to
- * keep the tensor in"); memory ("out of memory: tl_scope_keep"). */
+ * sharing it; a large storage that t covers whole and no view left behind
+ * shares moves instead, block and all, with no copy. An owned tensor, or one
+ * already in an outer scope, is returned as it is. Returns t, or NULL: t NULL
+ * (its cause kept, else "tl_scope_keep: tensor is NULL"); no enclosing scope
+ * ("tl_scope_keep: no enclosing scope to keep the tensor in"); memory ("out of
+ * memory: tl_scope_keep"). */
 tl_tensor *tl_scope_keep(tl_tensor *t);
 /* Frees the bottom scope and every thread-local buffer: for leak checkers. */
 void tl_shutdown(void);
