@@ -484,86 +484,60 @@ __attribute__((target(AVX512))) static void rows_bf16_avx512(const void *W, cons
     if (r < end) y[r] = dot_bf16_avx512(w + r * cols, x, cols);
 }
 
-/* Four rows a quarter of a block apart (w + i * stride, y + i * ystride), x
- * loaded once for the four: four long streams through W. Each row is summed
- * step for step as dot_*_avx512 sums it alone (its 64-column step is two of
- * these 32-column ones), so the bits do not depend on the order. The sums are
- * named one by one: as arrays, GCC kept them on the stack. */
-__attribute__((target(AVX512))) static inline void dot4_f32_avx512(const float *w,
-                                                                    int64_t stride,
-                                                                    const float *x, int64_t n,
-                                                                    float *y, int64_t ystride) {
-    const float *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0,
-           d1 = a0;
-    int64_t c = 0;
-    for (; c + 32 <= n; c += 32) {
-        __m512 x0 = _mm512_loadu_ps(x + c), x1 = _mm512_loadu_ps(x + c + 16);
-        a0 = _mm512_fmadd_ps(load16_f32(w0 + c), x0, a0);
-        a1 = _mm512_fmadd_ps(load16_f32(w0 + c + 16), x1, a1);
-        b0 = _mm512_fmadd_ps(load16_f32(w1 + c), x0, b0);
-        b1 = _mm512_fmadd_ps(load16_f32(w1 + c + 16), x1, b1);
-        c0 = _mm512_fmadd_ps(load16_f32(w2 + c), x0, c0);
-        c1 = _mm512_fmadd_ps(load16_f32(w2 + c + 16), x1, c1);
-        d0 = _mm512_fmadd_ps(load16_f32(w3 + c), x0, d0);
-        d1 = _mm512_fmadd_ps(load16_f32(w3 + c + 16), x1, d1);
-    }
-    if (c + 16 <= n) {
-        __m512 xv = _mm512_loadu_ps(x + c);
-        a0 = _mm512_fmadd_ps(load16_f32(w0 + c), xv, a0);
-        b0 = _mm512_fmadd_ps(load16_f32(w1 + c), xv, b0);
-        c0 = _mm512_fmadd_ps(load16_f32(w2 + c), xv, c0);
-        d0 = _mm512_fmadd_ps(load16_f32(w3 + c), xv, d0);
-        c += 16;
-    }
-    if (c < n) {
-        __mmask16 m = tail_mask(n - c);
-        __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
-        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w0 + c), xv, a1);
-        b1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w1 + c), xv, b1);
-        c1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w2 + c), xv, c1);
-        d1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w3 + c), xv, d1);
-    }
-    y[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-    y[ystride] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
-    y[2 * ystride] = _mm512_reduce_add_ps(_mm512_add_ps(c0, c1));
-    y[3 * ystride] = _mm512_reduce_add_ps(_mm512_add_ps(d0, d1));
+/* Sixteen weights from column c of a row, F32 or BF16 widened. */
+__attribute__((target(AVX512), always_inline)) static inline __m512 load16_w(const void *w,
+                                                                              int64_t c,
+                                                                              bool bf16) {
+    return bf16 ? load16_bf16((const uint16_t *)w + c) : load16_f32((const float *)w + c);
 }
 
-__attribute__((target(AVX512))) static inline void dot4_bf16_avx512(const uint16_t *w,
-                                                                     int64_t stride,
-                                                                     const float *x, int64_t n,
-                                                                     float *y, int64_t ystride) {
-    const uint16_t *w0 = w, *w1 = w + stride, *w2 = w + 2 * stride, *w3 = w + 3 * stride;
+__attribute__((target(AVX512), always_inline)) static inline __m512 load_tail_w(const void *w,
+                                                                                 int64_t c,
+                                                                                 __mmask16 m,
+                                                                                 bool bf16) {
+    return bf16 ? load_tail_bf16((const uint16_t *)w + c, m)
+                : _mm512_maskz_loadu_ps(m, (const float *)w + c);
+}
+
+/* Four rows a quarter of a block apart (w0 + i * quarter_bytes, y + i *
+ * ystride), x loaded once for the four: four long streams through W. Each
+ * row is summed step for step as dot_*_avx512 sums it alone (its 64-column
+ * step is two of these 32-column ones), so the bits do not depend on the
+ * order. The sums are named one by one: as arrays, GCC kept them on the
+ * stack. */
+__attribute__((target(AVX512), always_inline)) static inline void dot4_avx512(
+    const char *w0, size_t quarter_bytes, bool bf16, const float *x, int64_t n, float *y,
+    int64_t ystride) {
+    const char *w1 = w0 + quarter_bytes, *w2 = w1 + quarter_bytes, *w3 = w2 + quarter_bytes;
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0,
            d1 = a0;
     int64_t c = 0;
     for (; c + 32 <= n; c += 32) {
         __m512 x0 = _mm512_loadu_ps(x + c), x1 = _mm512_loadu_ps(x + c + 16);
-        a0 = _mm512_fmadd_ps(load16_bf16(w0 + c), x0, a0);
-        a1 = _mm512_fmadd_ps(load16_bf16(w0 + c + 16), x1, a1);
-        b0 = _mm512_fmadd_ps(load16_bf16(w1 + c), x0, b0);
-        b1 = _mm512_fmadd_ps(load16_bf16(w1 + c + 16), x1, b1);
-        c0 = _mm512_fmadd_ps(load16_bf16(w2 + c), x0, c0);
-        c1 = _mm512_fmadd_ps(load16_bf16(w2 + c + 16), x1, c1);
-        d0 = _mm512_fmadd_ps(load16_bf16(w3 + c), x0, d0);
-        d1 = _mm512_fmadd_ps(load16_bf16(w3 + c + 16), x1, d1);
+        a0 = _mm512_fmadd_ps(load16_w(w0, c, bf16), x0, a0);
+        a1 = _mm512_fmadd_ps(load16_w(w0, c + 16, bf16), x1, a1);
+        b0 = _mm512_fmadd_ps(load16_w(w1, c, bf16), x0, b0);
+        b1 = _mm512_fmadd_ps(load16_w(w1, c + 16, bf16), x1, b1);
+        c0 = _mm512_fmadd_ps(load16_w(w2, c, bf16), x0, c0);
+        c1 = _mm512_fmadd_ps(load16_w(w2, c + 16, bf16), x1, c1);
+        d0 = _mm512_fmadd_ps(load16_w(w3, c, bf16), x0, d0);
+        d1 = _mm512_fmadd_ps(load16_w(w3, c + 16, bf16), x1, d1);
     }
     if (c + 16 <= n) {
         __m512 xv = _mm512_loadu_ps(x + c);
-        a0 = _mm512_fmadd_ps(load16_bf16(w0 + c), xv, a0);
-        b0 = _mm512_fmadd_ps(load16_bf16(w1 + c), xv, b0);
-        c0 = _mm512_fmadd_ps(load16_bf16(w2 + c), xv, c0);
-        d0 = _mm512_fmadd_ps(load16_bf16(w3 + c), xv, d0);
+        a0 = _mm512_fmadd_ps(load16_w(w0, c, bf16), xv, a0);
+        b0 = _mm512_fmadd_ps(load16_w(w1, c, bf16), xv, b0);
+        c0 = _mm512_fmadd_ps(load16_w(w2, c, bf16), xv, c0);
+        d0 = _mm512_fmadd_ps(load16_w(w3, c, bf16), xv, d0);
         c += 16;
     }
     if (c < n) {
         __mmask16 m = tail_mask(n - c);
         __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
-        a1 = _mm512_fmadd_ps(load_tail_bf16(w0 + c, m), xv, a1);
-        b1 = _mm512_fmadd_ps(load_tail_bf16(w1 + c, m), xv, b1);
-        c1 = _mm512_fmadd_ps(load_tail_bf16(w2 + c, m), xv, c1);
-        d1 = _mm512_fmadd_ps(load_tail_bf16(w3 + c, m), xv, d1);
+        a1 = _mm512_fmadd_ps(load_tail_w(w0, c, m, bf16), xv, a1);
+        b1 = _mm512_fmadd_ps(load_tail_w(w1, c, m, bf16), xv, b1);
+        c1 = _mm512_fmadd_ps(load_tail_w(w2, c, m, bf16), xv, c1);
+        d1 = _mm512_fmadd_ps(load_tail_w(w3, c, m, bf16), xv, d1);
     }
     y[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
     y[ystride] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
@@ -578,8 +552,9 @@ __attribute__((target(AVX512))) static void quads_f32_avx512(const void *W, cons
                                                              int64_t quarter, int64_t begin,
                                                              int64_t end) {
     const float *w = W;
+    size_t quarter_bytes = (size_t)(quarter * cols) * sizeof *w;
     for (int64_t r = begin; r < end; r++)
-        dot4_f32_avx512(w + r * cols, quarter * cols, x, cols, y + r, quarter);
+        dot4_avx512((const char *)(w + r * cols), quarter_bytes, false, x, cols, y + r, quarter);
 }
 
 __attribute__((target(AVX512))) static void quads_bf16_avx512(const void *W, const float *x,
@@ -587,8 +562,9 @@ __attribute__((target(AVX512))) static void quads_bf16_avx512(const void *W, con
                                                               int64_t quarter, int64_t begin,
                                                               int64_t end) {
     const uint16_t *w = W;
+    size_t quarter_bytes = (size_t)(quarter * cols) * sizeof *w;
     for (int64_t r = begin; r < end; r++)
-        dot4_bf16_avx512(w + r * cols, quarter * cols, x, cols, y + r, quarter);
+        dot4_avx512((const char *)(w + r * cols), quarter_bytes, true, x, cols, y + r, quarter);
 }
 
 /* One row after another: a single sequential stream of W (see gemv_row_order). */
