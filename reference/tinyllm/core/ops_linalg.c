@@ -44,6 +44,11 @@ static int64_t multi_rows_max(tl_dtype b) {
     if (tl_gemm_on_avx512()) return MULTI_ROWS_AVX512_GEMM;
     return b == TL_BF16 ? MULTI_ROWS_BF16 : MULTI_ROWS_F32;
 }
+
+/* Rows few enough for the multi-row GEMVs. One row always is: a decode step
+ * asks this of every product, and the answer for more rows reads the
+ * environment and OpenBLAS's core name (tl_gemm_on_avx512). */
+static bool few_rows(int64_t rows, tl_dtype b) { return rows <= 1 || rows <= multi_rows_max(b); }
 /* Batches are shared among threads when each product reads fewer weights
  * than this (kernels.c runs such a product on one thread). */
 #define BATCH_PARALLEL_MIN (64 * 1024)
@@ -268,7 +273,7 @@ static tl_tensor *matmul_nd(tl_tensor *a, tl_tensor *b) {
         batches = 1;
     }
 
-    bool gemv = p.a.by_rows && p.M <= multi_rows_max(p.b.dtype);
+    bool gemv = p.a.by_rows && few_rows(p.M, p.b.dtype);
     bool share_batches = gemv && batches > 1 && K * N < BATCH_PARALLEL_MIN &&
                          batches * p.M * K * N >= BATCH_PARALLEL_MIN;
     batch_job job = {&p, nb, shape, as, bs, c};
@@ -360,7 +365,7 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
         const uint16_t *wb = (const uint16_t *)mw.data;
         /* Up to the old crossover a strided weight stays here: GEMM would
          * widen a copy of it. */
-        if (rows <= multi_rows_max(TL_BF16) || (rows <= MULTI_ROWS_BF16 && mw.ld != in)) {
+        if (few_rows(rows, TL_BF16) || (rows <= MULTI_ROWS_BF16 && mw.ld != in)) {
             tl_gemv_multi_bf16(wb, mw.ld, x, in, y, rows, out, in);
             return 0;
         }
@@ -369,7 +374,7 @@ static int linear_forward(const float *x, tl_tensor *w, float *y, int64_t rows, 
     tl_tensor *wc = operand("linear", w, false, &mw);
     if (!wc) return -1;
     if (!blas_fits("linear", mw.ld, 0, 0, 0, 0)) return -1;
-    if (rows <= multi_rows_max(TL_F32) && mw.by_rows) {
+    if (few_rows(rows, TL_F32) && mw.by_rows) {
         tl_gemv_multi_f32((const float *)mw.data, mw.ld, x, in, y, rows, out, in);
         return 0;
     }
@@ -448,7 +453,7 @@ static int fused_linear(const tl_fused_rows *f, int k, tl_tensor *w, const float
     /* gemm_avx512.c packs nothing of x and cuts any product into 32-column
      * groups, so past the GEMVs' rows the parts multiplied apart are the same
      * work without copying the product out: 2-thread prefill 5 to 9% faster. */
-    if (rows > multi_rows_max(w->dtype) && tl_gemm_on_avx512()) return -1;
+    if (!few_rows(rows, w->dtype) && tl_gemm_on_avx512()) return -1;
     int64_t in = f->cols, n = rows * in, out = w->shape[0];
     bool same = last_fused.owner == f->id && last_fused.x_rows == rows &&
                 !(last_fused.served & (1u << k)) &&

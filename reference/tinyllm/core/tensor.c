@@ -209,7 +209,8 @@ static int copy_rows(tl_tensor *dst, const tl_tensor *src) {
     tl_copy_row_by_row(src->ndim, src->shape, src->storage->data, tl_dtype_size(src->dtype),
                        src->strides, src->offset, dst->storage->data,
                        tl_dtype_size(dst->dtype), dst->strides, dst->offset,
-                       same ? NULL : widen ? widen_row : narrow_row, tl_num_threads());
+                       same ? NULL : widen ? widen_row : narrow_row,
+                       tl_numel(src) < SHARE_MIN_ELEMENTS ? 1 : tl_num_threads());
     return 0;
 }
 
