@@ -173,6 +173,14 @@ check "weights stored as FP8" 1 "F8_E4M3 in model.safetensors" "BF16 release" --
     "$TINYLLM" generate "$work/F8_E4M3" --ids 1,2
 check "weights stored as integers" 1 "I32 in model.safetensors" "unquantized" -- \
     "$TINYLLM" chat "$work/I32"
+# another model's config, far larger than the weights: said so, not "out of memory" alone
+mkdir -p "$work/huge" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/huge/"
+sed -i -e 's/"hidden_size": 32/"hidden_size": 262144/' \
+    -e 's/"num_hidden_layers": 2/"num_hidden_layers": 200/' "$work/huge/config.json"
+check "another model's config" 1 "huge/config.json describes a model of" "fetch both again" \
+    -- "$TINYLLM" generate "$work/huge" --ids 1,2
+check "another model's config, chat" 1 "huge/config.json describes a model of" -- \
+    "$TINYLLM" chat "$work/huge"
 check "dtype f16" 2 "f32 or bf16" -- "$TINYLLM" generate "$dir" --ids 1,2 --dtype f16
 check "dtype fp8" 2 "--dtype fp8" -- "$TINYLLM" generate "$dir" --ids 1,2 --dtype fp8
 long=$(python3 -c 'print(",".join(["5"] * 300))')

@@ -142,6 +142,22 @@ check info_of_a_checkpoint_that_does_not_fit_fails 1 "gate_proj.weight has shape
     -- "$TINYLLM" info "$work/mismatch"
 check logits_of_a_checkpoint_that_does_not_fit_fails 1 "the config gives [48, 32]" \
     -- "$TINYLLM" logits "$work/mismatch" --ids 1,2
+# A config of another model, far larger than the weights: building it first ran out of
+# memory, a message that named neither config.json nor what to do. The mismatch above (a
+# config within twice the weights) keeps the loader's words; its check holds that.
+mkdir "$work/huge" && cp "$FIXTURES/L7.9/llama-gqa/"* "$work/huge/"
+sed -i -e 's/"hidden_size": 32/"hidden_size": 262144/' \
+    -e 's/"intermediate_size": 64/"intermediate_size": 1048576/' \
+    -e 's/"num_hidden_layers": 2/"num_hidden_layers": 200/' "$work/huge/config.json"
+for verb in info logits; do
+    args=(); [ $verb = logits ] && args=(--ids 1,2)
+    check ${verb}_of_another_models_config_says_so 1 \
+        "$work/huge/config.json describes a model of" "but the weights hold 51368 values" \
+        "fetch both again" "The load said: " -- "$TINYLLM" $verb "$work/huge" "${args[@]}"
+done
+out=$("$TINYLLM" info "$work/mismatch" 2>&1)
+[[ $out != *"describes a model of"* ]] && ok ||
+    bad "info_of_a_config_off_by_a_size_keeps_the_loaders_words" "$out"
 check logits_unwritable_out_fails 1 "$work/no/such/dir" \
     -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/no/such/dir/x.safetensors"
 check logits_out_to_a_folder_fails_before_the_run 1 "--out $work is a folder" \

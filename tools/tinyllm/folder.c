@@ -1,6 +1,7 @@
 /* folder.c: checks on a checkpoint folder before the load (folder.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,45 @@ int folder_parse_config(const char *dir, LlamaConfig *c) {
     int rc = llama_config_from_hf(text, c);
     free(text);
     return rc == 0 ? 0 : tl_fail_status("%s: %s", path, tl_error());
+}
+
+/* Values the folder's tensors hold, from their headers; -1 when the weights
+ * do not open (the loader says why, later). */
+static int64_t stored_values(const char *dir) {
+    tl_checkpoint *cp = tl_checkpoint_open(dir);
+    if (!cp) {
+        tl_clear_error();
+        return -1;
+    }
+    int64_t total = 0;
+    for (int f = 0; f < cp->file_count; f++)
+        for (int i = 0; i < cp->files[f]->count; i++) {
+            const tl_st_entry *e = &cp->files[f]->entries[i];
+            int64_t n = 1;   /* capped at INT64_MAX / 2: a header cannot overflow this */
+            for (int d = 0; d < e->ndim; d++)
+                n = e->shape[d] > 0 && n > INT64_MAX / 2 / e->shape[d] ? INT64_MAX / 2
+                                                                        : n * e->shape[d];
+            total = total > INT64_MAX / 2 - n ? INT64_MAX / 2 : total + n;
+        }
+    tl_checkpoint_free(cp);
+    return total;
+}
+
+int folder_explain_load_failure(const char *dir) {
+    char cause[1024];
+    snprintf(cause, sizeof cause, "%s", tl_error() ? tl_error() : "unknown error");
+    LlamaConfig c;
+    int64_t wanted = folder_parse_config(dir, &c) == 0 ? llama_config_param_count(&c) : -1;
+    int64_t stored = wanted > 0 ? stored_values(dir) : -1;
+    if (stored < 0 || wanted <= 2 * stored + 1024) {   /* not that: the loader's words stand */
+        tl_fail("%s", cause);
+        return -1;
+    }
+    return tl_fail_status("%s/config.json describes a model of %lld parameters (as "
+                          "llama_config_param_count counts them), but the weights hold %lld "
+                          "values: the config belongs to another model, or the weights are cut "
+                          "short; fetch both again from the same repo (tinyllm pull). The load "
+                          "said: %s", dir, (long long)wanted, (long long)stored, cause);
 }
 
 int folder_read_config(const char *dir, LlamaConfig *c) {

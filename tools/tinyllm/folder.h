@@ -24,10 +24,19 @@ int folder_check(const char *dir, bool weights);
 int folder_parse_config(const char *dir, LlamaConfig *c);
 
 /* folder_check with weights, then: generation_config.json and
- * tokenizer_config.json, when there, are JSON with no key twice; and the
- * config is one the model takes, read into *c. -1 with
- * an error that says what the folder lacks and what to do. */
+ * tokenizer_config.json, when there, are JSON with no key twice; the config
+ * is one the model takes, read into *c. -1 with an error that says what the
+ * folder lacks and what to do. */
 int folder_read_config(const char *dir, LlamaConfig *c);
+
+/* After llama_from_pretrained(dir) failed: when config.json describes far
+ * more parameters than the weights hold (more than twice, as
+ * llama_config_param_count counts them: a tied head stored or not is within
+ * that), the failure was building a model of another size ("out of memory"
+ * for one of unheard-of size, or a shape mismatch), so the error says so,
+ * naming config.json, both counts and what to do, the loader's words after.
+ * Otherwise the loader's error stands. Returns -1. */
+int folder_explain_load_failure(const char *dir);
 
 /* Whether dir holds a tokenizer.json. */
 bool folder_has_tokenizer(const char *dir);

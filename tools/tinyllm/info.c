@@ -168,7 +168,7 @@ static int count_parameters(const char *dir, const LlamaConfig *c, const weights
         return *count < 0 ? -1 : 0;
     }
     LlamaForCausalLM m;
-    if (llama_from_pretrained(&m, dir, -1) != 0) return -1;
+    if (llama_from_pretrained(&m, dir, -1) != 0) return folder_explain_load_failure(dir);
     *count = llama_param_count(&m);
     llama_free(&m);
     return 0;

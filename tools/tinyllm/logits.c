@@ -89,7 +89,7 @@ int tinyllm_logits(int argc, char **argv) {
             free(ids);
             return 2;
         }
-    if (rc == 0) rc = llama_from_pretrained(&m, dir, -1);
+    if (rc == 0 && llama_from_pretrained(&m, dir, -1) != 0) rc = folder_explain_load_failure(dir);
     if (rc == 0) {
         tl_scope_push();
         tl_no_grad_push();

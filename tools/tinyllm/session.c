@@ -21,16 +21,21 @@ int open_for_run(generator *g, const gen_options *o, int64_t n, int64_t *max_new
     if (positions < 0) return 2;
     bool progress = isatty(STDERR_FILENO);
     if (generator_open(g, o->dir, o->dtype, positions, !o->no_cache,
-                       progress ? show_load_progress : NULL, (void *)o->dir) != 0)
+                       progress ? show_load_progress : NULL, (void *)o->dir) != 0) {
+        folder_explain_load_failure(o->dir);
         return 1;
+    }
     return 0;
 }
-
 
 int open_whole_context(generator *g, const gen_options *o) {
     LlamaConfig cfg;
     if (folder_read_config(o->dir, &cfg) != 0) return 1;
     bool progress = isatty(STDERR_FILENO);
-    return generator_open(g, o->dir, o->dtype, cfg.max_position_embeddings, !o->no_cache,
-                          progress ? show_load_progress : NULL, (void *)o->dir) == 0 ? 0 : 1;
+    if (generator_open(g, o->dir, o->dtype, cfg.max_position_embeddings, !o->no_cache,
+                       progress ? show_load_progress : NULL, (void *)o->dir) != 0) {
+        folder_explain_load_failure(o->dir);
+        return 1;
+    }
+    return 0;
 }
