@@ -225,7 +225,7 @@ int folder_explain_load_failure(const char *dir) {
     LlamaConfig c;
     int64_t wanted = folder_parse_config(dir, &c) == 0 ? llama_config_param_count(&c) : -1;
     int64_t stored = wanted > 0 ? stored_values(dir) : -1;
-    if (stored < 0 || wanted <= 2 * stored + 1024) {   /* not that: the loader's words stand */
+    if (stored < 0 || wanted / 2 <= stored + 512) {   /* not that: the loader's words stand */
         tl_fail("%s", cause);
         return -1;
     }

@@ -49,6 +49,7 @@ static int64_t multi_rows_max(tl_dtype b) {
  * asks this of every product, and the answer for more rows reads the
  * environment and OpenBLAS's core name (tl_gemm_on_avx512). */
 static bool few_rows(int64_t rows, tl_dtype b) { return rows <= 1 || rows <= multi_rows_max(b); }
+
 /* Batches are shared among threads when each product reads fewer weights
  * than this (kernels.c runs such a product on one thread). */
 #define BATCH_PARALLEL_MIN (64 * 1024)
