@@ -289,6 +289,75 @@ START_TEST(jinja_raise_exception_and_unsupported_constructs_fail_by_name)
 }
 END_TEST
 
+/* What an adversarial review found against Jinja2 3.1 in transformers'
+ * environment (each value below is Jinja2's): ties keep their order under
+ * reverse=true (Python's sorted); an Undefined iterates as empty, has a
+ * length and can be called (Gemma 3 asks `content is iterable` of an absent
+ * content); islower() needs a cased character; int() and float() read
+ * Python's numbers (no hex, underscores between digits); a subscript that
+ * fails is undefined (Llama 3.2 Vision's message['content'] loop over a
+ * string); transformers' tojson is json.dumps(ensure_ascii, indent,
+ * separators, sort_keys) (Kimi K2 passes separators); repr escapes what is
+ * not printable. */
+START_TEST(jinja_matches_jinja2_where_a_review_found_it_did_not)
+{
+    ck_assert_str_eq(render("{{ ['b', 'a', 'B'] | sort(reverse=true) | join }}", NULL), "bBa");
+    ck_assert_str_eq(render("{{ [{'k': 1, 'n': 'x'}, {'k': 2, 'n': 'y'}, {'k': 1, 'n': 'z'}] | "
+                            "sort(attribute='k', reverse=true) | map(attribute='n') | join }}",
+                            NULL), "yxz");
+    ck_assert_str_eq(render("{{ c is iterable }}{{ c is sequence }}{{ c is callable }}"
+                            "{% for p in c %}x{% endfor %}|", NULL), "TrueTrueTrue|");
+    ck_assert_str_eq(render("{{ '123' is lower }}{{ '' is upper }}{{ 'ab1' is lower }}"
+                            "{{ 'AB1' is upper }}{{ 'aB' is lower }}", NULL),
+                     "FalseFalseTrueTrueFalse");
+    ck_assert_str_eq(render("{{ '0x10' | int }} {{ '1_000' | int }} {{ ' 7 ' | int }} "
+                            "{{ '2.5' | int }} {{ '1_0.5' | float }} {{ '0x1p3' | float }} "
+                            "{{ '_1' | int }}", NULL), "0 1000 7 2 10.5 0.0 0");
+    ck_assert_str_eq(render("{% for c in 'ab' %}{{ c['type'] is defined }}{% endfor %}"
+                            "{{ none['x'] is defined }}{{ [1]['a'] is defined }}", NULL),
+                     "FalseFalseFalseFalse");
+    ck_assert_str_eq(render("{{ {'a': [1, '\xC3\xA9']} | tojson(separators=(',', ':')) }}", NULL),
+                     "{\"a\":[1,\"\xC3\xA9\"]}");
+    ck_assert_str_eq(render("{{ {'a': '\xC3\xA9\xF0\x9F\x98\x80\x7F'} | tojson(ensure_ascii=true) }}",
+                            NULL), "{\"a\": \"\\u00e9\\ud83d\\ude00\\u007f\"}");
+    ck_assert_str_eq(render("{{ '\x7F' | tojson }}", NULL), "\"\x7F\"");
+    ck_assert_str_eq(render("{{ {'a': [1]} | tojson(indent='\\t') }}", NULL),
+                     "{\n\t\"a\": [\n\t\t1\n\t]\n}");
+    ck_assert_str_eq(render("{{ [1, 2] | tojson(indent=0) }}", NULL), "[\n1,\n2\n]");
+    ck_assert_str_eq(render("{{ ['a\xC2\xA0" "b', 'x\xE2\x80\x8By', 'ok \xC3\xA9'] }}", NULL),
+                     "['a\\xa0b', 'x\\u200by', 'ok \xC3\xA9']");
+    assert_render_fails("{{ 1 | tojson(separators=',') }}", NULL, "two strings");
+}
+END_TEST
+
+/* A hostile template fails by name instead of exhausting the stack or the
+ * machine: nesting past JINJA_MAX_NESTING (parentheses, blocks, a chain the
+ * parser builds in a loop) and a render past JINJA_ARENA_MAX. */
+START_TEST(jinja_bounds_nesting_and_memory)
+{
+    size_t n = 20000;
+    char *deep = malloc(6 * n + 16);
+    ck_assert_ptr_nonnull(deep);
+    strcpy(deep, "{{ ");
+    for (size_t i = 0; i < n; i++) strcat(deep + 3 + i, "(");   /* O(n): strcat from the end */
+    strcat(deep, "1");
+    for (size_t i = 0; i < n; i++) strcat(deep + 4 + n + i, ")");
+    strcat(deep, " }}");
+    assert_render_fails(deep, NULL, "nests deeper than 256 levels");
+    strcpy(deep, "{{ 1");
+    for (size_t i = 0; i < n; i++) strcat(deep + 4 + 2 * i, "+1");
+    strcat(deep, " }}");
+    assert_render_fails(deep, NULL, "nests deeper than 256 levels");
+    free(deep);
+    char nested[64 * 300 + 1] = "";
+    for (int i = 0; i < 300; i++) strcat(nested, "{% if true %}");
+    assert_render_fails(nested, NULL, "nests deeper than 256 levels");
+    ck_assert_str_eq(render("{{ ((((((((((1)))))))))) + 1 }}", NULL), "2");
+    assert_render_fails("{% for i in range(1000000) %}{% for j in range(1000000) %}"
+                        "{% endfor %}{% endfor %}", NULL, "needs more than 256 MiB");
+}
+END_TEST
+
 START_TEST(jinja_strftime_now_formats_the_time)
 {
     const char *s = render("{{ strftime_now('%Y') }}", NULL);

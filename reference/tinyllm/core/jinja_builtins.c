@@ -4,6 +4,7 @@
  * strftime_now and tojson). A name outside these tables fails the render,
  * naming it: nothing is silently approximated.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -373,10 +374,14 @@ bool jb_test(jctx *x, const char *name, jv v, const jv *args, size_t n, int line
         *out = v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL;
     else if (!strcmp(name, "string")) *out = v.kind == JV_STRING;
     else if (!strcmp(name, "mapping")) *out = v.kind == JV_DICT;
+    /* jinja2's Undefined iterates as empty, has a length and can be called
+     * (Gemma 3's template asks `content is iterable` of an absent content) */
     else if (!strcmp(name, "iterable") || !strcmp(name, "sequence"))
-        *out = v.kind == JV_LIST || v.kind == JV_DICT || v.kind == JV_STRING;
+        *out = v.kind == JV_LIST || v.kind == JV_DICT || v.kind == JV_STRING ||
+               v.kind == JV_UNDEFINED;
     else if (!strcmp(name, "callable"))
-        *out = v.kind == JV_MACRO || v.kind == JV_BUILTIN || v.kind == JV_METHOD;
+        *out = v.kind == JV_MACRO || v.kind == JV_BUILTIN || v.kind == JV_METHOD ||
+               v.kind == JV_UNDEFINED;
     else if (!strcmp(name, "odd") || !strcmp(name, "even")) {
         if (v.kind != JV_INT) return jx_fail(x, line, "'%s' needs an integer", name);
         *out = (v.u.i % 2 != 0) == (name[0] == 'o');
@@ -406,9 +411,12 @@ bool jb_test(jctx *x, const char *name, jv v, const jv *args, size_t n, int line
         } else if (a.kind == JV_DICT) *out = jd_get(a.u.dict, v) != NULL;
         else return jx_fail(x, line, "'in' needs a string, list or dict");
     } else if (!strcmp(name, "lower") || !strcmp(name, "upper")) {
+        /* Python's islower()/isupper(): no cased character of the other case,
+         * and at least one cased character ('123' is neither) */
         if (!need_string(x, v, name, line)) return false;
-        jv changed = change_case(x, v, name[0] == 'l' ? CASE_LOWER : CASE_UPPER);
-        *out = jv_equal(changed, v);
+        jv lowered = change_case(x, v, CASE_LOWER), raised = change_case(x, v, CASE_UPPER);
+        bool is_lower = jv_equal(lowered, v), is_upper = jv_equal(raised, v);
+        *out = name[0] == 'l' ? is_lower && !is_upper : is_upper && !is_lower;
     } else {
         return jx_fail(x, line,
                        "unsupported construct: the test 'is %s' (tinyllm's Jinja has defined, "
@@ -423,6 +431,7 @@ bool jb_test(jctx *x, const char *name, jv v, const jv *args, size_t n, int line
 /* ---- filters -------------------------------------------------------------------------------- */
 
 static int sort_key_case_insensitive;
+static bool sort_reverse;   /* Python's reverse=True: ties keep their order */
 static jv sort_attribute;
 static bool sort_failed;
 static jctx *sort_ctx;   /* the render, for the lowered keys' memory */
@@ -441,7 +450,7 @@ static int sort_cmp(const void *pa, const void *pb) {
         b = change_case(sort_ctx, b, CASE_LOWER);
     }
     if (!jv_compare(a, b, &order)) sort_failed = true;
-    return order;
+    return sort_reverse ? -order : order;
 }
 
 /* A stable sort (merge sort over qsort's comparator), as Python's sorted(). */
@@ -468,14 +477,9 @@ static bool sorted(jctx *x, jlist *in, bool reverse, bool case_sensitive, jv att
     sort_attribute = attribute;
     sort_ctx = x;
     sort_failed = false;
+    sort_reverse = reverse;
     stable_sort(out->u.list->items, out->u.list->count, tmp);
     if (sort_failed) return jx_fail(x, line, "sort: the items cannot be ordered");
-    if (reverse)
-        for (size_t i = 0, j = out->u.list->count; i + 1 < j; i++, j--) {
-            jv t = out->u.list->items[i];
-            out->u.list->items[i] = out->u.list->items[j - 1];
-            out->u.list->items[j - 1] = t;
-        }
     return true;
 }
 
@@ -550,6 +554,31 @@ static bool int_of_double(jctx *x, double d, jv fallback, int line, jv *out) {
     return true;
 }
 
+/* The text of a number as Python's int() and float() read it, in place:
+ * surrounding whitespace dropped, an underscore between two digits dropped;
+ * false for what Python refuses and C would take (hex, "0x10", or an
+ * underscore elsewhere). */
+static bool python_number_text(char *buf) {
+    char *start = buf;
+    while (*start && isspace((unsigned char)*start)) start++;
+    size_t n = strlen(start);
+    while (n && isspace((unsigned char)start[n - 1])) n--;
+    char *w = buf;
+    for (size_t i = 0; i < n; i++) {
+        char c = start[i];
+        if (c == 'x' || c == 'X' || c == 'p' || c == 'P') return false;
+        if (c == '_') {
+            if (i == 0 || i + 1 >= n || !isdigit((unsigned char)start[i - 1]) ||
+                !isdigit((unsigned char)start[i + 1]))
+                return false;
+            continue;
+        }
+        *w++ = c;
+    }
+    *w = '\0';
+    return true;
+}
+
 static bool number_of(jctx *x, jv v, bool want_float, jv fallback, int line, jv *out) {
     if (v.kind == JV_INT || v.kind == JV_BOOL) {
         int64_t i = v.kind == JV_INT ? v.u.i : v.u.b;
@@ -563,6 +592,10 @@ static bool number_of(jctx *x, jv v, bool want_float, jv fallback, int line, jv 
         memcpy(buf, v.u.str.s, n);
         buf[n] = '\0';
         char *end;
+        if (v.u.str.len > 63 || !python_number_text(buf)) {
+            *out = fallback;
+            return true;
+        }
         if (!want_float) {   /* int("9007199254740993") is exact: digits first, as Python's */
             errno = 0;
             long long i = strtoll(buf, &end, 10);
@@ -608,13 +641,38 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
         *out = jv_int(len);
         return true;
     }
-    if (!strcmp(name, "tojson")) {
-        jv ind = ARG(0, "indent", jv_none());
-        if (kwarg(kw_names, kw_values, nkw, "separators"))
-            return jx_fail(x, line, "unsupported construct: tojson(separators=...)");
+    if (!strcmp(name, "tojson")) {   /* transformers' tojson: json.dumps with its options */
+        jv_json_style st = {.ensure_ascii = jv_truthy(ARG(0, "ensure_ascii", jv_bool(false))),
+                            .sort_keys = jv_truthy(ARG(3, "sort_keys", jv_bool(false)))};
+        jv ind = ARG(1, "indent", jv_none()), seps = ARG(2, "separators", jv_none());
+        if (ind.kind == JV_STRING) {
+            st.indent = ind.u.str.s;
+            st.indent_len = ind.u.str.len;
+        } else if (ind.kind == JV_INT || ind.kind == JV_BOOL) {
+            int64_t width = ind.kind == JV_INT ? ind.u.i : ind.u.b;
+            if (width > 1024) return jx_fail(x, line, "tojson: indent %lld is past 1024",
+                                             (long long)width);
+            st.indent_len = width > 0 ? (size_t)width : 0;
+            char *spaces = ja_alloc(a, st.indent_len + 1);
+            if (!spaces) return false;
+            memset(spaces, ' ', st.indent_len);
+            st.indent = spaces;
+        } else if (ind.kind != JV_NONE) {
+            return jx_fail(x, line, "tojson: indent is a %s; it must be a number of spaces or "
+                           "a string", jv_type_name(ind));
+        }
+        if (seps.kind == JV_LIST && seps.u.list->count == 2 &&
+            seps.u.list->items[0].kind == JV_STRING && seps.u.list->items[1].kind == JV_STRING) {
+            st.item_sep = seps.u.list->items[0].u.str.s;
+            st.item_sep_len = seps.u.list->items[0].u.str.len;
+            st.key_sep = seps.u.list->items[1].u.str.s;
+            st.key_sep_len = seps.u.list->items[1].u.str.len;
+        } else if (seps.kind != JV_NONE) {
+            return jx_fail(x, line, "tojson: separators must be two strings, (item, key), as "
+                           "(',', ':')");
+        }
         jstr s = {.arena = a};
-        if (!jv_tojson(&s, v, ind.kind == JV_INT ? (int)ind.u.i : -1,
-                       jv_truthy(ARG(1, "sort_keys", jv_bool(false)))))
+        if (!jv_tojson(&s, v, &st))
             return jx_fail(x, line, "tojson: a %s is not JSON or holds what is not (an "
                            "undefined value, a macro)", jv_type_name(v));
         *out = from_jstr(&s);

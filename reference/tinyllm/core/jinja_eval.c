@@ -80,11 +80,13 @@ static bool item(jctx *x, jv obj, jv key, int line, jv *out) {
         return true;
     }
     if (obj.kind == JV_LIST || obj.kind == JV_STRING) {
-        if (key.kind != JV_INT && key.kind != JV_BOOL)
-            return key.kind == JV_STRING && jb_has_method(obj, key.u.str.s)
-                       ? (*out = (jv){.kind = JV_METHOD, .u.fn = {key.u.str.s, NULL}}, true)
-                       : jx_fail(x, line, "%s indices must be integers, not %s",
-                                 jv_type_name(obj), jv_type_name(key));
+        /* jinja2 tries the attribute of that name, then gives undefined (a
+         * message's content may be a string or a list of parts {type: ...}) */
+        if (key.kind != JV_INT && key.kind != JV_BOOL) {
+            if (key.kind == JV_STRING && jb_has_method(obj, key.u.str.s))
+                *out = (jv){.kind = JV_METHOD, .u.fn = {key.u.str.s, NULL}};
+            return true;
+        }
         int64_t i = key.kind == JV_INT ? key.u.i : key.u.b;
         int64_t n = obj.kind == JV_LIST ? (int64_t)obj.u.list->count
                                         : (int64_t)utf8_count(obj.u.str.s, obj.u.str.len);
@@ -102,7 +104,7 @@ static bool item(jctx *x, jv obj, jv key, int line, jv *out) {
     if (obj.kind == JV_UNDEFINED)
         return jx_fail(x, line, "'%s' is undefined (it has no items)",
                        obj.undefined_name ? obj.undefined_name : "value");
-    return jx_fail(x, line, "a %s has no items", jv_type_name(obj));
+    return true;   /* none['x'], 3[0]: undefined, as jinja2 */
 }
 
 static bool attr(jctx *x, jv obj, const char *name, int line, jv *out) {
@@ -457,7 +459,7 @@ static bool compare(jctx *x, const jnode *n, jv a, jv b, jv *out) {
 
 /* ---- expressions ----------------------------------------------------------------------------- */
 
-static bool eval(jctx *x, jframe *f, const jnode *n, jv *out) {
+static bool eval_node(jctx *x, jframe *f, const jnode *n, jv *out) {
     if (x->failed || x->arena->failed) return false;
     jv a, b;
     switch (n->kind) {
@@ -556,6 +558,18 @@ static bool eval(jctx *x, jframe *f, const jnode *n, jv *out) {
 }
 
 /* ---- statements ------------------------------------------------------------------------------ */
+
+/* eval_node, within JINJA_MAX_NESTING: a left-deep chain the parser built
+ * in a loop (a ~ b ~ c ..., x|f|f|f ...) nests here too. */
+static bool eval(jctx *x, jframe *f, const jnode *n, jv *out) {
+    if (x->nesting >= JINJA_MAX_NESTING)
+        return jx_fail(x, n->line, "the expression nests deeper than %d levels",
+                       JINJA_MAX_NESTING);
+    x->nesting++;
+    bool ok = eval_node(x, f, n, out);
+    x->nesting--;
+    return ok;
+}
 
 static bool assign(jctx *x, jframe *f, const jnode *target, jv value) {
     if (target->kind == JN_NAME) {
@@ -720,7 +734,11 @@ static flow render(jctx *x, jframe *f, const jnode *body) {
     for (size_t i = 0; i < body->count; i++) {
         flow fl = render_node(x, f, body->kids[i]);
         if (x->arena->failed) {
-            jx_fail(x, body->kids[i]->line, "out of memory");
+            if (x->arena->over_budget)
+                jx_fail(x, body->kids[i]->line, "the render needs more than %zu MiB (a loop "
+                        "that runs away?)", JINJA_ARENA_MAX >> 20);
+            else
+                jx_fail(x, body->kids[i]->line, "out of memory");
             return FLOW_ERROR;
         }
         if (fl != FLOW_OK) return fl;

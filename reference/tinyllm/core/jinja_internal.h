@@ -23,7 +23,14 @@ typedef struct jarena_chunk jarena_chunk;
 typedef struct {
     jarena_chunk *head;
     bool failed;     /* an allocation failed: the render stops */
+    bool over_budget;   /* ... because the render passed JINJA_ARENA_MAX */
+    size_t bytes;    /* held in chunks */
 } jarena;
+
+/* What one render may hold (its values, strings and every loop's state): a
+ * chat template needs kilobytes; a runaway loop (range(1000000) nested) would
+ * take the machine's memory and minutes before it ended. */
+#define JINJA_ARENA_MAX ((size_t)256 << 20)
 
 void *ja_alloc(jarena *a, size_t size);     /* zeroed; NULL (and failed) when out of memory */
 char *ja_strndup(jarena *a, const char *s, size_t n);
@@ -122,7 +129,14 @@ void jv_print(jstr *out, jv v);
  * separators ", " and ": "; with an indent, "," and ": "). sort_keys sorts
  * dict keys. Returns false when v holds something JSON cannot (a macro, an
  * undefined value: json.dumps raises on both). */
-bool jv_tojson(jstr *out, jv v, int indent, bool sort_keys);
+/* json.dumps' options: indent NULL for one line (else the text of one level,
+ * "" for newlines alone), separators NULL for json.dumps' defaults. */
+typedef struct {
+    const char *indent, *item_sep, *key_sep;
+    size_t indent_len, item_sep_len, key_sep_len;
+    bool sort_keys, ensure_ascii;
+} jv_json_style;
+bool jv_tojson(jstr *out, jv v, const jv_json_style *style);
 /* A JSON text as a value (objects keep their key order; numbers are int or
  * float as Python's json reads them). False on bad JSON, and on a value this
  * cannot hold (a \u0000 in a string, an int past int64), said in why. */
@@ -191,7 +205,13 @@ typedef struct jctx {
     jstr *out;        /* where text goes (a macro call or a set block swaps it) */
     bool failed;
     int depth;        /* macro calls in progress */
+    int nesting;      /* expressions and blocks being evaluated, one inside another */
 } jctx;
+
+/* How deep expressions and blocks may nest, in the parser and the renderer:
+ * real templates nest a few levels; this bound keeps a hostile one (100,000
+ * parentheses, a chain of a + a + ...) from overflowing the stack. */
+enum { JINJA_MAX_NESTING = 256 };
 
 /* jinja_context.c: sets the render's error ("line N: ...") unless one is
  * already set for this render (the first failure is the cause), and returns

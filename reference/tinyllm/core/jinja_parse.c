@@ -26,6 +26,7 @@ typedef struct {
     const jtokens *t;
     size_t pos;
     bool failed;
+    int nesting;   /* the recursive descent's depth: JINJA_MAX_NESTING at most */
 } parser;
 
 static const jtok *peek(parser *p) { return &p->t->items[p->pos]; }
@@ -113,6 +114,7 @@ static void set_name(parser *p, jnode *n, const jtok *t) {
 static jnode *parse_expr(parser *p);
 static jnode *parse_or(parser *p);
 static jnode *parse_unary(parser *p, bool with_filter);
+static jnode *parse_not(parser *p);
 
 /* ---- expressions ------------------------------------------------------------- */
 
@@ -328,7 +330,7 @@ static jnode *parse_filters_and_tests(parser *p, jnode *n) {
     return n;
 }
 
-static jnode *parse_unary(parser *p, bool with_filter) {
+static jnode *parse_unary_at(parser *p, bool with_filter) {
     const jtok *t = peek(p);
     jnode *n;
     if (is_op(t, "-") || is_op(t, "+")) {
@@ -342,6 +344,18 @@ static jnode *parse_unary(parser *p, bool with_filter) {
         n = parse_postfix(p, parse_primary(p));
     }
     return with_filter ? parse_filters_and_tests(p, n) : n;
+}
+
+static jnode *parse_unary(parser *p, bool with_filter) {
+    if (p->nesting >= JINJA_MAX_NESTING) {
+        char limit[16];
+        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
+        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
+    }
+    p->nesting++;
+    jnode *n = parse_unary_at(p, with_filter);
+    p->nesting--;
+    return n;
 }
 
 static jnode *binary(parser *p, jnode_kind kind, const char *op, jnode *a, jnode *b, int line) {
@@ -423,7 +437,7 @@ static jnode *parse_compare(parser *p) {
     }
 }
 
-static jnode *parse_not(parser *p) {
+static jnode *parse_not_at(parser *p) {
     if (is_name(peek(p), "not")) {
         int line = next(p)->line;
         jnode *n = node(p, JN_NOT, line);
@@ -431,6 +445,18 @@ static jnode *parse_not(parser *p) {
         return n;
     }
     return parse_compare(p);
+}
+
+static jnode *parse_not(parser *p) {
+    if (p->nesting >= JINJA_MAX_NESTING) {
+        char limit[16];
+        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
+        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
+    }
+    p->nesting++;
+    jnode *n = parse_not_at(p);
+    p->nesting--;
+    return n;
 }
 
 static jnode *parse_and(parser *p) {
@@ -451,7 +477,7 @@ static jnode *parse_or(parser *p) {
     return n;
 }
 
-static jnode *parse_expr(parser *p) {
+static jnode *parse_expr_at(parser *p) {
     jnode *n = parse_or(p);
     while (is_name(peek(p), "if") && !p->failed) {
         int line = next(p)->line;
@@ -465,6 +491,18 @@ static jnode *parse_expr(parser *p) {
         }
         n = c;
     }
+    return n;
+}
+
+static jnode *parse_expr(parser *p) {
+    if (p->nesting >= JINJA_MAX_NESTING) {
+        char limit[16];
+        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
+        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
+    }
+    p->nesting++;
+    jnode *n = parse_expr_at(p);
+    p->nesting--;
     return n;
 }
 
@@ -682,7 +720,7 @@ static jnode *parse_statement(parser *p) {
                 name);
 }
 
-static jnode *parse_body(parser *p, const char *const *ends, const char **end) {
+static jnode *parse_body_at(parser *p, const char *const *ends, const char **end) {
     jnode *body = node(p, JN_BODY, peek(p)->line);
     while (!p->failed) {
         const jtok *t = peek(p);
@@ -729,6 +767,18 @@ static jnode *parse_body(parser *p, const char *const *ends, const char **end) {
         }
     }
     return NULL;
+}
+
+static jnode *parse_body(parser *p, const char *const *ends, const char **end) {
+    if (p->nesting >= JINJA_MAX_NESTING) {
+        char limit[16];
+        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
+        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
+    }
+    p->nesting++;
+    jnode *n = parse_body_at(p, ends, end);
+    p->nesting--;
+    return n;
 }
 
 jnode *jinja_parse(jarena *a, const jtokens *tokens) {

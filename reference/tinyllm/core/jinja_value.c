@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
 #include <cjson/cJSON.h>
 
 #include "jinja_internal.h"
@@ -24,11 +26,16 @@ void *ja_alloc(jarena *a, size_t size) {
     jarena_chunk *c = a->head;
     if (!c || c->used + size > c->size) {
         size_t chunk = size > 65536 ? size : 65536;
+        if (chunk > JINJA_ARENA_MAX - a->bytes || a->bytes > JINJA_ARENA_MAX) {
+            a->failed = a->over_budget = true;
+            return NULL;
+        }
         c = malloc(sizeof *c + chunk);
         if (!c) {
             a->failed = true;
             return NULL;
         }
+        a->bytes += chunk;
         c->next = a->head;
         c->used = 0;
         c->size = chunk;
@@ -54,6 +61,7 @@ void ja_free(jarena *a) {
         free(a->head);
         a->head = next;
     }
+    a->bytes = 0;
 }
 
 void js_append(jstr *s, const char *data, size_t n) {
@@ -273,25 +281,42 @@ static void print_float(jstr *out, double f) {
     js_puts(out, text);
 }
 
-/* repr() of a string: Python picks single quotes unless the text holds ' and no ". */
+/* Python's str.isprintable() of one code point: not a control, format,
+ * surrogate, private-use, unassigned or separator character (but ' '). */
+static bool printable(uint32_t c) {
+    if (c == ' ') return true;
+    switch (utf8proc_category((utf8proc_int32_t)c)) {
+    case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CS:
+    case UTF8PROC_CATEGORY_CO: case UTF8PROC_CATEGORY_CN: case UTF8PROC_CATEGORY_ZL:
+    case UTF8PROC_CATEGORY_ZP: case UTF8PROC_CATEGORY_ZS: return false;
+    default: return true;
+    }
+}
+
+static uint32_t next_code_point(const char *s, size_t n, size_t *i);
+
+/* repr() of a string: Python picks single quotes unless the text holds ' and
+ * no "; \n \r \t, and \xhh, \uhhhh or \Uhhhhhhhh for what is not printable. */
 static void repr_string(jstr *out, const char *s, size_t n) {
     bool has_single = memchr(s, '\'', n) != NULL, has_double = memchr(s, '"', n) != NULL;
     char q = has_single && !has_double ? '"' : '\'';
     js_append(out, &q, 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char esc[8];
-        if (c == (unsigned char)q || c == '\\') {
+    for (size_t i = 0; i < n;) {
+        size_t at = i;
+        uint32_t c = next_code_point(s, n, &i);
+        char esc[16];
+        if (c == (uint32_t)q || c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)c;
             js_append(out, esc, 2);
         } else if (c == '\n') js_puts(out, "\\n");
         else if (c == '\r') js_puts(out, "\\r");
         else if (c == '\t') js_puts(out, "\\t");
-        else if (c < 0x20 || c == 0x7F) {
-            snprintf(esc, sizeof esc, "\\x%02x", c);
+        else if (!printable(c)) {
+            snprintf(esc, sizeof esc, c < 0x100 ? "\\x%02x" : c < 0x10000 ? "\\u%04x" : "\\U%08x",
+                     (unsigned)c);
             js_puts(out, esc);
-        } else js_append(out, (const char *)&c, 1);
+        } else js_append(out, s + at, i - at);
     }
     js_append(out, &q, 1);
 }
@@ -345,11 +370,27 @@ void jv_print(jstr *out, jv v) {
 
 /* ---- json.dumps --------------------------------------------------------------------- */
 
-static void json_string(jstr *out, const char *s, size_t n) {
+/* One code point of UTF-8 text at s[*i] (advanced past it); a byte that
+ * starts no valid sequence stands for itself. */
+static uint32_t next_code_point(const char *s, size_t n, size_t *i) {
+    unsigned char c = (unsigned char)s[*i];
+    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    if (*i + (size_t)len > n) len = 1;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (int k = 1; k < len; k++) cp = cp << 6 | ((unsigned char)s[*i + k] & 0x3F);
+    *i += (size_t)len;
+    return cp;
+}
+
+/* A string as json.dumps writes it: ", \ and the C0 controls escaped; with
+ * ensure_ascii, everything outside ' '..'~' as \uXXXX (UTF-16 pairs above
+ * the BMP), DEL included. */
+static void json_string(jstr *out, const char *s, size_t n, bool ensure_ascii) {
     js_puts(out, "\"");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char esc[8];
+    for (size_t i = 0; i < n;) {
+        size_t at = i;
+        uint32_t c = next_code_point(s, n, &i);
+        char esc[16];
         if (c == '"') js_puts(out, "\\\"");
         else if (c == '\\') js_puts(out, "\\\\");
         else if (c == '\n') js_puts(out, "\\n");
@@ -357,17 +398,28 @@ static void json_string(jstr *out, const char *s, size_t n) {
         else if (c == '\t') js_puts(out, "\\t");
         else if (c == '\b') js_puts(out, "\\b");
         else if (c == '\f') js_puts(out, "\\f");
-        else if (c < 0x20 || c == 0x7F) {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
+        else if (c < 0x20 || (ensure_ascii && c == 0x7F)) {
+            snprintf(esc, sizeof esc, "\\u%04x", (unsigned)c);
             js_puts(out, esc);
-        } else js_append(out, (const char *)&c, 1);
+        } else if (ensure_ascii && c > 0x7F) {
+            if (c > 0xFFFF) {
+                uint32_t v = c - 0x10000;
+                snprintf(esc, sizeof esc, "\\u%04x\\u%04x", (unsigned)(0xD800 + (v >> 10)),
+                         (unsigned)(0xDC00 + (v & 0x3FF)));
+            } else {
+                snprintf(esc, sizeof esc, "\\u%04x", (unsigned)c);
+            }
+            js_puts(out, esc);
+        } else {
+            js_append(out, s + at, i - at);
+        }
     }
     js_puts(out, "\"");
 }
 
-static void newline(jstr *out, int indent, int depth) {
+static void newline(jstr *out, const jv_json_style *st, int depth) {
     js_puts(out, "\n");
-    for (int i = 0; i < indent * depth; i++) js_puts(out, " ");
+    for (int i = 0; i < depth; i++) js_append(out, st->indent, st->indent_len);
 }
 
 static int key_order(const void *a, const void *b) {
@@ -377,7 +429,7 @@ static int key_order(const void *a, const void *b) {
     return o;
 }
 
-static bool tojson_at(jstr *out, jv v, int indent, bool sort_keys, int depth) {
+static bool tojson_at(jstr *out, jv v, const jv_json_style *st, int depth) {
     char buf[32];
     switch (v.kind) {
     case JV_UNDEFINED: return false;   /* json.dumps raises on Jinja2's Undefined */
@@ -392,7 +444,7 @@ static bool tojson_at(jstr *out, jv v, int indent, bool sort_keys, int depth) {
         else if (isinf(v.u.f)) js_puts(out, v.u.f > 0 ? "Infinity" : "-Infinity");
         else print_float(out, v.u.f);
         return true;
-    case JV_STRING: json_string(out, v.u.str.s, v.u.str.len); return true;
+    case JV_STRING: json_string(out, v.u.str.s, v.u.str.len, st->ensure_ascii); return true;
     case JV_LIST: {
         jlist *l = v.u.list;
         if (!l->count) {
@@ -401,11 +453,11 @@ static bool tojson_at(jstr *out, jv v, int indent, bool sort_keys, int depth) {
         }
         js_puts(out, "[");
         for (size_t i = 0; i < l->count; i++) {
-            if (i) js_puts(out, indent >= 0 ? "," : ", ");
-            if (indent >= 0) newline(out, indent, depth + 1);
-            if (!tojson_at(out, l->items[i], indent, sort_keys, depth + 1)) return false;
+            if (i) js_append(out, st->item_sep, st->item_sep_len);
+            if (st->indent) newline(out, st, depth + 1);
+            if (!tojson_at(out, l->items[i], st, depth + 1)) return false;
         }
-        if (indent >= 0) newline(out, indent, depth);
+        if (st->indent) newline(out, st, depth);
         js_puts(out, "]");
         return true;
     }
@@ -418,23 +470,24 @@ static bool tojson_at(jstr *out, jv v, int indent, bool sort_keys, int depth) {
         const jv **keys = ja_alloc(out->arena, d->count * sizeof *keys);
         if (!keys) return false;
         for (size_t i = 0; i < d->count; i++) keys[i] = &d->keys[i];
-        if (sort_keys) qsort(keys, d->count, sizeof *keys, key_order);
+        if (st->sort_keys) qsort(keys, d->count, sizeof *keys, key_order);
         js_puts(out, "{");
         for (size_t i = 0; i < d->count; i++) {
-            if (i) js_puts(out, indent >= 0 ? "," : ", ");
-            if (indent >= 0) newline(out, indent, depth + 1);
+            if (i) js_append(out, st->item_sep, st->item_sep_len);
+            if (st->indent) newline(out, st, depth + 1);
             jv k = *keys[i];
             if (k.kind == JV_STRING) {
-                json_string(out, k.u.str.s, k.u.str.len);
+                json_string(out, k.u.str.s, k.u.str.len, st->ensure_ascii);
             } else {   /* json.dumps turns int, float, bool and None keys into strings */
                 jstr key = {.arena = out->arena};
-                if (!tojson_at(&key, k, -1, false, 0)) return false;
-                json_string(out, key.data ? key.data : "", key.len);
+                jv_json_style plain = {.item_sep = ", ", .item_sep_len = 2};
+                if (!tojson_at(&key, k, &plain, 0)) return false;
+                json_string(out, key.data ? key.data : "", key.len, st->ensure_ascii);
             }
-            js_puts(out, ": ");
-            if (!tojson_at(out, *jd_get(d, k), indent, sort_keys, depth + 1)) return false;
+            js_append(out, st->key_sep, st->key_sep_len);
+            if (!tojson_at(out, *jd_get(d, k), st, depth + 1)) return false;
         }
-        if (indent >= 0) newline(out, indent, depth);
+        if (st->indent) newline(out, st, depth);
         js_puts(out, "}");
         return true;
     }
@@ -442,8 +495,17 @@ static bool tojson_at(jstr *out, jv v, int indent, bool sort_keys, int depth) {
     }
 }
 
-bool jv_tojson(jstr *out, jv v, int indent, bool sort_keys) {
-    return tojson_at(out, v, indent, sort_keys, 0);
+bool jv_tojson(jstr *out, jv v, const jv_json_style *style) {
+    jv_json_style st = *style;
+    if (!st.item_sep) {   /* json.dumps' default separators */
+        st.item_sep = st.indent ? "," : ", ";
+        st.item_sep_len = strlen(st.item_sep);
+    }
+    if (!st.key_sep) {
+        st.key_sep = ": ";
+        st.key_sep_len = 2;
+    }
+    return tojson_at(out, v, &st, 0);
 }
 
 /* The number tokens of a JSON text in document order, which cJSON drops
