@@ -28,6 +28,14 @@ ids=$("$TINYLLM" tokenize "$smol" --file "$work/text.txt" --no-special | tr -d '
 printf 'Hello, world! caf\xc3\xa9 12\n\n' >"$work/want.txt"   # detokenize adds one newline
 if cmp -s "$work/back.txt" "$work/want.txt"; then passed=$((passed + 1)); else
     echo "FAIL round_trip: $(od -c "$work/back.txt" | head -3)"; failed=$((failed + 1)); fi
+# clean_up_tokenization_spaces in tokenizer_config.json: " ," and " ." lose their space,
+# as transformers' decode; without it the text is kept as it is
+mkdir -p "$work/clean" && cp "$smol/tokenizer.json" "$work/clean/"
+echo '{"clean_up_tokenization_spaces": true}' >"$work/clean/tokenizer_config.json"
+ids=$("$TINYLLM" tokenize "$work/clean" --text "Hello , world ." --no-special | tr -d '[] ')
+check detokenize_cleans_up_spaces_when_the_config_says 0 "Hello, world." -- \
+    "$TINYLLM" detokenize "$work/clean" --ids "$ids"
+check detokenize_keeps_spaces_otherwise 0 "Hello , world ." -- "$TINYLLM" detokenize "$smol" --ids "$ids"
 check detokenize_takes_a_json_array 0 "<s>" -- "$TINYLLM" detokenize "$sp" --ids "[1, 270]"
 check detokenize_skip_special 0 "" -- "$TINYLLM" detokenize "$sp" --ids 1,2 --skip-special
 check detokenize_notes_unknown_ids 0 "outside the vocabulary" -- "$TINYLLM" detokenize "$sp" --ids 1,99999

@@ -1,6 +1,8 @@
 /* detokenize.c: `tinyllm detokenize PATH --ids 1,2,3 [--skip-special]` prints
  * the text of a list of ids, as Hugging Face's tokenizer.decode(ids) gives it
- * (with skip_special_tokens when --skip-special). */
+ * (with skip_special_tokens when --skip-special, and the spaces before
+ * punctuation cleaned up when tokenizer_config.json sets
+ * clean_up_tokenization_spaces). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,8 @@ static const char usage[] =
     "  PATH            a tokenizer.json, or a model folder holding one\n"
     "  --ids LIST      the ids, separated by commas (a JSON array such as [1, 2] works too)\n"
     "  --skip-special  drop special tokens (BOS, EOS, <|im_start|>, ...)\n"
-    "prints the decoded text followed by a newline\n";
+    "prints the decoded text followed by a newline; \" ,\" becomes \",\" (and so on) when\n"
+    "tokenizer_config.json sets clean_up_tokenization_spaces, as tokenizer.decode does\n";
 
 /* Parses "1,2,3" or "[1, 2, 3]"; returns the count or -1 with *bad at the fault. */
 static long parse_ids(const char *s, int32_t **out, const char **bad) {
@@ -95,6 +98,7 @@ int tinyllm_detokenize(int argc, char **argv) {
     }
     tl_clear_error();
     tl_tokenizer *t = tl_tokenizer_load(path);
+    if (t && tl_tokenizer_clean_up_spaces(t)) flags |= TL_DECODE_CLEAN_UP_SPACES;   /* as decode() */
     size_t len = 0;
     char *text = t ? tl_tokenizer_decode(t, ids, (size_t)n, flags, &len) : NULL;
     if (!text) {
