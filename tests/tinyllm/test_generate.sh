@@ -205,18 +205,26 @@ for bad_json in "$work" "$work/none/r.json"; do
 done
 
 # --json writes through a name of its own: a user's report.json.tmp, or a link left under
-# that name, is neither written through nor removed; a link under the final name is
-# replaced by the report, its target untouched
+# that name, is neither written through nor removed; a link, a device or a file of the
+# checkpoint under the final name is refused before the run (the rename would replace it)
 mkdir -p "$work/json" && echo precious >"$work/json/victim" && echo mine >"$work/json/r.json.tmp"
 ln -s "$work/json/victim" "$work/json/r2.json.tmp"
 ln -s "$work/json/victim" "$work/json/r3.json"
-for r in r r2 r3; do
+for r in r r2; do
     check "--json beside a $r.json.tmp" 0 "first token" -- "$TINYLLM" generate "$dir" --ids 1,2 \
         -n 2 --quiet --json "$work/json/$r.json"
 done
+check "--json onto a link" 1 "--json $work/json/r3.json is a symbolic link" -- \
+    "$TINYLLM" generate "$dir" --ids 1,2 -n 2 --quiet --json "$work/json/r3.json"
+cp -r "$dir" "$work/own"   # a copy: a regression must not overwrite the fixture
+check "--json onto the checkpoint's config.json" 1 "is config.json of the checkpoint" -- \
+    "$TINYLLM" generate "$work/own" --ids 1,2 -n 2 --quiet --json "$work/own/config.json"
+cmp -s "$work/own/config.json" "$dir/config.json" && ok || bad "--json overwrote config.json"
+check "--json onto a fifo" 1 "is not a regular file" -- sh -c \
+    'mkfifo "$2/json/pipe" && "$0" generate "$1" --ids 1,2 -n 2 --json "$2/json/pipe"; \
+     s=$?; rm -f "$2/json/pipe"; exit $s' "$TINYLLM" "$dir" "$work"
 [ "$(cat "$work/json/victim")" = precious ] && [ "$(cat "$work/json/r.json.tmp")" = mine ] \
-    && [ -L "$work/json/r2.json.tmp" ] && [ ! -L "$work/json/r3.json" ] \
-    && [ "$(field "$work/json/r3.json" 'd["generated"]["ids"] != []')" = true ] \
+    && [ -L "$work/json/r2.json.tmp" ] && [ -L "$work/json/r3.json" ] \
     && [ -z "$(ls "$work/json" | grep -v -x -e victim -e r.json -e r.json.tmp -e r2.json \
                -e r2.json.tmp -e r3.json)" ] && ok \
     || bad "--json: a file or link beside the report was touched" "$(ls -l "$work/json")"

@@ -168,6 +168,25 @@ check logits_out_beside_a_link 0 "wrote $work/x.safetensors" \
     -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/x.safetensors"
 [ "$(cat "$work/victim")" = precious ] && [ -L "$work/x.safetensors.tmp" ] && ok \
     || bad "logits --out wrote through a link named x.safetensors.tmp"
+# --out is renamed into place: a device, a link or a file of the checkpoint read would be
+# replaced by it, so each is refused before the run and left as it was.
+mknod "$work/nulldev" c 1 3 2>/dev/null || mkfifo "$work/nulldev"
+check logits_out_to_a_device_is_refused 1 "--out $work/nulldev is not a regular file" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/nulldev"
+[ ! -f "$work/nulldev" ] && [ -e "$work/nulldev" ] && ok || bad "--out replaced a device node"
+echo kept >"$work/link-target" && ln -s "$work/link-target" "$work/out-link"
+check logits_out_to_a_link_is_refused 1 "is a symbolic link" "give the path it leads to" \
+    -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/out-link"
+[ -L "$work/out-link" ] && [ "$(cat "$work/link-target")" = kept ] && ok ||
+    bad "--out replaced a link or its target"
+cp -r "$FIXTURES/L7.9/llama-gqa" "$work/own" && ln "$work/own/config.json" "$work/hardlink.json"
+for target in "$work/own/model.safetensors" "$work/own/../own/config.json" "$work/hardlink.json"; do
+    check "logits_out_onto_the_checkpoint_read: $target" 1 "of the checkpoint $work/own" \
+        "which this run reads" -- "$TINYLLM" logits "$work/own" --ids 1 --out "$target"
+done
+cmp -s "$work/own/model.safetensors" "$FIXTURES/L7.9/llama-gqa/model.safetensors" &&
+    cmp -s "$work/own/config.json" "$FIXTURES/L7.9/llama-gqa/config.json" && ok ||
+    bad "--out overwrote a file of the checkpoint it read"
 # model.safetensors that is a dangling link (a blob missing from the cache) or a folder:
 # said as such, not as "no weights"; a stale index beside model.safetensors is not read.
 mkdir "$work/dangling" && cp "$FIXTURES/L7.9/llama-gqa/config.json" "$work/dangling/"

@@ -131,7 +131,7 @@ int tinyllm_generate(int argc, char **argv) {
 
     LlamaConfig cfg;
     if (folder_read_config(o.dir, &cfg) != 0 ||
-        (o.json && output_path_check("--json", o.json) != 0)) {
+        (o.json && output_path_check("--json", o.json, o.dir) != 0)) {
         print_failure("generate", NULL);
         free(o.ids);
         return 1;

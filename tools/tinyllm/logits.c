@@ -80,7 +80,7 @@ int tinyllm_logits(int argc, char **argv) {
     LlamaConfig cfg;
     LlamaForCausalLM m = {0};
     int rc = folder_check(dir, true) == 0 ? folder_parse_config(dir, &cfg) : -1;
-    if (rc == 0 && out) rc = output_path_check("--out", out);
+    if (rc == 0 && out) rc = output_path_check("--out", out, dir);
     for (int64_t i = 0; rc == 0 && i < n; i++)
         if (ids[i] >= cfg.vocab_size) {
             fprintf(stderr, "tinyllm logits: --ids: id %" PRId64 " (item %" PRId64 ") is "

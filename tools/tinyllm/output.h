@@ -8,10 +8,12 @@
 #include <stdio.h>
 
 /* Whether a file can be written to path and renamed over it: path is not a
- * folder, its folder exists and a new file can be made in it (a unique one,
- * removed at once: nothing of the user's is touched). option names the
- * command-line option in messages ("--json"). 0, or -1 with an error. */
-int output_path_check(const char *option, const char *path);
+ * folder, a link, a device, a pipe or a socket, nor a file of the checkpoint
+ * folder the run reads (any of its names, links followed); its folder exists
+ * and a new file can be made in it (a unique one, removed at once: nothing of
+ * the user's is touched). option names the command-line option in messages
+ * ("--json"). 0, or -1 with an error. */
+int output_path_check(const char *option, const char *path, const char *checkpoint);
 
 /* Writes s to out (with out NULL, only measures) with the bytes that could
  * drive a terminal escaped: control characters and DEL as \xNN, C1 controls
