@@ -173,11 +173,13 @@ START_TEST(t_multi_bf16_matches_double_reference_on_tile_edges_paths_and_threads
 }
 END_TEST
 
-/* The same bits on 1, 2 and 3 threads: each element is one thread's sum. */
+/* The same bits on 1, 2 and 3 threads: each element is one thread's sum.
+ * Long rows (a weight) and short ones (attention's keys and values, 64
+ * columns: four rows share a sum tree, and threads cut rows in twos). */
 START_TEST(multi_results_do_not_depend_on_the_thread_count) {
     tl_pcg32 rng = tl_test_rng(1208);
-    for (int k = 0; k < 4; k++) {
-        problem p = make_problem(&rng, k & 1, k & 2, 6, 1031, 577, 3);
+    for (int k = 0; k < 8; k++) {
+        problem p = make_problem(&rng, k & 1, k & 2, k & 4 ? 3 : 6, 1031, k & 4 ? 64 : 577, 3);
         float *first = xmalloc((size_t)p.out_len * sizeof *first);
         const char *threads[] = {"1", "2", "3"};
         for (int t = 0; t < 3; t++) {

@@ -21,7 +21,10 @@
  * sums:
  *   - W @ x: one row of W against eight inputs, one sequential stream of W
  *     (two rows' interleaved streams held Zen 5 to half its read rate);
- *   - p @ W: the column tile at sixteen lanes, over 32 columns.
+ *     rows of up to SHORT_ROW_MAX columns (attention's keys) four at a time
+ *     against four inputs, the four rows' sums in one shuffle tree;
+ *   - p @ W: the column tile at sixteen lanes, over up to 64 columns (a
+ *     head_dim of 64 in one pass down V).
  * Each result element is one thread's blocked sum, as in kernels.c, so the
  * result does not depend on the thread count; it may differ from
  * tl_gemv_*'s by rounding (another blocking), except at M = 1 on a dense W,
@@ -42,6 +45,13 @@
  * PREFETCH_BYTES in kernels.c; past the end of W is harmless). */
 #define PREFETCH_ROWS 16
 #define PREFETCH_SPAN_MAX 1024
+
+/* Rows up to this many columns go four at a time through the AVX-512 tile
+ * (tile_quad_rows): their horizontal sums, not their loads, set the pace. */
+#define SHORT_ROW_MAX 256
+/* How far ahead tile_quad_rows asks for its rows (2 KB: eight rows of a
+ * head_dim of 64; 0, 1 and 4 KB measured no better, README 4.18). */
+#define QUAD_PREFETCH_BYTES 2048
 
 /* One thread's share: rows [begin, end) of W (or columns, for the _t form). */
 typedef struct {
@@ -355,6 +365,85 @@ static inline void tile_row16(const void *w, const float *x, int64_t ldx, int nx
     for (int m = 0; m < nx; m++) y[m * ldy] = s[m < TILE_X ? 2 * m : 2 * (m - TILE_X) + 1];
 }
 
+/* The four sums of rows a[0..3] (sixteen lanes each), stored to y[0..nr):
+ * lanes i and i + 8, then those pairs' halves, then the last four lanes
+ * pairwise, so each row's sum has one order whichever rows share the call.
+ * One masked store: reading the sums back from a stored vector stalled on
+ * store forwarding, a sixth slower than a row at a time from memory. */
+__attribute__((target(AVX512), always_inline))
+static inline void store_quad_sums(const __m512 a[4], int nr, float *y) {
+    __m512 t01 = _mm512_add_ps(_mm512_shuffle_f32x4(a[0], a[1], 0x44),
+                               _mm512_shuffle_f32x4(a[0], a[1], 0xEE));
+    __m512 t23 = _mm512_add_ps(_mm512_shuffle_f32x4(a[2], a[3], 0x44),
+                               _mm512_shuffle_f32x4(a[2], a[3], 0xEE));
+    __m512 u = _mm512_add_ps(_mm512_shuffle_f32x4(t01, t23, 0x88),
+                             _mm512_shuffle_f32x4(t01, t23, 0xDD));   /* row j in block j */
+    u = _mm512_add_ps(u, _mm512_permute_ps(u, _MM_SHUFFLE(2, 3, 0, 1)));
+    u = _mm512_add_ps(u, _mm512_permute_ps(u, _MM_SHUFFLE(1, 0, 3, 2)));
+    const __m512i firsts = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 8, 4, 0);
+    __m128 sums = _mm512_castps512_ps128(_mm512_permutexvar_ps(firsts, u));
+    _mm_mask_storeu_ps(y, (__mmask8)((1u << nr) - 1), sums);
+}
+
+/* Rows w, w + ldw, .. (nr <= 4 of them) of a short-rowed W (attention's
+ * keys, head_dim long) against inputs x[0..nx) (nx <= 4): y[m * ldy + j].
+ * A row of 64 floats is four FMAs per input, and summing its lanes alone
+ * cost as much again; four rows' sums share one shuffle tree. */
+__attribute__((target(AVX512), always_inline))
+static inline void tile_quad_rows(const void *w, int64_t ldw, int nr, const float *x,
+                                  int64_t ldx, int nx, int64_t n, bool bf16, float *y,
+                                  int64_t ldy) {
+    size_t esize = bf16 ? 2 : 4;
+    const char *row[4];
+    for (int j = 0; j < 4; j++) row[j] = (const char *)w + (size_t)((j < nr ? j : 0) * ldw) * esize;
+    __m512 acc[TILE_X][4];
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++)
+        #pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) acc[m][j] = _mm512_setzero_ps();
+    /* the rows a few groups on, asked for now: the keys of one head are a
+     * short stream (tens of KB) for the hardware prefetchers to find */
+    for (int64_t at = 0; at < (int64_t)(4 * ldw * esize); at += 64)
+        _mm_prefetch((const char *)w + QUAD_PREFETCH_BYTES + at, _MM_HINT_T0);
+    int64_t c = 0;
+    for (; c < n; c += 16) {
+        __mmask16 k = n - c >= 16 ? (__mmask16)0xFFFF : tail_mask(n - c);
+        __m512 xv[TILE_X];
+        #pragma GCC unroll 4
+        for (int m = 0; m < nx; m++) xv[m] = _mm512_maskz_loadu_ps(k, x + m * ldx + c);
+        #pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            if (j >= nr) break;
+            __m512 v = k == 0xFFFF ? load16_w(row[j], c, bf16) : load_tail_w(row[j], c, k, bf16);
+            #pragma GCC unroll 4
+            for (int m = 0; m < nx; m++) acc[m][j] = _mm512_fmadd_ps(v, xv[m], acc[m][j]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int m = 0; m < nx; m++) store_quad_sums(acc[m], nr, y + m * ldy);
+}
+
+/* Rows [begin, end) of a short-rowed W, four at a time. */
+__attribute__((target(AVX512), always_inline))
+static inline void quad_rows_avx512(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
+    size_t esize = bf16 ? 2 : 4;
+    for (int64_t r = begin; r < end; r += 4) {
+        const char *w = (const char *)a->W + (size_t)(r * a->ldw) * esize;
+        int nr = end - r < 4 ? (int)(end - r) : 4;
+        for (int64_t m = 0; m < a->M; m += TILE_X) {
+            const float *x = a->X + m * a->ldx;
+            float *y = a->Y + m * a->rows + r;
+            int64_t ldw = a->ldw, ldx = a->ldx, n = a->cols, ldy = a->rows;
+            switch (a->M - m < TILE_X ? a->M - m : TILE_X) {   /* nx as a constant */
+            case 1: tile_quad_rows(w, ldw, nr, x, ldx, 1, n, bf16, y, ldy); break;
+            case 2: tile_quad_rows(w, ldw, nr, x, ldx, 2, n, bf16, y, ldy); break;
+            case 3: tile_quad_rows(w, ldw, nr, x, ldx, 3, n, bf16, y, ldy); break;
+            default: tile_quad_rows(w, ldw, nr, x, ldx, 4, n, bf16, y, ldy); break;
+            }
+        }
+    }
+}
+
 __attribute__((target(AVX512), always_inline))
 static inline void rows_avx512(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
     size_t esize = bf16 ? 2 : 4;
@@ -381,49 +470,74 @@ static inline void rows_avx512(const multi_args *a, int64_t begin, int64_t end, 
 
 __attribute__((target(AVX512)))
 static void rows_f32_avx512(const multi_args *a, int64_t begin, int64_t end) {
-    rows_avx512(a, begin, end, false);
+    if (a->cols <= SHORT_ROW_MAX) quad_rows_avx512(a, begin, end, false);
+    else rows_avx512(a, begin, end, false);
 }
 
 __attribute__((target(AVX512)))
 static void rows_bf16_avx512(const multi_args *a, int64_t begin, int64_t end) {
-    rows_avx512(a, begin, end, true);
+    if (a->cols <= SHORT_ROW_MAX) quad_rows_avx512(a, begin, end, true);
+    else rows_avx512(a, begin, end, true);
 }
 
-/* Columns [c, c + 16 * nv) of p[0..nx) @ W, the last of the nv vectors
- * under mask k (all ones except at the end of a row). Prefetch as
- * tile_cols. */
+/* Columns [c, c + 16 * nv) (nv <= 4: 64 columns, a head_dim of 64 in one
+ * pass down W) of p[0..nx) @ W, the last of the nv vectors under mask k
+ * (all ones except at the end of a row). Prefetch as tile_cols. */
 __attribute__((target(AVX512), always_inline))
 static inline void tile_cols16(const void *W, int64_t ldw, const float *p, int64_t ldp, int nx,
                                int nv, int64_t rows, int64_t c, __mmask16 k, bool bf16,
                                float *y, int64_t ldy, int64_t span) {
     size_t esize = bf16 ? 2 : 4;
-    __m512 a0[TILE_X], a1[TILE_X];
+    __m512 acc[TILE_X][4];
     #pragma GCC unroll 4
-    for (int m = 0; m < nx; m++) a0[m] = a1[m] = _mm512_setzero_ps();
-    int64_t last = c + 16 * (nv - 1);   /* the vector under the mask */
+    for (int m = 0; m < nx; m++)
+        #pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) acc[m][v] = _mm512_setzero_ps();
     for (int64_t r = 0; r < rows; r++) {
         const char *w = (const char *)W + (size_t)(r * ldw) * esize;
         const char *ahead = w + (size_t)(PREFETCH_ROWS * ldw + c) * esize;
         for (int64_t at = 0; at < span; at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
-        __m512 v0 = nv == 2 ? load16_w(w, c, bf16) : load_tail_w(w, last, k, bf16);
-        __m512 v1 = nv == 2 ? load_tail_w(w, last, k, bf16) : v0;
+        __m512 wv[4];
+        #pragma GCC unroll 4
+        for (int v = 0; v < nv; v++)
+            wv[v] = v < nv - 1 ? load16_w(w, c + 16 * v, bf16)
+                               : load_tail_w(w, c + 16 * v, k, bf16);
         #pragma GCC unroll 4
         for (int m = 0; m < nx; m++) {
             __m512 pm = _mm512_set1_ps(p[m * ldp + r]);
-            a0[m] = _mm512_fmadd_ps(pm, v0, a0[m]);
-            if (nv == 2) a1[m] = _mm512_fmadd_ps(pm, v1, a1[m]);
+            #pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) acc[m][v] = _mm512_fmadd_ps(pm, wv[v], acc[m][v]);
         }
     }
     #pragma GCC unroll 4
     for (int m = 0; m < nx; m++) {
-        if (nv == 2) {
-            _mm512_storeu_ps(y + m * ldy + c, a0[m]);
-            _mm512_mask_storeu_ps(y + m * ldy + last, k, a1[m]);
-        } else {
-            _mm512_mask_storeu_ps(y + m * ldy + last, k, a0[m]);
-        }
+        #pragma GCC unroll 4
+        for (int v = 0; v < nv - 1; v++) _mm512_storeu_ps(y + m * ldy + c + 16 * v, acc[m][v]);
+        _mm512_mask_storeu_ps(y + m * ldy + c + 16 * (nv - 1), k, acc[m][nv - 1]);
     }
 }
+
+/* Calls TILE(NX, NV) with every (nx, nv) pair of the 16-lane tiles as
+ * constants, as EVERY_TILE does for the 8-lane ones. */
+#define EVERY_TILE16(nx, nv, TILE)                  \
+    switch (((nx) - 1) * 4 + (nv) - 1) {            \
+    case 0: TILE(1, 1); break;                      \
+    case 1: TILE(1, 2); break;                      \
+    case 2: TILE(1, 3); break;                      \
+    case 3: TILE(1, 4); break;                      \
+    case 4: TILE(2, 1); break;                      \
+    case 5: TILE(2, 2); break;                      \
+    case 6: TILE(2, 3); break;                      \
+    case 7: TILE(2, 4); break;                      \
+    case 8: TILE(3, 1); break;                      \
+    case 9: TILE(3, 2); break;                      \
+    case 10: TILE(3, 3); break;                     \
+    case 11: TILE(3, 4); break;                     \
+    case 12: TILE(4, 1); break;                     \
+    case 13: TILE(4, 2); break;                     \
+    case 14: TILE(4, 3); break;                     \
+    default: TILE(4, 4); break;                     \
+    }
 
 __attribute__((target(AVX512), always_inline))
 static inline void cols_avx512(const multi_args *a, int64_t begin, int64_t end, bool bf16) {
@@ -431,8 +545,9 @@ static inline void cols_avx512(const multi_args *a, int64_t begin, int64_t end, 
     cols_prefetch_plan(a, begin, end, bf16 ? 2 : 4, &first, &each);
     for (int64_t c = begin; c < end;) {
         int64_t left = end - c;
-        int nv = left > 16 ? 2 : 1;
-        __mmask16 k = tail_mask(left - 16 * (nv - 1) < 16 ? left - 16 * (nv - 1) : 16);
+        int nv = left > 64 ? 4 : (int)((left + 15) / 16);
+        int64_t width = left < 16 * nv ? left : 16 * nv;
+        __mmask16 k = tail_mask(width - 16 * (nv - 1));
         for (int64_t m = 0; m < a->M; m += TILE_X) {
             const float *p = a->X + m * a->ldx;
             float *y = a->Y + m * a->cols;
@@ -440,10 +555,10 @@ static inline void cols_avx512(const multi_args *a, int64_t begin, int64_t end, 
 #define TILE(NX, NV) \
     tile_cols16(a->W, a->ldw, p, a->ldx, NX, NV, a->rows, c, k, bf16, y, a->cols, \
                 c == begin && m == 0 ? first : each)
-            EVERY_TILE(nx, nv, TILE)
+            EVERY_TILE16(nx, nv, TILE)
 #undef TILE
         }
-        c += left < 32 ? left : 32;
+        c += width;
     }
 }
 
