@@ -50,6 +50,20 @@ static void *perr(parser *p, int line, const char *fmt, const char *arg) {
     return NULL;
 }
 
+/* One level deeper in the recursive descent; false (and the error) past
+ * JINJA_MAX_NESTING, where a hostile template would exhaust the stack. The
+ * caller takes the level back (p->nesting--) when its part is parsed. */
+static bool nest_in(parser *p) {
+    if (p->nesting >= JINJA_MAX_NESTING) {
+        char limit[16];
+        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
+        perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
+        return false;
+    }
+    p->nesting++;
+    return true;
+}
+
 static bool is_op(const jtok *t, const char *op) {
     return t->kind == JT_OP && t->len == strlen(op) && !memcmp(t->text, op, t->len);
 }
@@ -347,12 +361,7 @@ static jnode *parse_unary_at(parser *p, bool with_filter) {
 }
 
 static jnode *parse_unary(parser *p, bool with_filter) {
-    if (p->nesting >= JINJA_MAX_NESTING) {
-        char limit[16];
-        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
-        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
-    }
-    p->nesting++;
+    if (!nest_in(p)) return NULL;
     jnode *n = parse_unary_at(p, with_filter);
     p->nesting--;
     return n;
@@ -448,12 +457,7 @@ static jnode *parse_not_at(parser *p) {
 }
 
 static jnode *parse_not(parser *p) {
-    if (p->nesting >= JINJA_MAX_NESTING) {
-        char limit[16];
-        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
-        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
-    }
-    p->nesting++;
+    if (!nest_in(p)) return NULL;
     jnode *n = parse_not_at(p);
     p->nesting--;
     return n;
@@ -495,12 +499,7 @@ static jnode *parse_expr_at(parser *p) {
 }
 
 static jnode *parse_expr(parser *p) {
-    if (p->nesting >= JINJA_MAX_NESTING) {
-        char limit[16];
-        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
-        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
-    }
-    p->nesting++;
+    if (!nest_in(p)) return NULL;
     jnode *n = parse_expr_at(p);
     p->nesting--;
     return n;
@@ -770,12 +769,7 @@ static jnode *parse_body_at(parser *p, const char *const *ends, const char **end
 }
 
 static jnode *parse_body(parser *p, const char *const *ends, const char **end) {
-    if (p->nesting >= JINJA_MAX_NESTING) {
-        char limit[16];
-        snprintf(limit, sizeof limit, "%d", JINJA_MAX_NESTING);
-        return perr(p, peek(p)->line, "the template nests deeper than %s levels", limit);
-    }
-    p->nesting++;
+    if (!nest_in(p)) return NULL;
     jnode *n = parse_body_at(p, ends, end);
     p->nesting--;
     return n;
