@@ -327,6 +327,14 @@ START_TEST(jinja_matches_jinja2_where_a_review_found_it_did_not)
     ck_assert_str_eq(render("{{ ['a\xC2\xA0" "b', 'x\xE2\x80\x8By', 'ok \xC3\xA9'] }}", NULL),
                      "['a\\xa0b', 'x\\u200by', 'ok \xC3\xA9']");
     assert_render_fails("{{ 1 | tojson(separators=',') }}", NULL, "two strings");
+    /* indent splits s + "\n" as str.splitlines() (\r\n, \r, \v, U+0085, U+2028 ...) */
+    ck_assert_str_eq(render("{{ 'a\r\nb\rc\nd' | indent(2) }}", NULL), "a\n  b\n  c\n  d");
+    ck_assert_str_eq(render("{{ 'a\xE2\x80\xA8" "b\x0B" "c\xC2\x85" "d' | indent(2) }}", NULL),
+                     "a\n  b\n  c\n  d");
+    ck_assert_str_eq(render("{{ 'a\n' | indent(2, blank=true) }}", NULL), "a\n  ");
+    ck_assert_str_eq(render("{{ 'a\n\n' | indent(2, true, true) }}", NULL), "  a\n  \n  ");
+    ck_assert_str_eq(render("{{ 'x\n\ny' | indent }}|{{ '' | indent(3, true) }}|"
+                            "{{ 'a\nb' | indent('>>') }}", NULL), "x\n\n    y|   |a\n>>b");
 }
 END_TEST
 

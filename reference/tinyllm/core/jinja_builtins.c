@@ -521,24 +521,43 @@ static jv escape_html(jctx *x, jv s) {
     return from_jstr(&out);
 }
 
+/* The length of a line break of Python's str.splitlines() at p[0..n), or 0:
+ * \n, \r\n, \r, \v, \f, \x1c-\x1e, U+0085, U+2028, U+2029. */
+static size_t line_break_at(const char *p, size_t n) {
+    unsigned char c = (unsigned char)p[0];
+    if (c == '\r') return n > 1 && p[1] == '\n' ? 2 : 1;
+    if (c == '\n' || c == '\v' || c == '\f' || (c >= 0x1C && c <= 0x1E)) return 1;
+    if (c == 0xC2 && n > 1 && (unsigned char)p[1] == 0x85) return 2;
+    if (c == 0xE2 && n > 2 && (unsigned char)p[1] == 0x80 &&
+        ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9))
+        return 3;
+    return 0;
+}
+
+/* Jinja2's indent: the lines of s + "\n" (splitlines), joined by "\n", each
+ * after the first indented unless empty (every one when blank), the first
+ * too when first. */
 static jv indent(jctx *x, jv s, jv width, bool first, bool blank) {
     jstr pad = {.arena = jx_arena(x)}, out = {.arena = jx_arena(x)};
     if (width.kind == JV_STRING) js_append(&pad, width.u.str.s, width.u.str.len);
     else for (int64_t i = 0; i < (width.kind == JV_INT ? width.u.i : 4); i++) js_puts(&pad, " ");
     if (first) js_append(&out, pad.data, pad.len);
-    const char *p = s.u.str.s;
-    size_t n = s.u.str.len, i = 0;
-    bool line_start = false;
-    while (i < n) {
-        if (line_start) {
-            size_t e = i;
-            while (e < n && p[e] != '\n' && p[e] != '\r') e++;
-            if (blank || e > i) js_append(&out, pad.data, pad.len);
-            line_start = false;
+    jstr text = {.arena = jx_arena(x)};   /* the quirk: a newline added before splitting */
+    js_append(&text, s.u.str.s, s.u.str.len);
+    js_puts(&text, "\n");
+    const char *p = text.data;
+    size_t n = text.len;
+    bool first_line = true;
+    for (size_t start = 0; start < n;) {
+        size_t end = start, brk = 0;
+        while (end < n && (brk = line_break_at(p + end, n - end)) == 0) end++;
+        if (!first_line) {
+            js_puts(&out, "\n");
+            if (blank || end > start) js_append(&out, pad.data, pad.len);
         }
-        js_append(&out, p + i, 1);
-        if (p[i] == '\n' || (p[i] == '\r' && !(i + 1 < n && p[i + 1] == '\n'))) line_start = true;
-        i++;
+        js_append(&out, p + start, end - start);
+        first_line = false;
+        start = end + brk;
     }
     return from_jstr(&out);
 }
