@@ -340,6 +340,16 @@ check "chat-template: a broken template" 1 "the chat template of $v/tokenizer_co
     -- "$TINYLLM" chat-template "$v" --messages "$work/m.json"
 check "chat: a broken template at startup" 1 "the chat template of $v/tokenizer_config.json" \
     -- sh -c 'printf "hi\n" | "$0" chat "$1" -n 2' "$TINYLLM" "$v"
+# a template that renders nothing: the turn is said and dropped, the chat goes on, and
+# its exit status says a turn failed (a script sees it); a working chat ends with 0
+v=$(variant emptytpl tokenizer_config.json)
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["chat_template"] = "{% if false %}x{% endif %}"
+json.dump(d, open(sys.argv[2], "w"))' "$dir/tokenizer_config.json" "$v/tokenizer_config.json"
+check "chat: a template that renders nothing" 1 "rendered no token for this conversation" \
+    "check the template" -- sh -c 'printf "hi\nagain\n" | "$0" chat "$1" -n 2' "$TINYLLM" "$v"
+check "chat: every turn ran" 0 "" -- sh -c 'printf "hi\n" | "$0" chat "$1" -n 2' "$TINYLLM" "$dir"
 check "no prompt" 2 "--prompt TEXT or --ids" -- "$TINYLLM" generate "$dir"
 # the checkpoint without its tokenizer files
 mkdir -p "$work/notok"

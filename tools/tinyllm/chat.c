@@ -36,7 +36,8 @@ static const char USAGE[] =
     "Type a message and Enter; the reply streams back. /reset starts a new\n"
     "conversation, /exit (or Ctrl-D) ends. Ctrl-C stops a reply (the timings so\n"
     "far are shown); at the prompt it ends the chat. Each reply's timings go to\n"
-    "stderr.\n";
+    "stderr. A turn that fails is said and dropped, and the chat goes on; the exit\n"
+    "status is then 1 (0 when every turn ran).\n";
 
 /* The ids of the whole conversation, rendered for the assistant's next turn. */
 static int64_t render_ids(tl_tokenizer *tok, const conversation *c, int64_t **ids) {
@@ -80,6 +81,12 @@ static int turn(generator *g, tl_tokenizer *tok, conversation *c, const gen_opti
     if (n < 0) {
         free(ids);
         return -1;
+    }
+    if (n == 0) {
+        free(ids);
+        return tl_fail_status("the chat template (tokenizer_config.json's chat_template) "
+                              "rendered no token for this conversation: nothing to answer; "
+                              "check the template, or /reset");
     }
     int64_t room = g->capacity - n;
     if (room < 1) {
@@ -170,6 +177,7 @@ int tinyllm_chat(int argc, char **argv) {
     reply_catch_interrupt();
     char *line = NULL;
     size_t cap = 0;
+    bool turn_failed = false;
     while (status == 0) {
         if (tty) fputs("> ", stdout);
         fflush(stdout);
@@ -188,6 +196,7 @@ int tinyllm_chat(int argc, char **argv) {
         else if (turn(&g, tok, c, &o) != 0) {
             print_failure("chat", NULL);
             conversation_pop(c);   /* the turn did not happen */
+            turn_failed = true;    /* the chat goes on; the exit status says it */
         }
     }
     if (tty && status == 0) putchar('\n');
@@ -195,5 +204,5 @@ int tinyllm_chat(int argc, char **argv) {
     conversation_free(c);
     generator_close(&g);
     tl_tokenizer_free(tok);
-    return status;
+    return status != 0 ? status : turn_failed ? 1 : 0;
 }
