@@ -318,8 +318,9 @@ START_TEST(jinja_matches_jinja2_where_a_review_found_it_did_not)
                      "FalseFalseFalseFalse");
     ck_assert_str_eq(render("{{ {'a': [1, '\xC3\xA9']} | tojson(separators=(',', ':')) }}", NULL),
                      "{\"a\":[1,\"\xC3\xA9\"]}");
-    ck_assert_str_eq(render("{{ {'a': '\xC3\xA9\xF0\x9F\x98\x80\x7F'} | tojson(ensure_ascii=true) }}",
-                            NULL), "{\"a\": \"\\u00e9\\ud83d\\ude00\\u007f\"}");
+    ck_assert_str_eq(render("{{ {'a': '\xC3\xA9\xF0\x9F\x98\x80\x7F'} | "
+                            "tojson(ensure_ascii=true) }}", NULL),
+                     "{\"a\": \"\\u00e9\\ud83d\\ude00\\u007f\"}");
     ck_assert_str_eq(render("{{ '\x7F' | tojson }}", NULL), "\"\x7F\"");
     ck_assert_str_eq(render("{{ {'a': [1]} | tojson(indent='\\t') }}", NULL),
                      "{\n\t\"a\": [\n\t\t1\n\t]\n}");

@@ -35,7 +35,8 @@ echo '{"clean_up_tokenization_spaces": true}' >"$work/clean/tokenizer_config.jso
 ids=$("$TINYLLM" tokenize "$work/clean" --text "Hello , world ." --no-special | tr -d '[] ')
 check detokenize_cleans_up_spaces_when_the_config_says 0 "Hello, world." -- \
     "$TINYLLM" detokenize "$work/clean" --ids "$ids"
-check detokenize_keeps_spaces_otherwise 0 "Hello , world ." -- "$TINYLLM" detokenize "$smol" --ids "$ids"
+check detokenize_keeps_spaces_otherwise 0 "Hello , world ." -- \
+    "$TINYLLM" detokenize "$smol" --ids "$ids"
 check detokenize_takes_a_json_array 0 "<s>" -- "$TINYLLM" detokenize "$sp" --ids "[1, 270]"
 check detokenize_skip_special 0 "" -- "$TINYLLM" detokenize "$sp" --ids 1,2 --skip-special
 check detokenize_notes_unknown_ids 0 "outside the vocabulary" -- "$TINYLLM" detokenize "$sp" --ids 1,99999

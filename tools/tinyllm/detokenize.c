@@ -98,7 +98,7 @@ int tinyllm_detokenize(int argc, char **argv) {
     }
     tl_clear_error();
     tl_tokenizer *t = tl_tokenizer_load(path);
-    if (t && tl_tokenizer_clean_up_spaces(t)) flags |= TL_DECODE_CLEAN_UP_SPACES;   /* as decode() */
+    if (t && tl_tokenizer_clean_up_spaces(t)) flags |= TL_DECODE_CLEAN_UP_SPACES;   /* decode() */
     size_t len = 0;
     char *text = t ? tl_tokenizer_decode(t, ids, (size_t)n, flags, &len) : NULL;
     if (!text) {
