@@ -158,6 +158,14 @@ done
 out=$("$TINYLLM" info "$work/mismatch" 2>&1)
 [[ $out != *"describes a model of"* ]] && ok ||
     bad "info_of_a_config_off_by_a_size_keeps_the_loaders_words" "$out"
+# a config value the model cannot be built with (DeepSeek-V3's top_k past the experts of
+# its kept groups): the builder's words, and where the value comes from
+cp -r "$FIXTURES/L7.9/deepseek-v3" "$work/topk"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["num_experts_per_tok"] = 5
+json.dump(d, open(sys.argv[1], "w"))' "$work/topk/config.json"
+check info_of_a_config_the_model_cannot_be_built_with 1 "top_k 5 is more than the 4 experts" \
+    "the sizes come from $work/topk/config.json" -- "$TINYLLM" info "$work/topk"
 check logits_unwritable_out_fails 1 "$work/no/such/dir" \
     -- "$TINYLLM" logits "$FIXTURES/L7.9/llama-gqa" --ids 1 --out "$work/no/such/dir/x.safetensors"
 check logits_out_to_a_folder_fails_before_the_run 1 "--out $work is a folder" \

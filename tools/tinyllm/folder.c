@@ -226,6 +226,10 @@ int folder_explain_load_failure(const char *dir) {
     int64_t wanted = folder_parse_config(dir, &c) == 0 ? llama_config_param_count(&c) : -1;
     int64_t stored = wanted > 0 ? stored_values(dir) : -1;
     if (stored < 0 || wanted / 2 <= stored + 512) {   /* not that: the loader's words stand */
+        if (strstr(cause, "llama_init: could not build the model"))   /* the config's values */
+            return tl_fail_status("%s (the sizes come from %s/config.json: fix the value it "
+                                  "names there, or fetch the file again with tinyllm pull)",
+                                  cause, dir);
         tl_fail("%s", cause);
         return -1;
     }
