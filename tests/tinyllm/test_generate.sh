@@ -269,6 +269,11 @@ v=$(variant eoslist generation_config.json)
 echo '{"eos_token_id": [2, 2.5]}' >"$v/generation_config.json"
 check "eos_token_id [2, 2.5]" 1 "$v/generation_config.json: eos_token_id is [2,2.5]" \
     -- "$TINYLLM" generate "$v" --ids 1,2
+# ... said with its value and what to do when the tokenizer reads it first (--prompt)
+v=$(variant eosneg generation_config.json)
+echo '{"eos_token_id": [2, -1]}' >"$v/generation_config.json"
+check "eos_token_id [2, -1], --prompt" 1 "$v/generation_config.json: eos_token_id is [2,-1]" \
+    "fix it, or remove the key" -- "$TINYLLM" generate "$v" --prompt hi
 # chat holds the whole context: one that cannot be had (a damaged max_position_embeddings)
 # is said with its size, which generator_close once cleared to "0 token ids" first
 v=$(variant hugectx config.json)

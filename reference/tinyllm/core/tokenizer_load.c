@@ -806,8 +806,11 @@ static int stop_ids_from(tl_tokenizer *t, const char *path) {
         const cJSON *e = cJSON_IsArray(v) ? v->child : v;
         for (int i = 0; i < n && e; i++, e = e->next) {
             if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= MAX_ID) {
-                tl_fail("tl_tokenizer_load: %s: eos_token_id must be an id or a list of ids",
-                        path);
+                char *shown = cJSON_PrintUnformatted(v);
+                tl_fail("tl_tokenizer_load: %s: eos_token_id is %.60s; it must be a token id "
+                        "(a whole number from 0 below %d) or a list of them: fix it, or remove "
+                        "the key", path, shown ? shown : "not a token id", MAX_ID);
+                free(shown);
                 cJSON_Delete(root);
                 return -1;
             }
