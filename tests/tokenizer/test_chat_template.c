@@ -364,6 +364,15 @@ START_TEST(jinja_bounds_nesting_and_memory)
     ck_assert_str_eq(render("{{ ((((((((((1)))))))))) + 1 }}", NULL), "2");
     assert_render_fails("{% for i in range(1000000) %}{% for j in range(1000000) %}"
                         "{% endfor %}{% endfor %}", NULL, "needs more than 256 MiB");
+    /* a value built deeper in a loop: every walk (print, tojson, ==) would recurse */
+    assert_render_fails("{% set ns = namespace(x=[]) %}{% for i in range(100000) %}"
+                        "{% set ns.x = [ns.x[:]] %}{% endfor %}{{ ns.x }}", NULL,
+                        "a value nests deeper than 256 levels");
+    /* a namespace holding itself: equal by identity, printed by name, not JSON */
+    ck_assert_str_eq(render("{% set ns = namespace(a=1) %}{% for i in range(1000) %}"
+                            "{% set ns.x = ns %}{% endfor %}{{ ns == ns }}{{ ns.x.x.a }}{{ ns }}",
+                            NULL), "True1<Namespace>");
+    assert_render_fails("{% set ns = namespace(a=1) %}{{ ns | tojson }}", NULL, "not JSON");
 }
 END_TEST
 

@@ -737,6 +737,9 @@ static flow render(jctx *x, jframe *f, const jnode *body) {
             if (x->arena->over_budget)
                 jx_fail(x, body->kids[i]->line, "the render needs more than %zu MiB (a loop "
                         "that runs away?)", JINJA_ARENA_MAX >> 20);
+            else if (x->arena->too_deep)
+                jx_fail(x, body->kids[i]->line, "a value nests deeper than %d levels (a list "
+                        "or dict inside itself, again and again?)", JINJA_MAX_NESTING);
             else
                 jx_fail(x, body->kids[i]->line, "out of memory");
             return FLOW_ERROR;

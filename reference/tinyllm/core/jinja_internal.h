@@ -24,6 +24,7 @@ typedef struct {
     jarena_chunk *head;
     bool failed;     /* an allocation failed: the render stops */
     bool over_budget;   /* ... because the render passed JINJA_ARENA_MAX */
+    bool too_deep;      /* ... because a value would nest past JINJA_MAX_NESTING */
     size_t bytes;    /* held in chunks */
 } jarena;
 
@@ -94,12 +95,14 @@ struct jlist {
     jv *items;
     size_t count, cap;
     bool is_tuple;     /* prints as (a, b); never equal to a list, as in Python */
+    int depth;         /* 1 + the deepest item's: at most JINJA_MAX_NESTING (jl_push) */
 };
 
 struct jdict {
     jv *keys, *values;
     size_t count, cap;
     bool is_namespace;     /* namespace(): attributes can be set */
+    int depth;             /* as jlist's */
 };
 
 jv jv_undefined(const char *name);

@@ -101,8 +101,23 @@ jv jv_new_dict(jarena *a) {
     return (jv){.kind = JV_DICT, .u.dict = ja_alloc(a, sizeof(jdict))};
 }
 
+/* How deep a value nests (0 for a scalar). Every walk over values (print,
+ * tojson, ==, <) recurses this deep, so a container that would pass
+ * JINJA_MAX_NESTING (a loop of ns.x = [ns.x]) fails the render instead. */
+static int depth_of(jv v) {
+    return v.kind == JV_LIST ? v.u.list->depth : v.kind == JV_DICT ? v.u.dict->depth : 0;
+}
+
+static bool deepen(jarena *a, int *depth, jv v) {
+    int d = depth_of(v) + 1;
+    if (d > *depth) *depth = d;
+    if (d <= JINJA_MAX_NESTING) return true;
+    a->failed = a->too_deep = true;
+    return false;
+}
+
 void jl_push(jarena *a, jlist *l, jv v) {
-    if (!l) return;
+    if (!l || !deepen(a, &l->depth, v)) return;
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
         jv *items = ja_alloc(a, cap * sizeof *items);
@@ -124,7 +139,10 @@ jv *jd_get(const jdict *d, jv key) {
 jv *jd_get_str(const jdict *d, const char *key) { return jd_get(d, jv_cstring(key)); }
 
 void jd_set(jarena *a, jdict *d, jv key, jv value) {
-    if (!d) return;
+    /* a namespace set as its own attribute is a cycle no walk follows (it
+     * prints as <Namespace>, compares by identity, is not JSON) */
+    bool itself = value.kind == JV_DICT && value.u.dict == d;
+    if (!d || !deepen(a, &d->depth, key) || (!itself && !deepen(a, &d->depth, value))) return;
     jv *slot = jd_get(d, key);
     if (slot) {
         *slot = value;
@@ -187,7 +205,8 @@ bool jv_equal(jv a, jv b) {
         for (size_t i = 0; i < a.u.list->count; i++)
             if (!jv_equal(a.u.list->items[i], b.u.list->items[i])) return false;
         return true;
-    case JV_DICT:
+    case JV_DICT:   /* a namespace is equal to itself alone, as Python's objects */
+        if (a.u.dict->is_namespace || b.u.dict->is_namespace) return a.u.dict == b.u.dict;
         if (a.u.dict->count != b.u.dict->count) return false;
         for (size_t i = 0; i < a.u.dict->count; i++) {
             jv *other = jd_get(b.u.dict, a.u.dict->keys[i]);
@@ -373,13 +392,15 @@ void jv_print(jstr *out, jv v) {
 /* One code point of UTF-8 text at s[*i] (advanced past it); a byte that
  * starts no valid sequence stands for itself. */
 static uint32_t next_code_point(const char *s, size_t n, size_t *i) {
-    unsigned char c = (unsigned char)s[*i];
-    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-    if (*i + (size_t)len > n) len = 1;
-    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
-    for (int k = 1; k < len; k++) cp = cp << 6 | ((unsigned char)s[*i + k] & 0x3F);
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t len = utf8proc_iterate((const utf8proc_uint8_t *)s + *i,
+                                            (utf8proc_ssize_t)(n - *i), &cp);
+    if (len < 1) {
+        cp = (unsigned char)s[*i];
+        len = 1;
+    }
     *i += (size_t)len;
-    return cp;
+    return (uint32_t)cp;
 }
 
 /* A string as json.dumps writes it: ", \ and the C0 controls escaped; with
@@ -463,6 +484,7 @@ static bool tojson_at(jstr *out, jv v, const jv_json_style *st, int depth) {
     }
     case JV_DICT: {
         jdict *d = v.u.dict;
+        if (d->is_namespace) return false;   /* json.dumps raises on a Namespace */
         if (!d->count) {
             js_puts(out, "{}");
             return true;
