@@ -268,6 +268,49 @@ START_TEST(jinja_macros_and_set_blocks)
 }
 END_TEST
 
+/* {% call %} blocks (MiniCPM3's template has one), each value Jinja2's: the
+ * macro's caller() renders the block, with arguments when the block takes
+ * parameters, seeing the block's own variables; a macro that never names
+ * caller, no caller, or a call of a function is refused, as Jinja2 does. */
+START_TEST(jinja_call_blocks_as_jinja2)
+{
+    ck_assert_str_eq(render("{% macro wrap(tag) %}<{{ tag }}>{{ caller() }}</{{ tag }}>"
+                            "{% endmacro %}{% call wrap('b') %}bold {{ 1 + 1 }}{% endcall %}",
+                            NULL),
+                     "<b>bold 2</b>");
+    ck_assert_str_eq(render("{% macro each(xs) %}{% for x in xs %}[{{ caller(x, loop.index) }}]"
+                            "{% endfor %}{% endmacro %}"
+                            "{% call(item, i) each(['a', 'b']) %}{{ i }}={{ item }}{% endcall %}",
+                            NULL),
+                     "[1=a][2=b]");
+    ck_assert_str_eq(render("{% set who = 'Ann' %}{% macro m() %}({{ caller() }}){% endmacro %}"
+                            "{% for n in [1, 2] %}{% call m() %}{{ who }}{{ n }}{% endcall %}"
+                            "{% endfor %}", NULL),
+                     "(Ann1)(Ann2)");
+    ck_assert_str_eq(render("{% macro outer() %}<{{ caller() }}>{% endmacro %}"
+                            "{% macro inner() %}[{{ caller() }}]{% endmacro %}"
+                            "{% call outer() %}{% call inner() %}deep{% endcall %}{% endcall %}",
+                            NULL),
+                     "<[deep]>");
+    ck_assert_str_eq(render("{% macro m(a, b='B') %}{{ a }}{{ b }}{{ caller(z=3) }}{% endmacro %}"
+                            "{% call(z=0) m('A', b='C') %}z{{ z }}{% endcall %}", NULL),
+                     "ACz3");
+    ck_assert_str_eq(render("{%- macro line(x) -%}\n  {{ x }}: {{ caller() | trim }}\n"
+                            "{%- endmacro -%}\n{%- call line('k') %}\n   value\n"
+                            "{% endcall -%}\n!", NULL),
+                     "k: value!");
+    assert_render_fails("{% macro m(x) %}{{ x }}{% endmacro %}{% call m(1) %}b{% endcall %}",
+                        NULL, "never calls caller()");
+    assert_render_fails("{% macro m() %}{{ caller() }}{% endmacro %}{{ m() }}", NULL,
+                        "'caller' is undefined");
+    assert_render_fails("{% call foo() %}x{% endcall %}", NULL, "'foo' is undefined");
+    assert_render_fails("{% call range(3) %}x{% endcall %}", NULL, "it takes a macro");
+    assert_render_fails("{% call m %}x{% endcall %}", NULL, "takes a macro call");
+    assert_render_fails("{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}x", NULL,
+                        "{% endcall %}");
+}
+END_TEST
+
 START_TEST(jinja_raise_exception_and_unsupported_constructs_fail_by_name)
 {
     assert_render_fails("{{ raise_exception('Roles must alternate') }}", NULL,

@@ -208,6 +208,16 @@ static bool call_args(jctx *x, jframe *f, const jnode *n, jv **args, size_t *nar
     return true;
 }
 
+/* Whether a name appears anywhere in a tree (a macro body's use of caller). */
+static bool mentions(const jnode *n, const char *name) {
+    if (!n) return false;
+    if (n->kind == JN_NAME && !strcmp(n->name, name)) return true;
+    for (size_t i = 0; i < n->count; i++)
+        if (mentions(n->kids[i], name)) return true;
+    return mentions(n->a, name) || mentions(n->b, name) || mentions(n->c, name) ||
+           mentions(n->d, name);
+}
+
 bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_names,
                    const jv *kw_values, size_t nkw, int line, jv *out) {
     const jnode *def = macro.u.macro.node;
@@ -239,6 +249,15 @@ bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_nam
         bool known = false;
         for (size_t i = 0; i < def->count; i++)
             known |= !strcmp(kw_names[k].u.str.s, def->kids[i]->name);
+        /* A {% call %} block's caller, which jinja2 passes only to a macro
+         * whose body names it. */
+        if (!known && !strcmp(kw_names[k].u.str.s, "caller")) {
+            if (!mentions(def->b, "caller"))
+                return jx_fail(x, line, "macro '%s' never calls caller(), so a {%% call %%} "
+                               "block gives it nothing to fill", def->name);
+            set_var(x, f, "caller", kw_values[k]);
+            known = true;
+        }
         if (!known)
             return jx_fail(x, line, "macro '%s' has no parameter '%s'", def->name,
                            kw_names[k].u.str.s);
@@ -254,12 +273,20 @@ bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_nam
     return true;
 }
 
-static bool call(jctx *x, jframe *f, const jnode *n, jv *out) {
+/* A call, with a {% call %} block's caller as one more keyword (or none). */
+static bool call_with(jctx *x, jframe *f, const jnode *n, const jv *caller, jv *out) {
     jv fn;
     if (!eval(x, f, n->a, &fn)) return false;
     jv *args, *names, *values;
     size_t nargs, nkw;
     if (!call_args(x, f, n, &args, &nargs, &names, &values, &nkw)) return false;
+    if (caller) {   /* call_args leaves room for one more */
+        if (fn.kind != JV_MACRO && fn.kind != JV_UNDEFINED)
+            return jx_fail(x, n->line, "{%% call %%} calls a %s; it takes a macro",
+                           jv_type_name(fn));
+        names[nkw] = jv_cstring("caller");
+        values[nkw++] = *caller;
+    }
     if (fn.kind == JV_MACRO)
         return jx_call_macro(x, fn, args, nargs, names, values, nkw, n->line, out);
     if (fn.kind == JV_BUILTIN || fn.kind == JV_METHOD)
@@ -268,6 +295,10 @@ static bool call(jctx *x, jframe *f, const jnode *n, jv *out) {
         return jx_fail(x, n->line, "'%s' is undefined, so it cannot be called",
                        fn.undefined_name ? fn.undefined_name : "value");
     return jx_fail(x, n->line, "a %s is not callable", jv_type_name(fn));
+}
+
+static bool call(jctx *x, jframe *f, const jnode *n, jv *out) {
+    return call_with(x, f, n, NULL, out);
 }
 
 /* ---- operators ---------------------------------------------------------------------------- */
@@ -722,6 +753,12 @@ static flow render_node(jctx *x, jframe *f, const jnode *n) {
     case JN_MACRO:
         set_var(x, f, n->name, (jv){.kind = JV_MACRO, .u.macro = {n, f}});
         return FLOW_OK;
+    case JN_CALL_BLOCK: {
+        jv caller = {.kind = JV_MACRO, .u.macro = {n->b, f}};
+        if (!call_with(x, f, n->a, &caller, &v)) return FLOW_ERROR;
+        jv_print(x->out, v);
+        return FLOW_OK;
+    }
     case JN_BREAK: return FLOW_BREAK;
     case JN_CONTINUE: return FLOW_CONTINUE;
     default:

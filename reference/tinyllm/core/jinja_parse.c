@@ -4,12 +4,13 @@
  * (.attr, [item], [a:b:c], (call)), filters (|f) and tests (is t).
  *
  * A tag this runtime does not implement ({% include %}, {% extends %},
- * {% call %}, ...) is refused here, by name and line.
+ * {% raw %}, ...) is refused here, by name and line.
  *
  * Node fields per kind (jinja_internal.h): IF a=cond b=body c=else; FOR
  * kids=targets a=iterable b=body c=else d=filter; SET kids=targets a=value;
  * SET_BLOCK kids=target b=body; MACRO name kids=params (a=default) b=body;
  * FILTER_BLOCK a=filter chain (innermost input NULL) b=body; GENERATION b=body;
+ * CALL_BLOCK a=the call b=the caller (a MACRO named caller: params, body);
  * ATTR a.name; ITEM a[b]; SLICE a[b:c:d]; CALL a(kids) with KWARG kids;
  * FILTER a|name(kids); TEST a is name(kids); UNARY name a; BINARY a name b;
  * COMPARE a name b; CONDITIONAL b if a else c; CONCAT kids; DICT kids as
@@ -628,16 +629,15 @@ static jnode *parse_set(parser *p, int line) {
     return n;
 }
 
-static jnode *parse_macro(parser *p, int line) {
-    const jtok *name = next(p);
-    if (name->kind != JT_NAME) return perr(p, line, "expected the macro's name", NULL);
-    jnode *n = node(p, JN_MACRO, line);
-    set_name(p, n, name);
-    if (!expect_op(p, "(")) return NULL;
+/* A macro's parameters after its "(", up to and with the ")": names, each
+ * with an optional default; false on an error. */
+static bool parse_params(parser *p, jnode *n, int line) {
     while (!is_op(peek(p), ")") && !p->failed) {
         const jtok *param = next(p);
-        if (param->kind != JT_NAME)
-            return perr(p, line, "a macro's parameters must be names", NULL);
+        if (param->kind != JT_NAME) {
+            perr(p, line, "a macro's parameters must be names", NULL);
+            return false;
+        }
         jnode *pn = node(p, JN_NAME, param->line);
         set_name(p, pn, param);
         if (is_op(peek(p), "=")) {
@@ -648,13 +648,47 @@ static jnode *parse_macro(parser *p, int line) {
         if (!is_op(peek(p), ",")) break;
         next(p);
     }
-    if (!expect_op(p, ")") || !expect_block_end(p)) return NULL;
+    return expect_op(p, ")");
+}
+
+static jnode *parse_macro(parser *p, int line) {
+    const jtok *name = next(p);
+    if (name->kind != JT_NAME) return perr(p, line, "expected the macro's name", NULL);
+    jnode *n = node(p, JN_MACRO, line);
+    set_name(p, n, name);
+    if (!expect_op(p, "(") || !parse_params(p, n, line) || !expect_block_end(p)) return NULL;
     static const char *const ends[] = {"endmacro", NULL};
     const char *end = NULL;
     n->b = parse_body(p, ends, &end);
     if (p->failed) return NULL;
     if (peek(p)->kind == JT_NAME) next(p);   /* {% endmacro name %} */
     expect_block_end(p);
+    return n;
+}
+
+/* {% call [(params)] name(args) %}body{% endcall %}: name is called with a
+ * macro `caller` whose body is the block's, seeing the block's variables. */
+static jnode *parse_call_block(parser *p, int line) {
+    jnode *n = node(p, JN_CALL_BLOCK, line), *caller = node(p, JN_MACRO, line);
+    if (!n || !caller) return NULL;
+    caller->name = "caller";
+    caller->name_len = strlen(caller->name);
+    if (is_op(peek(p), "(")) {
+        next(p);
+        if (!parse_params(p, caller, line)) return NULL;
+    }
+    n->a = parse_expr(p);
+    if (p->failed) return NULL;
+    if (!n->a || n->a->kind != JN_CALL)
+        return perr(p, line, "{%% call %%} takes a macro call, as in {%% call name(args) %%}",
+                    NULL);
+    if (!expect_block_end(p)) return NULL;
+    static const char *const ends[] = {"endcall", NULL};
+    const char *end = NULL;
+    caller->b = parse_body(p, ends, &end);
+    if (p->failed) return NULL;
+    expect_block_end(p);
+    n->b = caller;
     return n;
 }
 
@@ -696,6 +730,7 @@ static jnode *parse_statement(parser *p) {
     if (is_name(tag, "for")) return parse_for(p, line);
     if (is_name(tag, "set")) return parse_set(p, line);
     if (is_name(tag, "macro")) return parse_macro(p, line);
+    if (is_name(tag, "call")) return parse_call_block(p, line);
     if (is_name(tag, "filter")) return parse_filter_block(p, line);
     if (is_name(tag, "break") || is_name(tag, "continue")) {
         jnode *n = node(p, is_name(tag, "break") ? JN_BREAK : JN_CONTINUE, line);
@@ -715,7 +750,7 @@ static jnode *parse_statement(parser *p) {
     const char *name = ja_strndup(p->arena, tag->text, tag->len);
     return perr(p, line,
                 "unsupported construct {%% %s %%}: tinyllm's Jinja implements if, for, set, "
-                "macro, filter, break, continue and generation only",
+                "macro, call, filter, break, continue and generation only",
                 name);
 }
 
