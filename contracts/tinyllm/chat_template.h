@@ -22,9 +22,9 @@
  * '-' (and '+'); if/elif/else, for (else, loop.index/index0/first/last/
  * length/revindex/revindex0/previtem/nextitem, a filter `if` clause, unpacking
  * `for k, v in ...`), set (also ns.attr and a block {% set x %}..{% endset %}),
- * macro (positional and keyword arguments, defaults), call blocks
- * ({% call(args) m() %}..{% endcall %}, m's caller()), break, continue,
- * filter blocks; literals (strings, numbers, lists, dicts, tuples, true/false/
+ * macro (positional and keyword arguments, defaults, varargs and kwargs),
+ * call blocks ({% call(args) m() %}..{% endcall %}, m's caller()), spread
+ * arguments (f(*list, **dict)), break, continue, filter blocks; literals (strings, numbers, lists, dicts, tuples, true/false/
  * none), arithmetic, ~, comparisons, and/or/not, in/not in, is [not] TEST,
  * conditional expressions, slicing [a:b:c], attribute and item access, calls;
  * the filters and methods listed in jinja.c's tables. Anything else (e.g.

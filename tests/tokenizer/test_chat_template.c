@@ -311,6 +311,49 @@ START_TEST(jinja_call_blocks_as_jinja2)
 }
 END_TEST
 
+/* Spread arguments and a macro's implicit varargs and kwargs, each value
+ * Jinja2's: *list adds positional arguments (a string's characters, nothing
+ * from an undefined), **dict keyword ones; a body that names varargs takes
+ * extra positional arguments as a tuple, one that names kwargs the keywords
+ * no parameter took; what is left over otherwise is refused. */
+START_TEST(jinja_spread_arguments_and_macro_varargs_as_jinja2)
+{
+    const char *f = "{% macro f(a, b='x') %}{{ a }}-{{ b }}{% endmacro %}";
+    char src[256];
+#define F(call) (snprintf(src, sizeof src, "%s{{ %s }}", f, call), src)
+    ck_assert_str_eq(render(F("f(*[1, 2])"), NULL), "1-2");
+    ck_assert_str_eq(render(F("f(1, *[2])"), NULL), "1-2");
+    ck_assert_str_eq(render(F("f(*(1, 2))"), NULL), "1-2");
+    ck_assert_str_eq(render(F("f(*'ab')"), NULL), "a-b");
+    ck_assert_str_eq(render(F("f(**{'a': 1, 'b': 2})"), NULL), "1-2");
+    ck_assert_str_eq(render(F("f(*[1], **{'b': 3})"), NULL), "1-3");
+    ck_assert_str_eq(render(F("f(*undefined_thing)"), NULL), "-x");
+    assert_render_fails(F("f(1, b=2, **{'c': 3})"), NULL, "no parameter 'c'");
+    assert_render_fails(F("f(1, **{'a': 2})"), NULL, "'a' by position and by name");
+    assert_render_fails(F("f(a=1, *[2])"), NULL, "'a' by position and by name");
+    assert_render_fails(F("f(*3)"), NULL, "not iterable");
+    assert_render_fails(F("f(*none)"), NULL, "not iterable");
+    assert_render_fails(F("f(**[1])"), NULL, "after ** must be a dict");
+    assert_render_fails(F("f(*[1], *[2])"), NULL, "once at most");
+    assert_render_fails(F("f(*[1], 2)"), NULL, "follows *list");
+    assert_render_fails(F("f(**{'a': 1}, b=2)"), NULL, "nothing may follow **dict");
+#undef F
+    ck_assert_str_eq(render("{{ '-'.join(*[['a', 'b']]) }} {{ dict(**{'a': 1}) }}", NULL),
+                     "a-b {'a': 1}");
+    ck_assert_str_eq(render("{% macro g(a) %}{{ a }}{{ varargs }}{% endmacro %}"
+                            "{{ g(1, 2, 3) }} {{ g(*[1, 2]) }} {{ g(1) }}", NULL),
+                     "1(2, 3) 1(2,) 1()");
+    ck_assert_str_eq(render("{% macro g(a) %}{{ a }}{{ kwargs }}{% endmacro %}"
+                            "{{ g(1, x=2, y='s') }} {{ g(1, **{'z': [1], 'n': none}) }}", NULL),
+                     "1{'x': 2, 'y': 's'} 1{'z': [1], 'n': None}");
+    ck_assert_str_eq(render("{% macro g() %}{{ varargs | length }}|{{ kwargs | length }}"
+                            "{% endmacro %}{{ g() }}", NULL),
+                     "0|0");
+    assert_render_fails("{% macro g(a) %}{{ a }}{% endmacro %}{{ g(1, 2) }}", NULL,
+                        "at most 1 arguments");
+}
+END_TEST
+
 START_TEST(jinja_raise_exception_and_unsupported_constructs_fail_by_name)
 {
     assert_render_fails("{{ raise_exception('Roles must alternate') }}", NULL,

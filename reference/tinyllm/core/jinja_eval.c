@@ -187,17 +187,53 @@ static bool slice(jctx *x, jframe *f, const jnode *n, jv *out) {
 
 /* ---- calls ------------------------------------------------------------------------------ */
 
-/* Evaluates a call's arguments into positional and keyword arrays. */
+static bool iterable(jctx *x, jv v, int line, jlist **out);
+
+/* Evaluates a call's arguments into positional and keyword arrays, with one
+ * slot to spare (a {% call %} block's caller). *list adds the items of a
+ * list, a dict's keys or a string's characters as positional arguments, and
+ * **dict a dict's entries as keyword ones, as Python does. */
 static bool call_args(jctx *x, jframe *f, const jnode *n, jv **args, size_t *nargs, jv **names,
                       jv **values, size_t *nkw) {
-    *args = ja_alloc(x->arena, (n->count + 1) * sizeof **args);
-    *names = ja_alloc(x->arena, (n->count + 1) * sizeof **names);
-    *values = ja_alloc(x->arena, (n->count + 1) * sizeof **values);
+    jlist *spread = NULL;
+    const jdict *spread_kw = NULL;
+    size_t slots = n->count + 1;
+    for (size_t i = 0; i < n->count; i++) {
+        const jnode *k = n->kids[i];
+        if (k->kind != JN_SPLAT) continue;
+        jv v;
+        if (!eval(x, f, k->a, &v)) return false;
+        if (!strcmp(k->name, "*")) {
+            if (!iterable(x, v, k->line, &spread)) return false;
+            slots += spread->count;
+        } else if (v.kind == JV_DICT && !v.u.dict->is_namespace) {
+            for (size_t e = 0; e < v.u.dict->count; e++)
+                if (v.u.dict->keys[e].kind != JV_STRING)
+                    return jx_fail(x, k->line, "**dict needs string keys (names); a key is a %s",
+                                   jv_type_name(v.u.dict->keys[e]));
+            spread_kw = v.u.dict;
+            slots += spread_kw->count;
+        } else if (v.kind != JV_UNDEFINED) {
+            return jx_fail(x, k->line, "the value after ** must be a dict, not a %s",
+                           jv_type_name(v));
+        }
+    }
+    *args = ja_alloc(x->arena, slots * sizeof **args);
+    *names = ja_alloc(x->arena, slots * sizeof **names);
+    *values = ja_alloc(x->arena, slots * sizeof **values);
     if (!*args || !*names || !*values) return false;
     *nargs = *nkw = 0;
     for (size_t i = 0; i < n->count; i++) {
         const jnode *k = n->kids[i];
-        if (k->kind == JN_KWARG) {
+        if (k->kind == JN_SPLAT) {
+            bool positional = !strcmp(k->name, "*");
+            for (size_t e = 0; positional && e < spread->count; e++)
+                (*args)[(*nargs)++] = spread->items[e];
+            for (size_t e = 0; !positional && spread_kw && e < spread_kw->count; e++) {
+                (*names)[*nkw] = spread_kw->keys[e];
+                (*values)[(*nkw)++] = spread_kw->values[e];
+            }
+        } else if (k->kind == JN_KWARG) {
             (*names)[*nkw] = jv_cstring(k->name);
             if (!eval(x, f, k->a, &(*values)[(*nkw)++])) return false;
         } else {
@@ -218,26 +254,32 @@ static bool mentions(const jnode *n, const char *name) {
            mentions(n->d, name);
 }
 
+/* A macro call as jinja2's Macro makes it: positional arguments fill the
+ * parameters in order, keywords the rest; a body that names varargs takes
+ * extra positional arguments (a tuple), one that names kwargs the keywords
+ * no parameter took (a dict), and one that names caller a {% call %}
+ * block's caller. Anything else left over is refused, as jinja2 does. */
 bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_names,
                    const jv *kw_values, size_t nkw, int line, jv *out) {
     const jnode *def = macro.u.macro.node;
-    if (n > def->count)
+    bool takes_varargs = mentions(def->b, "varargs"), takes_kwargs = mentions(def->b, "kwargs");
+    if (n > def->count && !takes_varargs)
         return jx_fail(x, line, "macro '%s' takes at most %zu arguments (%zu given)", def->name,
                        def->count, n);
     if (x->depth >= MAX_DEPTH)
         return jx_fail(x, line, "macro calls nest deeper than %d (a runaway recursion?)",
                        MAX_DEPTH);
     jframe *f = new_frame(x, macro.u.macro.scope);
-    if (!f) return false;
+    jv varargs = jv_new_list(x->arena), kwargs = jv_new_dict(x->arena);
+    if (!f || !varargs.u.list || !kwargs.u.dict) return false;
+    varargs.u.list->is_tuple = true;
+    for (size_t i = def->count; i < n; i++) jl_push(x->arena, varargs.u.list, args[i]);
     for (size_t i = 0; i < def->count; i++) {
         const jnode *param = def->kids[i];
         jv v = jv_undefined(param->name);
-        bool given = false;
-        if (i < n) {
-            v = args[i];
-            given = true;
-        }
-        for (size_t k = 0; k < nkw; k++)
+        bool given = i < n;
+        if (given) v = args[i];
+        for (size_t k = 0; k < nkw && !given; k++)
             if (!strcmp(kw_names[k].u.str.s, param->name)) {
                 v = kw_values[k];
                 given = true;
@@ -246,22 +288,30 @@ bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_nam
         set_var(x, f, param->name, v);
     }
     for (size_t k = 0; k < nkw; k++) {
-        bool known = false;
-        for (size_t i = 0; i < def->count; i++)
-            known |= !strcmp(kw_names[k].u.str.s, def->kids[i]->name);
+        const char *name = kw_names[k].u.str.s;
+        bool taken = false;   /* by a parameter no positional argument filled */
+        for (size_t i = n; i < def->count; i++) taken |= !strcmp(name, def->kids[i]->name);
+        if (taken) continue;
         /* A {% call %} block's caller, which jinja2 passes only to a macro
          * whose body names it. */
-        if (!known && !strcmp(kw_names[k].u.str.s, "caller")) {
-            if (!mentions(def->b, "caller"))
-                return jx_fail(x, line, "macro '%s' never calls caller(), so a {%% call %%} "
-                               "block gives it nothing to fill", def->name);
+        if (!strcmp(name, "caller") && mentions(def->b, "caller")) {
             set_var(x, f, "caller", kw_values[k]);
-            known = true;
+        } else if (takes_kwargs) {
+            jd_set(x->arena, kwargs.u.dict, kw_names[k], kw_values[k]);
+        } else if (!strcmp(name, "caller")) {
+            return jx_fail(x, line, "macro '%s' never calls caller(), so a {%% call %%} "
+                           "block gives it nothing to fill", def->name);
+        } else {
+            bool positional = false;
+            for (size_t i = 0; i < n && i < def->count; i++)
+                positional |= !strcmp(name, def->kids[i]->name);
+            return jx_fail(x, line, positional ? "macro '%s' got '%s' by position and by name"
+                                               : "macro '%s' has no parameter '%s'",
+                           def->name, name);
         }
-        if (!known)
-            return jx_fail(x, line, "macro '%s' has no parameter '%s'", def->name,
-                           kw_names[k].u.str.s);
     }
+    if (takes_varargs) set_var(x, f, "varargs", varargs);
+    if (takes_kwargs) set_var(x, f, "kwargs", kwargs);
     jstr body = {.arena = x->arena}, *saved = x->out;
     x->out = &body;
     x->depth++;

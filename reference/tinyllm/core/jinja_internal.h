@@ -173,13 +173,13 @@ typedef enum {
     /* expressions */
     JN_LITERAL, JN_NAME, JN_LIST, JN_TUPLE, JN_DICT, JN_ATTR, JN_ITEM, JN_SLICE, JN_CALL,
     JN_FILTER, JN_TEST, JN_UNARY, JN_BINARY, JN_COMPARE, JN_AND, JN_OR, JN_NOT,
-    JN_CONDITIONAL, JN_CONCAT, JN_KWARG
+    JN_CONDITIONAL, JN_CONCAT, JN_KWARG, JN_SPLAT
 } jnode_kind;
 
 struct jnode {
     jnode_kind kind;
     int line;
-    const char *name;          /* NAME, ATTR, FILTER, TEST, MACRO, KWARG, operators */
+    const char *name;          /* NAME, ATTR, FILTER, TEST, MACRO, KWARG, SPLAT, operators */
     size_t name_len;
     jv value;                  /* LITERAL */
     jnode **kids;              /* children (meaning per kind, see jinja_parse.c) */

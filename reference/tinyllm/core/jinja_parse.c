@@ -11,7 +11,8 @@
  * SET_BLOCK kids=target b=body; MACRO name kids=params (a=default) b=body;
  * FILTER_BLOCK a=filter chain (innermost input NULL) b=body; GENERATION b=body;
  * CALL_BLOCK a=the call b=the caller (a MACRO named caller: params, body);
- * ATTR a.name; ITEM a[b]; SLICE a[b:c:d]; CALL a(kids) with KWARG kids;
+ * ATTR a.name; ITEM a[b]; SLICE a[b:c:d]; CALL a(kids) with KWARG kids and
+ * SPLAT kids (name "*" or "**", a=the list or dict spread);
  * FILTER a|name(kids); TEST a is name(kids); UNARY name a; BINARY a name b;
  * COMPARE a name b; CONDITIONAL b if a else c; CONCAT kids; DICT kids as
  * key, value, key, value.
@@ -133,16 +134,40 @@ static jnode *parse_not(parser *p);
 
 /* ---- expressions ------------------------------------------------------------- */
 
-/* Arguments of a call after "(": positional, then name=value. */
+/* Arguments of a call after "(", in jinja2's order: positional, *list,
+ * name=value, **dict (one of each spread at most). */
 static void parse_args(parser *p, jnode *call) {
+    bool star = false, double_star = false;
     while (!p->failed && !is_op(peek(p), ")")) {
-        if (peek(p)->kind == JT_NAME && is_op(peek_at(p, 1), "=")) {
+        if (double_star) {
+            perr(p, peek(p)->line, "nothing may follow **dict in a call's arguments", NULL);
+            return;
+        }
+        if (is_op(peek(p), "*") || is_op(peek(p), "**")) {
+            bool two = is_op(next(p), "**");
+            if (two ? double_star : star) {
+                perr(p, peek(p)->line, "a call spreads %s once at most", two ? "**" : "*");
+                return;
+            }
+            *(two ? &double_star : &star) = true;
+            jnode *spread = node(p, JN_SPLAT, peek(p)->line);
+            if (spread) {
+                spread->name = two ? "**" : "*";
+                spread->name_len = strlen(spread->name);
+                spread->a = parse_expr(p);
+            }
+            add_kid(p, call, spread);
+        } else if (peek(p)->kind == JT_NAME && is_op(peek_at(p, 1), "=")) {
             jnode *kw = node(p, JN_KWARG, peek(p)->line);
             set_name(p, kw, next(p));
             next(p);
             if (kw) kw->a = parse_expr(p);
             add_kid(p, call, kw);
         } else {
+            if (star) {
+                perr(p, peek(p)->line, "a positional argument follows *list in a call", NULL);
+                return;
+            }
             add_kid(p, call, parse_expr(p));
         }
         if (!is_op(peek(p), ",")) break;
