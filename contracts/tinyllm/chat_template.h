@@ -24,8 +24,9 @@
  * `for k, v in ...`), set (also ns.attr and a block {% set x %}..{% endset %}),
  * macro (positional and keyword arguments, defaults, varargs and kwargs),
  * call blocks ({% call(args) m() %}..{% endcall %}, m's caller()), spread
- * arguments (f(*list, **dict)), break, continue, filter blocks; literals (strings, numbers, lists, dicts, tuples, true/false/
- * none), arithmetic, ~, comparisons, and/or/not, in/not in, is [not] TEST,
+ * arguments (f(*list, **dict)), break, continue, filter blocks; literals
+ * (strings, numbers, lists, dicts, tuples, true/false/none), arithmetic, ~,
+ * comparisons, and/or/not, in/not in, is [not] TEST,
  * conditional expressions, slicing [a:b:c], attribute and item access, calls;
  * the filters and methods listed in jinja.c's tables. Anything else (e.g.
  * {% include %}, {% extends %}, a filter this runtime does not have) makes
