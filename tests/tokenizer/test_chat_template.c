@@ -354,6 +354,29 @@ START_TEST(jinja_spread_arguments_and_macro_varargs_as_jinja2)
 }
 END_TEST
 
+/* Python's str.title(), startswith/endswith's start and end, and Jinja's
+ * wordcount (runs of \w), each value Jinja2's: the method title-cases after
+ * any character that is not a letter with case, where the filter starts
+ * words after spaces and brackets only. */
+START_TEST(jinja_string_methods_as_python)
+{
+    ck_assert_str_eq(render("{{ \"they're bill's\".title() }}|{{ \"they're bill's\" | title }}",
+                            NULL),
+                     "They'Re Bill'S|They're Bill's");
+    ck_assert_str_eq(render("{{ 'a-b c_d e1f'.title() }}", NULL), "A-B C_D E1F");
+    ck_assert_str_eq(render("{{ '\xc7\x86" "emal \xce\xa3\xce\x91\xce\xa3'.title() }}", NULL),
+                     "\xc7\x85" "emal \xce\xa3\xce\xb1\xcf\x82");   /* dz, sigma */
+    ck_assert_str_eq(render("{{ 'abcdef'.startswith('cd', 2) }} "
+                            "{{ 'abcdef'.startswith('cd', 2, 3) }} "
+                            "{{ 'abcdef'.endswith('cd', 0, 4) }} "
+                            "{{ 'abcdef'.endswith(('x', 'ef'), -2) }} "
+                            "{{ 'abc'.startswith('', 3) }} {{ 'abc'.startswith('', 4) }}", NULL),
+                     "True False True True True False");
+    assert_render_fails("{{ 'abc'.startswith('a', 'x') }}", NULL, "must be integers");
+    ck_assert_str_eq(render("{{ 'hello, world! foo-bar x_y 3.5' | wordcount }}", NULL), "7");
+}
+END_TEST
+
 START_TEST(jinja_raise_exception_and_unsupported_constructs_fail_by_name)
 {
     assert_render_fails("{{ raise_exception('Roles must alternate') }}", NULL,

@@ -156,7 +156,8 @@ static jv strip(jv s, jv chars, bool left, bool right) {
     return jv_string(p + a, b - a);
 }
 
-typedef enum { CASE_LOWER, CASE_UPPER, CASE_CAPITALIZE, CASE_TITLE } case_kind;
+/* CASE_TITLE is Jinja's title filter, CASE_PY_TITLE Python's str.title(). */
+typedef enum { CASE_LOWER, CASE_UPPER, CASE_CAPITALIZE, CASE_TITLE, CASE_PY_TITLE } case_kind;
 
 static jv change_case(jctx *x, jv s, case_kind kind) {
     jstr out = {.arena = jx_arena(x)};
@@ -166,6 +167,19 @@ static jv change_case(jctx *x, jv s, case_kind kind) {
         int32_t c, m[3];
         size_t at = i;
         i += (size_t)decode(s.u.str.s, s.u.str.len, i, &c);
+        if (kind == CASE_PY_TITLE) {
+            /* CPython: title-case a code point after one that is not cased,
+             * lower-case it after one that is ("they're" -> "They'Re") */
+            int n = jcase_map(start ? JCASE_TITLE : JCASE_LOWER, s.u.str.s, s.u.str.len, at, i,
+                              c, m);
+            start = !jcase_cased(c);
+            for (int k = 0; k < n; k++) {
+                utf8proc_uint8_t buf[4];
+                utf8proc_ssize_t b = utf8proc_encode_char(m[k], buf);
+                js_append(&out, (const char *)buf, (size_t)b);
+            }
+            continue;
+        }
         if (kind == CASE_TITLE && start) from = i;
         /* Python's capitalize: the first title-cased; Jinja's title: each word's first
          * upper-cased (item[0].upper()); the rest lower-cased */
@@ -186,17 +200,42 @@ static jv change_case(jctx *x, jv s, case_kind kind) {
     return from_jstr(&out);
 }
 
-static bool starts_or_ends(jctx *x, jv s, jv what, bool ends, int line, bool *out) {
+static int64_t length_of(jv v);
+
+/* The byte where code point `index` of s begins (s's length past its end). */
+static size_t byte_of(jv s, int64_t index) {
+    size_t i = 0;
+    for (int64_t k = 0; k < index && i < s.u.str.len; k++) {
+        i++;
+        while (i < s.u.str.len && ((unsigned char)s.u.str.s[i] & 0xC0) == 0x80) i++;
+    }
+    return i;
+}
+
+/* str.startswith(what[, start[, end]]) and endswith: what is a string or a
+ * tuple of them; start and end are code point indices, read as a slice's. */
+static bool starts_or_ends(jctx *x, jv s, jv what, jv start, jv end, bool ends, int line,
+                           bool *out) {
     *out = false;
+    const char *name = ends ? "endswith" : "startswith";
     if (what.kind == JV_LIST) {
         for (size_t i = 0; i < what.u.list->count && !*out; i++)
-            if (!starts_or_ends(x, s, what.u.list->items[i], ends, line, out)) return false;
+            if (!starts_or_ends(x, s, what.u.list->items[i], start, end, ends, line, out))
+                return false;
         return true;
     }
-    if (!need_string(x, what, ends ? "endswith" : "startswith", line)) return false;
-    size_t n = what.u.str.len;
-    if (n > s.u.str.len) return true;
-    *out = !memcmp(s.u.str.s + (ends ? s.u.str.len - n : 0), what.u.str.s, n);
+    if (!need_string(x, what, name, line)) return false;
+    if ((start.kind != JV_NONE && start.kind != JV_INT) ||
+        (end.kind != JV_NONE && end.kind != JV_INT))
+        return jx_fail(x, line, "%s: start and end must be integers or none", name);
+    int64_t len = length_of(s);
+    int64_t a = start.kind == JV_INT ? start.u.i : 0, b = end.kind == JV_INT ? end.u.i : len;
+    if (b > len) b = len;   /* CPython's ADJUST_INDICES */
+    if (b < 0) b = b + len < 0 ? 0 : b + len;
+    if (a < 0) a = a + len < 0 ? 0 : a + len;
+    if (b - a < length_of(what)) return true;
+    size_t from = byte_of(s, a), to = byte_of(s, b), n = what.u.str.len;
+    *out = to - from >= n && !memcmp(s.u.str.s + (ends ? to - n : from), what.u.str.s, n);
     return true;
 }
 
@@ -725,9 +764,19 @@ bool jb_filter(jctx *x, const char *name, jv v, const jv *args, size_t n, const 
             *out = indent(x, s, ARG(0, "width", jv_int(4)),
                           jv_truthy(ARG(1, "first", jv_bool(false))),
                           jv_truthy(ARG(2, "blank", jv_bool(false))));
-        } else if (!strcmp(name, "wordcount")) {
-            jv words = split(x, s, jv_none(), -1);
-            *out = jv_int((int64_t)words.u.list->count);
+        } else if (!strcmp(name, "wordcount")) {   /* runs of Python's \w */
+            int64_t words = 0;
+            bool in_word = false;
+            for (size_t i = 0; i < s.u.str.len;) {
+                int32_t c;
+                i += (size_t)decode(s.u.str.s, s.u.str.len, i, &c);
+                utf8proc_category_t k = utf8proc_category(c);
+                bool word = c == '_' || (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO) ||
+                            (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO);
+                words += word && !in_word;
+                in_word = word;
+            }
+            *out = jv_int(words);
         } else {
             *out = escape_html(x, s);
         }
@@ -955,12 +1004,13 @@ static bool string_method(jctx *x, const char *name, jv s, const jv *args, size_
         *out = split(x, s, a0, a1.kind == JV_INT ? a1.u.i : -1);
     } else if (!strcmp(name, "startswith") || !strcmp(name, "endswith")) {
         bool r;
-        if (!starts_or_ends(x, s, a0, name[0] == 'e', line, &r)) return false;
+        jv a2 = n > 2 ? args[2] : jv_none();
+        if (!starts_or_ends(x, s, a0, a1, a2, name[0] == 'e', line, &r)) return false;
         *out = jv_bool(r);
     } else if (!strcmp(name, "lower")) *out = change_case(x, s, CASE_LOWER);
     else if (!strcmp(name, "upper")) *out = change_case(x, s, CASE_UPPER);
     else if (!strcmp(name, "capitalize")) *out = change_case(x, s, CASE_CAPITALIZE);
-    else if (!strcmp(name, "title")) *out = change_case(x, s, CASE_TITLE);
+    else if (!strcmp(name, "title")) *out = change_case(x, s, CASE_PY_TITLE);
     else if (!strcmp(name, "replace")) {
         jv count = n > 2 ? args[2] : jv_none();
         if (!need_string(x, a0, "replace", line) || !need_string(x, a1, "replace", line))

@@ -196,6 +196,8 @@ static bool cased(int32_t c) {
            k == UTF8PROC_CATEGORY_LT || utf8proc_tolower(c) != c || utf8proc_toupper(c) != c;
 }
 
+bool jcase_cased(int32_t c) { return cased(c); }
+
 static bool case_ignorable(int32_t c) {
     utf8proc_category_t k = utf8proc_category(c);
     return k == UTF8PROC_CATEGORY_MN || k == UTF8PROC_CATEGORY_ME ||

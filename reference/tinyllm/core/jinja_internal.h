@@ -54,6 +54,8 @@ void js_puts(jstr *s, const char *text);
 typedef enum { JCASE_UPPER, JCASE_LOWER, JCASE_TITLE } jcase;
 int jcase_map(jcase kind, const char *s, size_t len, size_t at, size_t next, int32_t c,
               int32_t out[3]);
+/* Unicode's Cased property (a letter with case), as CPython reads it. */
+bool jcase_cased(int32_t c);
 
 /* ---- values -------------------------------------------------------------- */
 
