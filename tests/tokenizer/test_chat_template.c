@@ -334,6 +334,7 @@ START_TEST(jinja_spread_arguments_and_macro_varargs_as_jinja2)
     assert_render_fails(F("f(*3)"), NULL, "not iterable");
     assert_render_fails(F("f(*none)"), NULL, "not iterable");
     assert_render_fails(F("f(**[1])"), NULL, "after ** must be a dict");
+    assert_render_fails(F("f(**undefined_thing)"), NULL, "'undefined_thing' is undefined");
     assert_render_fails(F("f(*[1], *[2])"), NULL, "once at most");
     assert_render_fails(F("f(*[1], 2)"), NULL, "follows *list");
     assert_render_fails(F("f(**{'a': 1}, b=2)"), NULL, "nothing may follow **dict");
@@ -351,6 +352,19 @@ START_TEST(jinja_spread_arguments_and_macro_varargs_as_jinja2)
                      "0|0");
     assert_render_fails("{% macro g(a) %}{{ a }}{% endmacro %}{{ g(1, 2) }}", NULL,
                         "at most 1 arguments");
+    /* only a read before anything binds the name counts, as jinja2 finds it */
+    ck_assert_str_eq(render("{% macro g() %}{{ varargs }}{% set varargs = 3 %}{% endmacro %}"
+                            "{{ g(1) }}", NULL),
+                     "(1,)");
+    assert_render_fails("{% macro g() %}{% set varargs = 3 %}{{ varargs }}{% endmacro %}"
+                        "{{ g(1) }}", NULL, "at most 0 arguments");
+    assert_render_fails("{% macro g() %}{% for a, varargs in [(1, 2)] %}{% endfor %}"
+                        "{{ varargs }}{% endmacro %}{{ g(1) }}", NULL, "at most 0 arguments");
+    assert_render_fails("{% macro g(varargs) %}{{ varargs }}{% endmacro %}{{ g(1, 2) }}", NULL,
+                        "at most 1 arguments");
+    ck_assert_str_eq(render("{% macro g() %}{% macro h() %}{{ varargs }}{% endmacro %}x"
+                            "{% endmacro %}{{ g(1, 2) }}", NULL),
+                     "x");
 }
 END_TEST
 

@@ -213,7 +213,10 @@ static bool call_args(jctx *x, jframe *f, const jnode *n, jv **args, size_t *nar
                                    jv_type_name(v.u.dict->keys[e]));
             spread_kw = v.u.dict;
             slots += spread_kw->count;
-        } else if (v.kind != JV_UNDEFINED) {
+        } else if (v.kind == JV_UNDEFINED) {   /* jinja2: no keys to read */
+            return jx_fail(x, k->line, "'%s' is undefined, so ** cannot spread it",
+                           v.undefined_name ? v.undefined_name : "value");
+        } else {
             return jx_fail(x, k->line, "the value after ** must be a dict, not a %s",
                            jv_type_name(v));
         }
@@ -244,14 +247,31 @@ static bool call_args(jctx *x, jframe *f, const jnode *n, jv **args, size_t *nar
     return true;
 }
 
-/* Whether a name appears anywhere in a tree (a macro body's use of caller). */
-static bool mentions(const jnode *n, const char *name) {
-    if (!n) return false;
-    if (n->kind == JN_NAME && !strcmp(n->name, name)) return true;
-    for (size_t i = 0; i < n->count; i++)
-        if (mentions(n->kids[i], name)) return true;
-    return mentions(n->a, name) || mentions(n->b, name) || mentions(n->c, name) ||
-           mentions(n->d, name);
+/* How a tree first uses a name, in jinja2's visiting order: 1 read, -1
+ * bound (a target of set or for, a macro's parameter, also inside a tuple
+ * of targets), 0 not at all. `binds`: n is such a target. */
+static int first_use(const jnode *n, const char *name, bool binds) {
+    if (!n) return 0;
+    if (n->kind == JN_NAME && !strcmp(n->name, name)) return binds ? -1 : 1;
+    bool kids_bind = (binds && n->kind == JN_TUPLE) || n->kind == JN_SET ||
+                     n->kind == JN_SET_BLOCK || n->kind == JN_FOR || n->kind == JN_MACRO;
+    int use = 0;
+    for (size_t i = 0; i < n->count && !use; i++) {
+        const jnode *k = n->kids[i];
+        use = first_use(k, name, kids_bind && (k->kind == JN_NAME || k->kind == JN_TUPLE));
+        if (!use && n->kind == JN_MACRO) use = first_use(k->a, name, false);   /* a default */
+    }
+    const jnode *parts[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4 && !use && !binds; i++) use = first_use(parts[i], name, false);
+    return use;
+}
+
+/* Whether a macro's body reads a name that no parameter and nothing before
+ * binds: how jinja2 decides that a macro takes caller, varargs or kwargs. */
+static bool mentions(const jnode *def, const char *name) {
+    for (size_t i = 0; i < def->count; i++)
+        if (!strcmp(def->kids[i]->name, name)) return false;
+    return first_use(def->b, name, false) > 0;
 }
 
 /* A macro call as jinja2's Macro makes it: positional arguments fill the
@@ -262,7 +282,7 @@ static bool mentions(const jnode *n, const char *name) {
 bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_names,
                    const jv *kw_values, size_t nkw, int line, jv *out) {
     const jnode *def = macro.u.macro.node;
-    bool takes_varargs = mentions(def->b, "varargs"), takes_kwargs = mentions(def->b, "kwargs");
+    bool takes_varargs = mentions(def, "varargs"), takes_kwargs = mentions(def, "kwargs");
     if (n > def->count && !takes_varargs)
         return jx_fail(x, line, "macro '%s' takes at most %zu arguments (%zu given)", def->name,
                        def->count, n);
@@ -294,7 +314,7 @@ bool jx_call_macro(jctx *x, jv macro, const jv *args, size_t n, const jv *kw_nam
         if (taken) continue;
         /* A {% call %} block's caller, which jinja2 passes only to a macro
          * whose body names it. */
-        if (!strcmp(name, "caller") && mentions(def->b, "caller")) {
+        if (!strcmp(name, "caller") && mentions(def, "caller")) {
             set_var(x, f, "caller", kw_values[k]);
         } else if (takes_kwargs) {
             jd_set(x->arena, kwargs.u.dict, kw_names[k], kw_values[k]);
