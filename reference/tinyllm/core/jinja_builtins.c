@@ -167,27 +167,17 @@ static jv change_case(jctx *x, jv s, case_kind kind) {
         int32_t c, m[3];
         size_t at = i;
         i += (size_t)decode(s.u.str.s, s.u.str.len, i, &c);
-        if (kind == CASE_PY_TITLE) {
-            /* CPython: title-case a code point after one that is not cased,
-             * lower-case it after one that is ("they're" -> "They'Re") */
-            int n = jcase_map(start ? JCASE_TITLE : JCASE_LOWER, s.u.str.s, s.u.str.len, at, i,
-                              c, m);
-            start = !jcase_cased(c);
-            for (int k = 0; k < n; k++) {
-                utf8proc_uint8_t buf[4];
-                utf8proc_ssize_t b = utf8proc_encode_char(m[k], buf);
-                js_append(&out, (const char *)buf, (size_t)b);
-            }
-            continue;
-        }
         if (kind == CASE_TITLE && start) from = i;
-        /* Python's capitalize: the first title-cased; Jinja's title: each word's first
+        /* Python's capitalize: the first title-cased; Python's title: title-cased
+         * after a code point that is not cased; Jinja's title: each word's first
          * upper-cased (item[0].upper()); the rest lower-cased */
         jcase to = kind == CASE_UPPER ? JCASE_UPPER
                    : kind == CASE_LOWER || !start ? JCASE_LOWER
-                   : kind == CASE_CAPITALIZE ? JCASE_TITLE : JCASE_UPPER;
+                   : kind == CASE_CAPITALIZE || kind == CASE_PY_TITLE ? JCASE_TITLE
+                                                                      : JCASE_UPPER;
         int n = jcase_map(to, s.u.str.s + from, s.u.str.len - from, at - from, i - from, c, m);
         if (kind == CASE_CAPITALIZE) start = false;
+        if (kind == CASE_PY_TITLE) start = !jcase_cased(c);   /* "they're" -> "They'Re" */
         /* Jinja's title: a word starts after '-', whitespace, '(', '{', '[' or '<' */
         if (kind == CASE_TITLE) start = py_space(c) || c == '-' || c == '(' || c == '{' ||
                                         c == '[' || c == '<';
